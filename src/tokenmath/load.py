@@ -1,0 +1,284 @@
+"""The one place that reads files: catalog YAML and Hugging Face config.json into frozen records.
+
+Catalog entries are YAML, one per file, under `catalog/<kind>/NAME.yaml` in the package, and in any
+directory named by `--catalog DIR` or the TOKENMATH_CATALOG environment variable (later directories
+override earlier ones). A figure may be written bare (`hbm_bandwidth_bytes_per_s: 3.35 TB/s`, the
+entry's `source` applies) or with its own source (`{value: 3.35 TB/s, source: ..., estimate: true}`).
+Quantities with units are parsed by the unit the field's name promises.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .records import Chip, Model, Priors, Record, System
+from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
+
+__all__ = [
+    "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
+    "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
+]
+
+PACKAGE_CATALOG = Path(__file__).parent / "catalog"
+
+# catalog folder -> record type
+KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors}
+
+_extra_dirs: list[Path] = []
+
+
+class CatalogError(ValueError):
+    """A catalog name that does not exist, or an entry that does not validate; one line for the user."""
+
+
+def add_catalog_dir(path: str | Path) -> None:
+    p = Path(path)
+    if not p.is_dir():
+        raise CatalogError(f"catalog directory {p} does not exist")
+    _extra_dirs.append(p)
+    _index.cache_clear()
+    _load_cached.cache_clear()
+
+
+def catalog_dirs() -> list[Path]:
+    env = [Path(p) for p in os.environ.get("TOKENMATH_CATALOG", "").split(os.pathsep) if p]
+    return [PACKAGE_CATALOG, *env, *_extra_dirs]
+
+
+@lru_cache(maxsize=None)
+def _index(kind: str) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for d in catalog_dirs():
+        sub = d / kind
+        if sub.is_dir():
+            for f in sorted(sub.rglob("*.yaml")):
+                out[f.stem] = f
+    return out
+
+
+def names(kind: str) -> list[str]:
+    """Every entry name of a kind ('hardware', 'systems', 'models', 'priors', ...)."""
+    return sorted(_index(kind))
+
+
+def suggest(name: str, candidates: list[str], n: int = 3) -> list[str]:
+    low = name.lower()
+    close = difflib.get_close_matches(low, candidates, n=n, cutoff=0.4)
+    contains = [c for c in candidates if low in c or c in low]
+    return list(dict.fromkeys(contains[:n] + close))[:n]
+
+
+def _unknown(kind: str, name: str) -> CatalogError:
+    label = {"hardware": "chip", "systems": "system", "models": "model", "priors": "priors"}.get(kind, kind)
+    hint = suggest(name, names(kind))
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    return CatalogError(f"unknown {label} {name!r}{more} (see `tokenmath catalog list`)")
+
+
+# ---- reading one YAML entry --------------------------------------------------------------------
+
+def _dimension(key: str) -> str | None:
+    for suffix, dim in sorted(DIMENSION_OF_SUFFIX.items(), key=lambda kv: -len(kv[0])):
+        if key.endswith(suffix):
+            return dim
+    return None
+
+
+def _figures(node: Any, path: str, dim: str | None, sources: dict, estimates: list, file: Path) -> Any:
+    """Replace {value, source, estimate} figures by their parsed value, collecting sources."""
+    if isinstance(node, dict) and "value" in node and set(node) <= {"value", "source", "estimate", "note"}:
+        if node.get("source"):
+            sources[path] = str(node["source"])
+        if node.get("estimate"):
+            estimates.append(path)
+        return _figures(node["value"], path, dim, sources, estimates, file)
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            sub = f"{path}.{k}" if path else str(k)
+            out[k] = _figures(v, sub, _dimension(str(k)) or (dim if path else None), sources, estimates, file)
+        return out
+    if isinstance(node, list):
+        return [_figures(v, path, dim, sources, estimates, file) for v in node]
+    if isinstance(node, str) and dim is not None:
+        try:
+            return parse_quantity(node, dim)
+        except UnitError as e:
+            raise CatalogError(f"{file}: field {path!r}: {e}") from None
+    return node
+
+
+def read_entry(file: Path) -> dict:
+    """The YAML of one entry with figures parsed and `sources`/`estimates` filled in."""
+    try:
+        raw = yaml.safe_load(Path(file).read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise CatalogError(f"{file}:{where}: malformed YAML ({getattr(e, 'problem', e)})") from None
+    except OSError as e:
+        raise CatalogError(f"{file}: cannot read ({e.strerror})") from None
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{file}: expected a mapping of fields, got {type(raw).__name__}")
+    sources: dict[str, str] = dict(raw.pop("sources", {}) or {})
+    estimates: list[str] = list(raw.pop("estimates", []) or [])
+    data = {k: _figures(v, k, _dimension(k), sources, estimates, file) for k, v in raw.items()}
+    data.setdefault("name", Path(file).stem)
+    data["sources"] = sources
+    data["estimates"] = tuple(estimates)
+    data["file"] = _display_path(file)
+    return data
+
+
+def _display_path(file: Path) -> str:
+    try:
+        return "catalog/" + str(Path(file).resolve().relative_to(PACKAGE_CATALOG.resolve()))
+    except ValueError:
+        return str(file)
+
+
+def _validate(cls: type[Record], data: dict, file: Path) -> Record:
+    try:
+        return cls.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise CatalogError(f"{file}: field {loc!r}: {err['msg']}") from None
+
+
+@lru_cache(maxsize=None)
+def _load_cached(kind: str, name: str) -> Record:
+    idx = _index(kind)
+    if name not in idx:
+        raise _unknown(kind, name)
+    return load_entry(kind, idx[name])
+
+
+def load_entry(kind: str, file: Path) -> Record:
+    data = read_entry(file)
+    if kind == "systems":
+        chip = data.get("chip")
+        if isinstance(chip, str):
+            data["chip"] = load_chip(chip)
+        elif isinstance(chip, dict):
+            data["chip"] = _validate(Chip, {"name": data["name"] + "-chip", **chip}, file)
+    return _validate(KINDS[kind], data, file)
+
+
+# ---- public loaders ----------------------------------------------------------------------------
+
+def _is_file(name: str, *suffixes: str) -> bool:
+    return any(name.endswith(s) for s in suffixes) or os.sep in name
+
+
+def load_chip(name: str) -> Chip:
+    if _is_file(name, ".yaml", ".yml"):
+        return load_entry("hardware", Path(name))  # type: ignore[return-value]
+    return _load_cached("hardware", name)  # type: ignore[return-value]
+
+
+def load_system(name: str) -> System:
+    """A system by name, or a YAML file (a calibrated profile or a user's own system).
+
+    A chip name is accepted too: it becomes a one-domain system of that chip.
+    """
+    if _is_file(name, ".yaml", ".yml"):
+        p = Path(name)
+        if not p.exists():
+            raise CatalogError(f"{name}: no such file")
+        data = read_entry(p)
+        if data.get("kind") == "chip" or "chip" not in data:
+            chip = _validate(Chip, {**data, "kind": "chip"}, p)
+            return System(name=chip.name, display_name=chip.display_name, chip=chip, domain_chips=1,
+                          file=chip.file, source=chip.source)
+        return load_entry("systems", p)  # type: ignore[return-value]
+    if name in _index("systems"):
+        return _load_cached("systems", name)  # type: ignore[return-value]
+    if name in _index("hardware"):
+        chip = load_chip(name)
+        return System(name=name, display_name=chip.display_name, chip=chip, domain_chips=1, file=chip.file,
+                      source=chip.source)
+    hint = suggest(name, names("systems") + names("hardware"))
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    raise CatalogError(f"unknown system {name!r}{more} (see `tokenmath catalog list`)")
+
+
+def load_model(name: str) -> Model:
+    """A model by catalog name, or a Hugging Face config.json on disk."""
+    if name.endswith(".json") or os.sep in name:
+        from .hfconfig import model_from_hf_config
+
+        p = Path(name)
+        if p.is_dir():
+            p = p / "config.json"
+        if not p.exists():
+            raise CatalogError(f"{name}: no such file")
+        try:
+            cfg = json.loads(p.read_text())
+        except json.JSONDecodeError as e:
+            raise CatalogError(f"{p}: malformed JSON at line {e.lineno} ({e.msg})") from None
+        return model_from_hf_config(cfg, p)
+    return _load_cached("models", name)  # type: ignore[return-value]
+
+
+def load_priors(name: str = "default") -> Priors:
+    if name not in _index("priors"):
+        name = "default"
+    return _load_cached("priors", name)  # type: ignore[return-value]
+
+
+# ---- --set FIELD=VALUE ------------------------------------------------------------------------
+
+def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str, Record]:
+    """Apply `--set FIELD=VALUE` to whichever record has FIELD (or `chip.FIELD`, `model.FIELD`...).
+
+    `records` maps a role ('model', 'system', 'chip', 'priors') to its record; a changed chip is put
+    back into its system. Values with units are parsed by the field's suffix.
+    """
+    out = dict(records)
+    for s in settings:
+        if "=" not in s:
+            raise CatalogError(f"--set {s!r}: expected FIELD=VALUE, e.g. hbm_bandwidth_bytes_per_s=3TB/s")
+        key, text = (x.strip() for x in s.split("=", 1))
+        role, _, field = key.rpartition(".")
+        sub = None
+        if "." in field or (role and role not in out):  # peak_flop_per_s.fp8 or chip.peak_flop_per_s.fp8
+            parts = key.split(".")
+            if parts[0] in out:
+                role, field, sub = parts[0], parts[1], ".".join(parts[2:]) or None
+            else:
+                role, field, sub = "", parts[0], ".".join(parts[1:]) or None
+        roles = [role] if role else [r for r, rec in out.items() if field in type(rec).model_fields]
+        roles = [r for r in roles if r in out and field in type(out[r]).model_fields]
+        if not roles:
+            every = sorted({f for rec in out.values() for f in type(rec).model_fields if f not in Record.model_fields})
+            hint = suggest(field, every)
+            more = f"; did you mean {', '.join(hint)}?" if hint else ""
+            raise CatalogError(f"--set: no field {key!r}{more}")
+        r = roles[0]
+        rec = out[r]
+        dim = _dimension(field)
+        try:
+            value: Any = parse_quantity(text, dim) if dim else yaml.safe_load(text)
+        except UnitError as e:
+            raise CatalogError(f"--set {key}: {e}") from None
+        if sub is not None:
+            current = dict(getattr(rec, field) or {})
+            current[sub] = value
+            value = current
+        try:
+            new = rec.evolve(**{field: value})
+        except ValidationError as e:
+            raise CatalogError(f"--set {key}={text}: {e.errors()[0]['msg']}") from None
+        out[r] = new
+        if r == "chip" and "system" in out:
+            out["system"] = out["system"].evolve(chip=new)
+    return out

@@ -1,0 +1,233 @@
+"""Frozen, validated records for what the catalog holds: chips, systems, models, efficiency priors.
+
+All figures are SI floats (bytes, bytes/s, FLOP/s, s, W, USD). Each record keeps `sources`, a map
+from field name (dotted for nested figures, e.g. `peak_flop_per_s.fp8`) to where the figure comes
+from, and `estimates`, the fields that are estimates rather than published values. `evolve` returns
+a copy with fields replaced (used by `--set`), marking the replaced fields' source.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Record"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    display_name: str = ""
+    file: str = ""  # where it was loaded from
+    source: str = ""  # the entry's default source
+    sources: dict[str, str] = Field(default_factory=dict)
+    estimates: tuple[str, ...] = ()
+    notes: str = ""
+
+    def source_of(self, field_name: str) -> str:
+        """Where a figure comes from: its own source, else the entry's, with the file."""
+        src = self.sources.get(field_name) or self.source or "no source given"
+        tag = " (estimate)" if field_name in self.estimates else ""
+        where = f"{self.file}: " if self.file else ""
+        return f"{where}{src}{tag}"
+
+    def evolve(self, **changes) -> "Record":
+        """A copy with fields replaced; the replaced fields' source becomes the override."""
+        sources = dict(self.sources)
+        for k in changes:
+            sources[k] = "overridden with --set"
+        data = self.model_dump()
+        data.update(changes)
+        data["sources"] = sources
+        return type(self).model_validate(data)
+
+
+class Chip(Record):
+    kind: Literal["chip"] = "chip"
+    vendor: str = ""
+    year: int | None = None
+    peak_flop_per_s: dict[str, float]  # dense peak by precision: bf16, fp8, fp4, int8
+    hbm_capacity_bytes: float
+    hbm_bandwidth_bytes_per_s: float
+    scaleup_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
+    scaleout_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
+    power_w: float | None = None
+    rental_usd_per_hour: float | None = None
+    rental_price_date: str | None = None
+    host_memory_bytes: float | None = None  # CPU-attached memory per chip (share)
+    host_memory_bandwidth_bytes_per_s: float | None = None
+    priors: str = "default"  # name of the Priors entry that applies
+
+    @field_validator("hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s")
+    @classmethod
+    def _positive(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError("must be positive")
+        return v
+
+    @field_validator("peak_flop_per_s")
+    @classmethod
+    def _peaks(cls, v: dict[str, float]) -> dict[str, float]:
+        if not v:
+            raise ValueError("needs at least one precision")
+        for p, x in v.items():
+            if not x > 0:
+                raise ValueError(f"peak for {p} must be positive")
+        return v
+
+    def peak(self, precision: str) -> float:
+        """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
+        order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        if precision in self.peak_flop_per_s:
+            return self.peak_flop_per_s[precision]
+        i = order.index(precision) if precision in order else 0
+        for p in order[i + 1:]:
+            if p in self.peak_flop_per_s:
+                return self.peak_flop_per_s[p]
+        return max(self.peak_flop_per_s.values())
+
+    def peak_precision(self, precision: str) -> str:
+        """The precision whose peak `peak(precision)` actually uses."""
+        order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        if precision in self.peak_flop_per_s:
+            return precision
+        i = order.index(precision) if precision in order else 0
+        for p in order[i + 1:]:
+            if p in self.peak_flop_per_s:
+                return p
+        return max(self.peak_flop_per_s, key=self.peak_flop_per_s.get)
+
+
+class System(Record):
+    """A scale-up domain of chips and the network that joins domains."""
+
+    kind: Literal["system"] = "system"
+    chip: Chip
+    domain_chips: int  # chips in one scale-up domain (NVLink / ICI)
+    scaleup_bandwidth_bytes_per_s: float | None = None  # per chip per direction; defaults to the chip's
+    scaleout_bandwidth_bytes_per_s: float | None = None
+    rental_usd_per_chip_hour: float | None = None
+    rental_price_date: str | None = None
+
+    @field_validator("domain_chips")
+    @classmethod
+    def _domain(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("must be at least 1")
+        return v
+
+    @property
+    def scaleup_bw(self) -> float:
+        return self.scaleup_bandwidth_bytes_per_s or self.chip.scaleup_bandwidth_bytes_per_s or 0.0
+
+    @property
+    def scaleout_bw(self) -> float:
+        return self.scaleout_bandwidth_bytes_per_s or self.chip.scaleout_bandwidth_bytes_per_s or 0.0
+
+    @property
+    def usd_per_chip_hour(self) -> float | None:
+        return self.rental_usd_per_chip_hour or self.chip.rental_usd_per_hour
+
+    def price_source(self) -> str:
+        if self.rental_usd_per_chip_hour:
+            return self.source_of("rental_usd_per_chip_hour")
+        return self.chip.source_of("rental_usd_per_hour")
+
+
+class MLA(BaseModel):
+    """Multi-head latent attention (DeepSeek-V2/V3): K and V are rebuilt from a shared latent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    q_lora_rank: int | None = None
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+class SparseAttention(BaseModel):
+    """Top-k token selection by a light indexer (DeepSeek sparse attention, V3.2)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    index_topk: int
+    index_n_heads: int
+    index_head_dim: int
+    index_bytes_per_token_layer: float = 132.0  # FP8 key (128 B) + one fp32 scale (4 B)
+
+
+class MoE(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    n_routed_experts: int
+    experts_per_token: int
+    n_shared_experts: int = 0
+    d_ff_expert: int
+    first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
+    layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
+
+    @model_validator(mode="after")
+    def _k_le_e(self):
+        if not 1 <= self.experts_per_token <= self.n_routed_experts:
+            raise ValueError("experts_per_token must be between 1 and n_routed_experts")
+        return self
+
+
+class Model(Record):
+    kind: Literal["model"] = "model"
+    family: str = ""
+    hypothetical: bool = False
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_ff: int  # dense MLP hidden size (dense layers of an MoE too)
+    vocab_size: int
+    tie_embeddings: bool = False
+    mlp_matrices: int = 3  # 3 for gated (SwiGLU/GeGLU) MLPs, 2 for plain
+    attention: Literal["mha", "gqa", "mqa", "mla"] = "gqa"
+    mla: MLA | None = None
+    sparse_attention: SparseAttention | None = None
+    sliding_window: int | None = None
+    n_sliding_layers: int = 0  # layers that attend only within sliding_window
+    moe: MoE | None = None
+    weight_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    max_context: int | None = None
+    published_total_params: float | None = None
+    published_active_params: float | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size"):
+            if getattr(self, f) < 1:
+                raise ValueError(f"{f} must be at least 1")
+        if self.attention == "mla" and self.mla is None:
+            raise ValueError("attention 'mla' needs an 'mla' block")
+        if self.n_sliding_layers and not self.sliding_window:
+            raise ValueError("n_sliding_layers needs sliding_window")
+        if self.n_sliding_layers > self.n_layers:
+            raise ValueError("n_sliding_layers exceeds n_layers")
+        return self
+
+
+class Priors(Record):
+    """Efficiency priors: what fraction of the peaks real kernels reach, and fixed costs per step."""
+
+    kind: Literal["priors"] = "priors"
+    eta_flop: float  # large-shape GEMM, fraction of dense peak
+    eta_bw: float  # streaming HBM reads, fraction of spec bandwidth
+    eta_scaleup: float  # all-to-all / all-reduce, fraction of scale-up link bandwidth
+    eta_scaleout: float  # same on the scale-out NICs
+    scaleup_latency_s: float  # fixed cost of one collective inside a domain
+    scaleout_latency_s: float  # fixed cost of one collective across domains
+    step_overhead_s: float  # per forward step: launch, sampling, scheduling
+    comm_overlap: float = 0.0  # fraction of communication hidden behind compute (0 = none)
+
+    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap")
+    @classmethod
+    def _fraction(cls, v: float) -> float:
+        if not 0 <= v <= 1:
+            raise ValueError("must be a fraction in [0, 1]")
+        return v

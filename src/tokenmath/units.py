@@ -1,0 +1,163 @@
+"""SI units at the edges: parse "3.35 TB/s" into 3.35e12, and print every number one way.
+
+Inside tokenmath every plain float is SI (s, bytes, FLOP, FLOP/s, bytes/s, USD); the unit lives in the
+variable's name. This module is the only place that turns text into numbers or numbers into text:
+decimal prefixes for rates and bytes (TB/s, GB), binary prefixes only when spelled out (GiB), and
+three significant figures with the unit always shown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+__all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES"]
+
+# Bytes per element of each number format that weights, KV cache and activations are stored in.
+PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+
+# base unit written in text -> (dimension, multiplier to SI)
+_BASES = {
+    "B/s": ("bytes_per_s", 1.0),
+    "b/s": ("bytes_per_s", 1 / 8),  # bits per second
+    "bit/s": ("bytes_per_s", 1 / 8),
+    "bps": ("bytes_per_s", 1 / 8),
+    "B": ("bytes", 1.0),
+    "FLOP/s": ("flop_per_s", 1.0),
+    "FLOPS": ("flop_per_s", 1.0),
+    "FLOP": ("flop", 1.0),
+    "s": ("s", 1.0),
+    "ms": ("s", 1e-3),
+    "us": ("s", 1e-6),
+    "µs": ("s", 1e-6),
+    "ns": ("s", 1e-9),
+    "min": ("s", 60.0),
+    "h": ("s", 3600.0),
+    "hr": ("s", 3600.0),
+    "day": ("s", 86400.0),
+    "W": ("w", 1.0),
+    "USD": ("usd", 1.0),
+    "$": ("usd", 1.0),
+}
+
+# the dimension a field name promises, read from its unit suffix
+DIMENSION_OF_SUFFIX = {
+    "_bytes_per_s": "bytes_per_s",
+    "_flop_per_s": "flop_per_s",
+    "_bytes": "bytes",
+    "_flop": "flop",
+    "_s": "s",
+    "_w": "w",
+    "_usd": "usd",
+}
+
+_QTY = re.compile(r"^\s*([-+]?[0-9][0-9_,]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?)\s*(.*?)\s*$")
+
+
+class UnitError(ValueError):
+    """A quantity whose text cannot be read, or whose unit is not the one its field needs."""
+
+
+def _split_prefix(unit: str) -> tuple[float, str] | None:
+    if unit in _BASES:
+        return 1.0, unit
+    for table in (_BINARY, _DECIMAL):
+        for p, mult in table.items():
+            if p and unit.startswith(p) and unit[len(p):] in _BASES:
+                return mult, unit[len(p):]
+    return None
+
+
+def parse_quantity(text: str | float | int, dimension: str | None = None) -> float:
+    """'3.35 TB/s' -> 3.35e12; '80 GiB' -> 85.9e9; '400 Gb/s' -> 50e9 bytes/s; '20 ms' -> 0.02.
+
+    A bare number is taken as already SI. When `dimension` is given ('bytes_per_s', 'bytes', 's',
+    'flop', 'flop_per_s', 'usd', 'w'), a unit of another dimension is an error.
+    """
+    if isinstance(text, bool):
+        raise UnitError(f"expected a number, got {text!r}")
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = _QTY.match(str(text))
+    if not m:
+        raise UnitError(f"cannot read {text!r} as a quantity (e.g. '3.35 TB/s', '80 GB', '20 ms')")
+    number = float(m.group(1).replace(",", "").replace("_", ""))
+    unit = m.group(2).replace(" ", "")
+    if unit == "":
+        return number
+    split = _split_prefix(unit)
+    if split is None:
+        raise UnitError(f"unknown unit {m.group(2)!r} in {text!r}")
+    mult, base = split
+    dim, to_si = _BASES[base]
+    if dimension is not None and dim != dimension:
+        raise UnitError(f"{text!r} is in {dim.replace('_', ' ')}, expected {dimension.replace('_', ' ')}")
+    if to_si < 1:  # divide by the exact reciprocal so 20 us is 2e-05, not 1.9999999999999998e-05
+        return number * mult / round(1 / to_si)
+    return number * mult * to_si
+
+
+_ENG = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+# units printed with SI prefixes; others are printed as plain numbers followed by the unit
+_PREFIXED = {"s", "B", "B/s", "FLOP", "FLOP/s", "W", "B/tok", "FLOP/tok", "tok/s", "B/s/chip"}
+
+
+def _sig3(x: float) -> str:
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
+    s = f"{x:,.{digits}f}"
+    return s
+
+
+def fmt(value, unit: str = "") -> str:
+    """One formatter for every number: three significant figures, engineering prefix, unit shown.
+
+    fmt(0.0013, 's') -> '1.31 ms'; fmt(8e12, 'B/s') -> '8 TB/s'; fmt(5667.2) -> '5,667'.
+    Arrays print as their range.
+    """
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        if value.size == 0:
+            return f"[] {unit}".strip()
+        lo, hi = float(np.nanmin(value)), float(np.nanmax(value))
+        return f"[{fmt(lo, unit)} … {fmt(hi, unit)}] ({value.size:,} points)"
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    x = float(value)
+    if math.isinf(x):
+        return "∞" + (f" {unit}" if unit else "")
+    if math.isnan(x):
+        return "n/a"
+    if unit == "%":
+        return f"{_sig3(x * 100)} %"
+    if unit in _PREFIXED:
+        ax = abs(x)
+        table = _ENG if ax >= 1 or unit != "s" else _SMALL
+        if unit == "s" and ax >= 1:
+            table = [(1.0, "")]
+        if unit == "s" and ax >= 3600 * 48:
+            return f"{_sig3(x / 86400)} days"
+        if unit == "s" and ax >= 3600:
+            return f"{_sig3(x / 3600)} h"
+        if unit == "s" and ax >= 120:
+            return f"{_sig3(x / 60)} min"
+        for scale, prefix in table:
+            if ax >= scale * 0.9995 or scale == table[-1][0]:
+                return f"{_sig3(x / scale)} {prefix}{unit}"
+    if unit in ("USD", "$"):
+        return f"${_sig3(x)}" if abs(x) >= 0.01 or x == 0 else f"${x:.3g}"
+    if abs(x) >= 1e6 or (abs(x) < 1e-3 and x != 0):
+        return f"{x:.3g}" + (f" {unit}" if unit else "")
+    if abs(x) >= 100:
+        s = f"{x:,.0f}"
+    else:
+        s = _sig3(x)
+    return s + (f" {unit}" if unit else "")
