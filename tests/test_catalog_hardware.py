@@ -1,0 +1,174 @@
+"""The hardware and systems catalog: every entry loads, every figure has a source, and the numbers
+agree with each other and with the lecture's hardware ratio R (lecture-claims.md §1.2, §R6)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tokenmath.load import load_chip, load_system, names
+from tokenmath.records import Chip, System
+
+BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+
+CHIPS = names("hardware")
+SYSTEMS = names("systems")
+
+EXPECTED_CHIPS = {
+    "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
+    "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
+    "gaudi3", "trainium2", "trainium3",
+}
+EXPECTED_SYSTEMS = {
+    "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
+    "gb300-nvl72", "vr200-nvl144", "tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256",
+    "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64",
+}
+
+
+def hardware_ratio(chip: Chip, precision: str) -> float:
+    """R = peak / (2 · HBM bandwidth / bytes per parameter): multiplies per parameter byte fetched."""
+    return chip.peak_flop_per_s[precision] / (2 * chip.hbm_bandwidth_bytes_per_s / BYTES_PER_PARAM[precision])
+
+
+def numeric_figures(rec: Chip | System) -> dict[str, float]:
+    """Every numeric figure an entry sets, by its source key (`peak_flop_per_s.fp8`, ...)."""
+    skip = {"year", "chip"}
+    out: dict[str, float] = {}
+    for field in type(rec).model_fields:
+        if field in skip:
+            continue
+        v = getattr(rec, field)
+        if isinstance(v, dict):
+            out.update({f"{field}.{k}": x for k, x in v.items() if isinstance(x, (int, float))})
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[field] = v
+    return out
+
+
+def has_source(rec: Chip | System, key: str) -> bool:
+    parent = key.split(".")[0]
+    return bool(rec.sources.get(key) or rec.sources.get(parent) or rec.source)
+
+
+def test_expected_entries_present():
+    assert EXPECTED_CHIPS <= set(CHIPS), sorted(EXPECTED_CHIPS - set(CHIPS))
+    assert EXPECTED_SYSTEMS <= set(SYSTEMS), sorted(EXPECTED_SYSTEMS - set(SYSTEMS))
+
+
+@pytest.mark.parametrize("name", CHIPS)
+def test_chip_loads_with_sources(name):
+    chip = load_chip(name)
+    assert chip.display_name and chip.vendor and chip.source
+    assert chip.year is None or 2015 <= chip.year <= 2030
+    for key in numeric_figures(chip):
+        assert has_source(chip, key), f"{name}: {key} has no source"
+    for key in chip.estimates:  # an estimate says how it was made, not just the entry's source
+        assert chip.sources.get(key), f"{name}: estimate {key} needs its own source"
+
+
+@pytest.mark.parametrize("name", CHIPS)
+def test_chip_figures_are_sane(name):
+    chip = load_chip(name)
+    assert chip.hbm_capacity_bytes > 0 and chip.hbm_bandwidth_bytes_per_s > 0
+    assert 1e9 <= chip.hbm_capacity_bytes <= 2e12  # GB-scale, not bits or GiB counts
+    assert 1e11 <= chip.hbm_bandwidth_bytes_per_s <= 1e14
+    for p, x in chip.peak_flop_per_s.items():
+        assert p in {"fp4", "fp8", "int8", "bf16", "fp16"}, p
+        assert 1e13 <= x <= 1e17, (p, x)
+    peaks = [chip.peak_flop_per_s.get(p) for p in ("fp4", "fp8", "bf16")]
+    present = [x for x in peaks if x is not None]
+    assert present == sorted(present, reverse=True), f"{name}: expected fp4 >= fp8 >= bf16"
+    for f in ("scaleup_bandwidth_bytes_per_s", "scaleout_bandwidth_bytes_per_s", "power_w",
+              "rental_usd_per_hour", "host_memory_bytes", "host_memory_bandwidth_bytes_per_s"):
+        v = getattr(chip, f)
+        assert v is None or v > 0, f
+    if chip.scaleup_bandwidth_bytes_per_s and chip.scaleout_bandwidth_bytes_per_s:
+        assert chip.scaleout_bandwidth_bytes_per_s < chip.scaleup_bandwidth_bytes_per_s
+    if chip.rental_price_date is not None:
+        assert chip.rental_usd_per_hour is not None
+        assert re.fullmatch(r"20\d\d-(0[1-9]|1[0-2])", chip.rental_price_date)
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_system_loads_with_sources(name):
+    sys_ = load_system(name)
+    assert isinstance(sys_, System) and sys_.name == name
+    assert sys_.display_name and sys_.source
+    assert sys_.domain_chips >= 1
+    assert sys_.sources.get("domain_chips"), f"{name}: domain_chips needs its own source"
+    for key in numeric_figures(sys_):
+        assert has_source(sys_, key), f"{name}: {key} has no source"
+    assert sys_.chip.name in CHIPS
+    if sys_.scaleup_bw and sys_.scaleout_bw:
+        assert sys_.scaleout_bw < sys_.scaleup_bw
+    if sys_.rental_usd_per_chip_hour is not None:
+        assert sys_.rental_usd_per_chip_hour > 0
+
+
+@pytest.mark.parametrize("name, domain", [
+    ("hgx-h100", 8), ("hgx-h800", 8), ("gb200-nvl72", 72), ("gb300-nvl72", 72), ("vr200-nvl144", 72),
+    ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
+    ("trn2-16", 16), ("trn2-ultraserver-64", 64),
+])
+def test_domain_sizes(name, domain):
+    assert load_system(name).domain_chips == domain
+
+
+# ---- golden values: lecture-claims.md §2.1 and §R6 ------------------------------------------
+
+@pytest.mark.parametrize("name, precision, expected, tol", [
+    ("h100-sxm", "bf16", 295.0, 1.0),
+    ("gb200", "fp8", 312.5, 1.0),
+    ("a100-80gb", "bf16", 153.0, 1.0),
+    ("tpu-v5e", "bf16", 240.0, 2.0),
+])
+def test_hardware_ratio_golden(name, precision, expected, tol):
+    assert hardware_ratio(load_chip(name), precision) == pytest.approx(expected, abs=tol)
+
+
+def test_hardware_ratio_same_at_every_precision_on_blackwell():
+    """R is the same at BF16 and FP8 when FP8 runs at twice the BF16 rate (§1.2: not 2x the naive ratio)."""
+    gb200 = load_chip("gb200")
+    assert hardware_ratio(gb200, "bf16") == pytest.approx(hardware_ratio(gb200, "fp8"))
+    assert hardware_ratio(gb200, "fp4") == pytest.approx(312.5)
+
+
+@pytest.mark.parametrize("name", ["a100-80gb", "h100-sxm", "b200", "gb200"])
+def test_hardware_ratio_near_300_on_nvidia(name):
+    """§R6 (f): A100/H100/B200/GB200 all lie in [150, 320] at their best native precision."""
+    chip = load_chip(name)
+    assert 150 <= max(hardware_ratio(chip, p) for p in chip.peak_flop_per_s if p in BYTES_PER_PARAM) <= 320
+
+
+def test_per_direction_conventions():
+    """Scale-up figures are per chip per direction: bidirectional totals halved, bits read as bits."""
+    assert load_chip("h100-sxm").scaleup_bandwidth_bytes_per_s == pytest.approx(450e9)
+    assert load_chip("gb200").scaleup_bandwidth_bytes_per_s == pytest.approx(900e9)
+    assert load_chip("tpu-v5e").scaleup_bandwidth_bytes_per_s == pytest.approx(200e9)
+    assert load_chip("mi300x").scaleup_bandwidth_bytes_per_s == pytest.approx(448e9)
+    assert load_chip("gaudi3").scaleup_bandwidth_bytes_per_s == pytest.approx(525e9)
+    assert load_chip("h100-sxm").scaleout_bandwidth_bytes_per_s == pytest.approx(50e9)  # 400 Gb/s
+    assert load_chip("h800").scaleup_bandwidth_bytes_per_s < load_chip("h100-sxm").scaleup_bandwidth_bytes_per_s
+
+
+def test_decimal_capacities():
+    """Vendor GiB were converted to decimal GB in the reference notes (32 GiB = 34.4 GB, ...)."""
+    assert load_chip("tpu-v4").hbm_capacity_bytes == pytest.approx(34.4e9)
+    assert load_chip("tpu-v5p").hbm_capacity_bytes == pytest.approx(102e9)
+    assert load_chip("tpu7x").hbm_capacity_bytes == pytest.approx(206e9)
+    assert load_chip("trainium2").hbm_capacity_bytes == pytest.approx(103e9)
+
+
+def test_only_native_precisions():
+    assert set(load_chip("a100-80gb").peak_flop_per_s) == {"bf16"}
+    assert "fp8" not in load_chip("tpu-v5e").peak_flop_per_s
+    for name in ("tpu-v5p", "tpu-v6e"):
+        peaks = load_chip(name).peak_flop_per_s
+        assert peaks["fp8"] == peaks["bf16"]
+
+
+def test_derived_figures_marked_estimate():
+    assert "peak_flop_per_s.fp8" in load_chip("vr200").estimates
+    assert "scaleup_bandwidth_bytes_per_s" in load_chip("h800").estimates
