@@ -47,7 +47,8 @@ class Q:
         return f"{self.name} = {fmt(self.value, self.unit)}"
 
     def renamed(self, name: str) -> "Q":
-        return Q(name, self.value, self.unit, self.formula, self.inputs, self.source)
+        text = f"{name} = {self.formula.split('=', 1)[1].strip()}" if self.formula else None
+        return Q(name, self.value, self.unit, text, self.inputs, self.source)
 
     # ---- rendering -------------------------------------------------------------------------
     def substituted(self) -> str:
@@ -66,11 +67,13 @@ class Q:
         lines: list[str] = []
         seen: set[int] = set()
         self._render(lines, 0, seen, max_depth)
-        srcs = self.sources()
-        if srcs:
+        by_source: dict[str, list[str]] = {}
+        for name, src in self.sources().items():
+            by_source.setdefault(src, []).append(name)
+        if by_source:
             lines.append("sources:")
-            for name, src in srcs.items():
-                lines.append(f"  {name}: {src}")
+            for src, syms in by_source.items():
+                lines.append(f"  {', '.join(syms)}: {src}")
         return "\n".join(lines)
 
     def _render(self, lines: list[str], depth: int, seen: set[int], max_depth: int) -> None:

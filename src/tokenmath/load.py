@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .errors import TokenmathError
 from .records import Chip, Model, Priors, Record, System
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
@@ -35,7 +36,7 @@ KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models":
 _extra_dirs: list[Path] = []
 
 
-class CatalogError(ValueError):
+class CatalogError(TokenmathError):
     """A catalog name that does not exist, or an entry that does not validate; one line for the user."""
 
 

@@ -152,8 +152,15 @@ def fmt(value, unit: str = "") -> str:
         for scale, prefix in table:
             if ax >= scale * 0.9995 or scale == table[-1][0]:
                 return f"{_sig3(x / scale)} {prefix}{unit}"
+    if unit == "params":  # 671e9 -> '671B params' (B for billion only here, never bytes)
+        for scale, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+            if abs(x) >= scale * 0.9995:
+                return f"{_sig3(x / scale)}{word} params"
+        return f"{_sig3(x)} params"
     if unit in ("USD", "$"):
         return f"${_sig3(x)}" if abs(x) >= 0.01 or x == 0 else f"${x:.3g}"
+    if x == int(x) and abs(x) < 1e6:
+        return f"{int(x):,}" + (f" {unit}" if unit else "")
     if abs(x) >= 1e6 or (abs(x) < 1e-3 and x != 0):
         return f"{x:.3g}" + (f" {unit}" if unit else "")
     if abs(x) >= 100:

@@ -1,0 +1,285 @@
+"""Architecture accounting: parameters, FLOP per token and KV-cache bytes, from a model's shapes.
+
+Notation: L layers, D d_model, N query heads, K KV heads, H head dim, F d_ff, V vocab, E routed
+experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 otherwise).
+
+- Attention parameters, GQA/MHA/MQA: D·N·H (Q) + 2·D·K·H (K, V) + N·H·D (O).
+  MLA (DeepSeek-V2/V3): Q through a rank-r_q bottleneck, K and V rebuilt from a rank-r_kv latent plus
+  a shared RoPE key (arXiv 2405.04434 §2.1).
+- MLP: m·D·F; an MoE layer holds E routed + shared experts of m·D·F_e each, and a D·E router.
+- FLOP per token = 2 × matmul parameters (one multiply-accumulate each) + attention over the context:
+  QK and AV, 2·N·(d_qk + d_v)·S per layer, where S is capped by a sliding window or sparse top-k.
+  MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
+- KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
+  attention adds its indexer's key per token per layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .derive import Q, formula, lift
+from .records import Model
+from .units import PRECISION_BYTES
+
+__all__ = [
+    "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
+    "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
+    "bytes_per", "n_moe_layers", "layer_kinds",
+]
+
+
+def bytes_per(dtype: str) -> float:
+    try:
+        return PRECISION_BYTES[dtype]
+    except KeyError:
+        raise ValueError(f"unknown precision {dtype!r}; one of {', '.join(PRECISION_BYTES)}") from None
+
+
+def n_moe_layers(m: Model) -> int:
+    """Layers with experts: every layer_step-th layer after the leading dense ones."""
+    if m.moe is None:
+        return 0
+    return (m.n_layers - m.moe.first_dense_layers) // m.moe.layer_step
+
+
+def layer_kinds(m: Model) -> tuple[int, int]:
+    """(full-attention layers, sliding-window layers)."""
+    return m.n_layers - m.n_sliding_layers, m.n_sliding_layers
+
+
+# ---- parameters ------------------------------------------------------------------------------
+
+@formula("N_attn = D·N·H + 2·D·K·H + N·H·D", unit="params")
+def attn_params_gqa(D, N, K, H):
+    return D * N * H + 2 * D * K * H + N * H * D
+
+
+@formula("N_attn = D·r_q + r_q·N·(d_nope + d_rope) + D·(r_kv + d_rope) + r_kv·N·(d_nope + d_v) + N·d_v·D",
+         unit="params")
+def attn_params_mla(D, N, r_q, r_kv, d_nope, d_rope, d_v):
+    return D * r_q + r_q * N * (d_nope + d_rope) + D * (r_kv + d_rope) + r_kv * N * (d_nope + d_v) + N * d_v * D
+
+
+@formula("N_index = r_q·n_idx·d_idx + D·d_idx + D·n_idx", unit="params")
+def indexer_params(D, r_q, n_idx, d_idx):
+    return r_q * n_idx * d_idx + D * d_idx + D * n_idx
+
+
+@formula("N_mlp = m·D·F", unit="params")
+def mlp_params(m, D, F):
+    return m * D * F
+
+
+@formula("N_total = L·N_attn + L_dense·N_mlp + L_moe·((E + E_shared)·N_expert + D·E) + V·D·n_emb",
+         unit="params")
+def total_params(L, N_attn, L_dense, N_mlp, L_moe, E, E_shared, N_expert, D, V, n_emb):
+    return L * N_attn + L_dense * N_mlp + L_moe * ((E + E_shared) * N_expert + D * E) + V * D * n_emb
+
+
+@formula("N_active = N_total − L_moe·(E − k)·N_expert", unit="params")
+def active_params(N_total, L_moe, E, k, N_expert):
+    return N_total - L_moe * (E - k) * N_expert
+
+
+@formula("N_matmul = N_active − V·D·(n_emb − 1)", unit="params")
+def matmul_params(N_active, V, D, n_emb):
+    """The input embedding is a table lookup, not a matmul; a tied table is also the LM head."""
+    return N_active - V * D * (n_emb - 1)
+
+
+@formula("rho = N_total / N_active", unit="")
+def param_ratio(N_total, N_active):
+    return N_total / N_active
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameters by component (plain floats, or Q when built with explain=True)."""
+
+    attention_per_layer: object
+    mlp_per_layer: object
+    expert: object  # one routed expert
+    total: object
+    active: object
+    matmul: object  # active minus the embedding lookup: what a token multiplies
+    rho: object  # N_total / N_active
+
+    def as_floats(self) -> dict[str, float]:
+        return {k: float(getattr(self, k).value if isinstance(getattr(self, k), Q) else getattr(self, k))
+                for k in self.__dataclass_fields__}
+
+
+def param_counts(m: Model, explain: bool = False) -> ParamCounts:
+    src = m.file or m.name
+    g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    D, N, K, H, V, L = g("D", m.d_model), g("N", m.n_heads), g("K", m.n_kv_heads), g("H", m.head_dim), \
+        g("V", m.vocab_size), g("L", m.n_layers)
+    if m.mla is not None:
+        a = m.mla
+        r_q = a.q_lora_rank
+        n_attn = attn_params_mla(D, N, g("r_q", r_q) if r_q else g("r_q", 0), g("r_kv", a.kv_lora_rank),
+                                 g("d_nope", a.qk_nope_head_dim), g("d_rope", a.qk_rope_head_dim),
+                                 g("d_v", a.v_head_dim))
+        if not r_q:  # no Q bottleneck: the Q projection is D·N·(d_nope + d_rope)
+            extra = m.d_model * m.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+            n_attn = _plus(n_attn, extra, "N_attn", "Q projection without bottleneck")
+    else:
+        n_attn = attn_params_gqa(D, N, K, H)
+    if m.sparse_attention is not None:
+        s = m.sparse_attention
+        n_idx = indexer_params(D, g("r_q", m.mla.q_lora_rank if m.mla and m.mla.q_lora_rank else m.d_model),
+                               g("n_idx", s.index_n_heads), g("d_idx", s.index_head_dim))
+        n_attn = _plus(n_attn, n_idx, "N_attn", "attention + sparse indexer")
+    mm = g("m", m.mlp_matrices)
+    n_mlp = mlp_params(mm, D, g("F", m.d_ff))
+    L_moe = n_moe_layers(m)
+    if m.moe is not None:
+        E, E_sh, k = g("E", m.moe.n_routed_experts), g("E_shared", m.moe.n_shared_experts), \
+            g("k", m.moe.experts_per_token)
+        n_exp = mlp_params(mm, D, g("F_e", m.moe.d_ff_expert)).renamed("N_expert") if explain else \
+            mlp_params(m.mlp_matrices, m.d_model, m.moe.d_ff_expert)
+    else:
+        E, E_sh, k, n_exp = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0)
+    n_emb = g("n_emb", 1 if m.tie_embeddings else 2)
+    tot = total_params(L, n_attn, g("L_dense", m.n_layers - L_moe), n_mlp, g("L_moe", L_moe), E, E_sh, n_exp, D,
+                       V, n_emb)
+    act = active_params(tot, g("L_moe", L_moe), E, k, n_exp)
+    mat = matmul_params(act, V, D, n_emb)
+    return ParamCounts(n_attn, n_mlp, n_exp, tot, act, mat, param_ratio(tot, act))
+
+
+def _plus(q, extra, name: str, what: str):
+    if isinstance(q, Q):
+        e = extra if isinstance(extra, Q) else Q(what, extra, "params")
+        return Q(name, q.value + e.value, "params", f"{name} = a + b", {"a": q, "b": e})
+    return q + (extra.value if isinstance(extra, Q) else extra)
+
+
+# ---- KV cache --------------------------------------------------------------------------------
+
+def kv_bytes_per_token_layer(m: Model, kv_dtype: str | None = None) -> float:
+    """Bytes the main attention caches per token per layer (excluding a sparse indexer's keys)."""
+    b = bytes_per(kv_dtype or m.kv_dtype)
+    if m.mla is not None:
+        return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * b
+    return 2 * m.n_kv_heads * m.head_dim * b
+
+
+@formula("kv_bytes_per_token = L · (kv_layer + idx_layer)", unit="B/tok")
+def kv_per_token(L, kv_layer, idx_layer):
+    return L * (kv_layer + idx_layer)
+
+
+def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = False):
+    """KV bytes per token of context over all layers, as if every layer kept every token."""
+    src = m.file or m.name
+    idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
+    kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
+    return kv_per_token(lift(explain, "L", m.n_layers, "", src),
+                        lift(explain, "kv_layer", kv_bytes_per_token_layer(m, kv_dtype), "B/tok", f"{kind}, "
+                             f"{kv_dtype or m.kv_dtype} ({src})"),
+                        lift(explain, "idx_layer", idx, "B/tok", "sparse-attention indexer key (FP8 + scale)"))
+
+
+def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
+    """KV bytes held for one sequence of S tokens: sliding layers keep only their window."""
+    S = np.asarray(S, dtype=float)
+    full, sliding = layer_kinds(m)
+    per = kv_bytes_per_token_layer(m, kv_dtype)
+    idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
+    held = full * S + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
+    return per * held + idx * m.n_layers * S
+
+
+def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
+    """KV bytes one decode step reads for one sequence at context S.
+
+    Full layers read all S tokens, sliding layers min(S, W); sparse attention reads its top-k tokens
+    plus the indexer's key for every token.
+    """
+    S = np.asarray(S, dtype=float)
+    full, sliding = layer_kinds(m)
+    per = kv_bytes_per_token_layer(m, kv_dtype)
+    S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention else S
+    read = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
+    idx = m.sparse_attention.index_bytes_per_token_layer * m.n_layers * S if m.sparse_attention else 0.0
+    return per * read + idx
+
+
+# ---- FLOP ------------------------------------------------------------------------------------
+
+def _mean_context(S, window, causal: bool):
+    """Mean number of keys a query sees: S in decode; (S+1)/2 over a causal prompt; window-capped."""
+    S = np.asarray(S, dtype=float)
+    if not causal:
+        return S if window is None else np.minimum(S, window)
+    if window is None:
+        return (S + 1) / 2
+    W = float(window)
+    Ssafe = np.maximum(S, 1.0)
+    capped = (W * (W + 1) / 2 + (Ssafe - W) * W) / Ssafe
+    return np.where(S <= W, (S + 1) / 2, capped)
+
+
+def attention_flop_per_token(m: Model, S, phase: str = "decode"):
+    """Attention FLOP for one token at context S (decode) or averaged over a causal prompt of S (prefill)."""
+    causal = phase == "prefill"
+    full, sliding = layer_kinds(m)
+    if m.mla is not None:
+        a = m.mla
+        if phase == "decode":  # absorbed: scores and values against the latent
+            d_qk, d_v = a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank
+        else:
+            d_qk, d_v = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
+    else:
+        d_qk = d_v = m.head_dim
+    per_key = 2 * m.n_heads * (d_qk + d_v)
+    if m.sparse_attention is not None:
+        sa = m.sparse_attention
+        ctx = np.minimum(_mean_context(S, None, causal), sa.index_topk)
+        indexer = 2 * sa.index_n_heads * sa.index_head_dim * _mean_context(S, None, causal)
+        return m.n_layers * (per_key * ctx + indexer)
+    out = full * per_key * _mean_context(S, None, causal)
+    if sliding:
+        out = out + sliding * per_key * _mean_context(S, m.sliding_window, causal)
+    return out
+
+
+def flop_per_token(m: Model, S, phase: str = "decode"):
+    """2·N_matmul + attention FLOP at context S."""
+    return 2 * param_counts(m).matmul + attention_flop_per_token(m, S, phase)
+
+
+# ---- weights touched by a step -----------------------------------------------------------------
+
+@formula("E_hit = E · (1 − (1 − k/E)^(T·imbalance_free))", unit="")
+def expected_experts_touched(E, k, T, imbalance_free=1.0):
+    """Distinct experts hit when T tokens each pick k of E uniformly (imbalance_free ≤ 1 shrinks T)."""
+    T = np.asarray(T, dtype=float)
+    return E * (1.0 - np.power(1.0 - k / E, T * imbalance_free))
+
+
+@formula("W_touched = (N_total − L_moe·(E − E_hit)·N_expert) · b_w", unit="B")
+def weights_touched(N_total, L_moe, E, E_hit, N_expert, b_w):
+    return (N_total - L_moe * (E - E_hit) * N_expert) * b_w
+
+
+def weight_bytes_touched(m: Model, T, weight_bytes_per_param, explain: bool = False,
+                         pc: ParamCounts | None = None):
+    """Bytes of weights one step reads when it carries T tokens: all but the experts nobody chose.
+
+    At T = 1 an MoE reads only its k active experts per layer; as T grows it reads all E.
+    """
+    pc = pc or param_counts(m, explain)
+    src = m.file or m.name
+    g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    if m.moe is None:
+        T0 = np.asarray(T.value if isinstance(T, Q) else T, dtype=float)
+        return weights_touched(pc.total, g("L_moe", 0), g("E", 0), g("E_hit", 0.0 * T0), g("N_expert", 0),
+                               weight_bytes_per_param)
+    E, k = g("E", m.moe.n_routed_experts), g("k", m.moe.experts_per_token)
+    hit = expected_experts_touched(E, k, T)
+    return weights_touched(pc.total, g("L_moe", n_moe_layers(m)), E, hit, pc.expert, weight_bytes_per_param)

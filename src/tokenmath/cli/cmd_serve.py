@@ -1,0 +1,76 @@
+"""`tokenmath serve MODEL --on SYSTEM`: prefill and decode of one replica, priced, bounded, checked for fit."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ..serve import serve
+from ..units import fmt
+from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, fail, guard, load_pair
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    @guard
+    def serve_cmd(
+        model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
+        on: str = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML."),
+        chips: int = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain)."),
+        batch: int = typer.Option(128, "--batch", "-B", help="Sequences in flight (decode tokens per step)."),
+        context: int = typer.Option(4096, "--context", "-S", help="KV length per sequence (prompt length in prefill)."),
+        precision: str = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's)."),
+        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
+        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
+        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    ) -> None:
+        """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
+        m, s = load_pair(model, on, set_)
+        r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                  explain=explain or as_json)
+        if as_json:
+            emit_json(r.to_dict(derivations=explain or True))
+        else:
+            _print(r)
+            if explain:
+                console.print()
+                console.print(r.explain(), markup=False)
+        if not r.fits:
+            v = r.value
+            fail(f"{m.name} does not fit on {r.G} × {s.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
+                 f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
+                 f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
+                 f"or a narrower --precision")
+
+
+def _print(r) -> None:
+    v = r.value
+    title = (f"{r.model.display_name or r.model.name} on {r.system.display_name or r.system.name} — {r.G} chips, "
+             f"batch {fmt(r.B)}, context {fmt(r.S)} tok, {r.precision} weights, {r.kv_dtype} KV, {r.basis} basis")
+    t = Table(title=title, title_justify="left")
+    t.add_column("")
+    t.add_column("prefill (prompt)", justify="right")
+    t.add_column("decode (output)", justify="right")
+    rows = [("step time", "step_time_s", "s"), ("tokens/s per replica", "tokens_per_s", "tok/s"),
+            ("tokens/s per chip", "tokens_per_s_per_chip", "tok/s"),
+            ("USD per M tokens", "usd_per_mtok", "USD"), ("bound by", "bound", None),
+            ("  compute t_math", "t_math_s", "s"), ("  weights t_weights", "t_weights_s", "s"),
+            ("  KV t_kv", "t_kv_s", "s"), ("  comm t_comm", "t_comm_s", "s"), ("  overhead", "t_overhead_s", "s")]
+    for label, key, unit in rows:
+        cells = []
+        for ph in ("prefill", "decode"):
+            x = v(f"{ph}.{key}")
+            cells.append("no price in catalog" if x is None else (str(x) if unit is None else fmt(x, unit)))
+        t.add_row(label, *cells)
+    console.print(t)
+    console.print(f"optimal batch B* = R·rho = {fmt(v('hardware_ratio'))} × {fmt(v('rho'))} = "
+                  f"{fmt(v('optimal_batch'))} sequences (spec); with efficiency priors ≈ "
+                  f"{fmt(v('optimal_batch_prior'))}", markup=False)
+    console.print(f"latency floor (all weights read once) = {fmt(v('latency_floor_s'), 's')} (spec bound)",
+                  markup=False)
+    fits = "fits" if r.fits else "DOES NOT FIT"
+    console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')} "
+                  f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} HBM — {fits}",
+                  markup=False)

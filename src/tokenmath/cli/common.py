@@ -1,0 +1,88 @@
+"""What every command shares: loading with --set, one-line errors, JSON and explanation output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+
+import numpy as np
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from ..errors import TokenmathError
+from ..load import apply_overrides, load_model, load_system
+from ..records import Model, System
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+__all__ = ["console", "err_console", "fail", "guard", "load_pair", "emit_json", "SET_HELP", "JSON_HELP",
+           "EXPLAIN_HELP"]
+
+SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
+JSON_HELP = "Print the results (and their derivations) as JSON."
+EXPLAIN_HELP = "Unfold every number into its formula, the values substituted, and each input's source."
+
+
+def fail(message: str, code: int = 1):
+    """Print one line to stderr and exit non-zero."""
+    err_console.print(f"error: {message}", markup=False)
+    raise typer.Exit(code)
+
+
+def guard(fn):
+    """Turn the errors a user can cause into one line and a non-zero exit, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except TokenmathError as e:
+            fail(str(e))
+        except ValidationError as e:
+            err = e.errors()[0]
+            fail(f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
+        except (ValueError, OSError, KeyError) as e:
+            fail(str(e) or type(e).__name__)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+
+    return wrapper
+
+
+def load_pair(model: str, on: str, settings: list[str] | None) -> tuple[Model, System]:
+    m, s = load_model(model), load_system(on)
+    if settings:
+        recs = apply_overrides({"model": m, "system": s, "chip": s.chip}, settings)
+        m, s = recs["model"], recs["system"]
+    return m, s
+
+
+def _default(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, np.bool_):
+        return bool(o)
+    return str(o)
+
+
+def _finite(o):
+    """JSON has no Infinity or NaN: they become null."""
+    if isinstance(o, float):
+        return o if np.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
+
+
+def emit_json(obj) -> None:
+    text = json.dumps(obj, default=_default)
+    sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2) + "\n")

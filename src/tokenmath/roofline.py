@@ -1,0 +1,245 @@
+"""Roofline step time of one model replica spread over G chips, for prefill and decode.
+
+    t_step = max(t_math, t_weights + t_kv) + (1 − overlap)·t_comm + t_overhead
+
+- t_math: matmul FLOP at the serving precision's dense peak plus attention FLOP at the BF16 peak,
+  over G chips at efficiency eta_flop.
+- t_weights: the weights the step touches (for MoE, the expected distinct experts hit by its T
+  tokens) over G·W·eta_bw.
+- t_kv: decode reads each sequence's KV cache; prefill writes it.
+- t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) or
+  expert-parallel all-to-all (dispatch + combine per MoE layer, (1 − 1/EP) of each token's k copies
+  leave the chip), on the scale-up links inside a domain and the scale-out NICs between domains.
+- t_overhead: a fixed per-step cost (launch, sampling, scheduling).
+
+basis='spec' uses peaks only (eta = 1, no communication or overhead: everything perfectly
+overlapped), which bounds the step time from below; basis='prior' applies the catalog's efficiency
+priors. Every input may be a NumPy array; results broadcast.
+
+B* (the batch where weight fetch balances weight multiply, Pope's "300 × sparsity"):
+    2·B·N_active / F = N_total·b_w / W   ⇒   B* = R·rho,  R = F / (2·W / b_w),  rho = N_total / N_active
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import arch
+from .derive import Q, formula, lift, value_of
+from .load import load_priors
+from .records import Model, Priors, System
+
+__all__ = ["Step", "Layout", "step", "default_layout", "hardware_ratio", "optimal_batch", "latency_floor",
+           "BASES", "PHASES"]
+
+BASES = ("spec", "prior")
+PHASES = ("prefill", "decode")
+
+
+@formula("T = B · S_new", unit="tok")
+def step_tokens(B, S_new):
+    return B * S_new
+
+
+@formula("FLOP_mm = 2 · N_matmul · T", unit="FLOP")
+def matmul_flop(N_matmul, T):
+    return 2 * N_matmul * T
+
+
+@formula("FLOP_attn = T · attn_per_token", unit="FLOP")
+def attention_flop(T, attn_per_token):
+    return T * attn_per_token
+
+
+@formula("t_math = (FLOP_mm / F_mm + FLOP_attn / F_attn) / (G · eta_flop)", unit="s")
+def math_time(FLOP_mm, F_mm, FLOP_attn, F_attn, G, eta_flop):
+    return (FLOP_mm / F_mm + FLOP_attn / F_attn) / (G * eta_flop)
+
+
+@formula("t_weights = W_touched / (G · W · eta_bw)", unit="s")
+def weight_time(W_touched, G, W, eta_bw):
+    return W_touched / (G * W * eta_bw)
+
+
+@formula("t_kv = B · kv_seq / (G · W · eta_bw)", unit="s")
+def kv_time(B, kv_seq, G, W, eta_bw):
+    return B * kv_seq / (G * W * eta_bw)
+
+
+@formula("t_tp = L · 2 · (2·(tp − 1)/tp · T·D·b_act / bw_link + lat)", unit="s")
+def tp_allreduce_time(L, tp, T, D, b_act, bw_link, lat):
+    return L * 2 * (2 * (tp - 1) / tp * T * D * b_act / bw_link + lat)
+
+
+@formula("t_ep = L_moe · ((T/G)·k·D·(b_disp + b_comb)·(1 − 1/EP)·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
+         unit="s")
+def ep_alltoall_time(L_moe, T, G, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out, lat):
+    return L_moe * ((T / G) * k * D * (b_disp + b_comb) * (1 - 1 / EP) * ((1 - f_out) / bw_up + f_out / bw_out)
+                    + 2 * lat)
+
+
+@formula("t_step = max(t_math, t_weights + t_kv) + (1 − overlap)·t_comm + t_overhead", unit="s")
+def step_time(t_math, t_weights, t_kv, overlap, t_comm, t_overhead):
+    return np.maximum(t_math, t_weights + t_kv) + (1 - overlap) * t_comm + t_overhead
+
+
+@formula("R = F / (2 · W / b_w)", unit="")
+def hardware_ratio(F, W, b_w):
+    """Multiplies per parameter fetched, at the precision the matmuls run at (ledger §1.2)."""
+    return F / (2 * W / b_w)
+
+
+@formula("B_star = R · rho", unit="seq")
+def optimal_batch(R, rho):
+    return R * rho
+
+
+@formula("t_floor = N_total · b_w / (G · W)", unit="s")
+def latency_floor(N_total, b_w, G, W):
+    return N_total * b_w / (G * W)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one replica's G chips split the model: tensor-parallel ways and expert-parallel ways."""
+
+    tp: int = 1
+    ep: int = 1
+
+
+def default_layout(m: Model, G: int) -> Layout:
+    """MoE: experts spread over all G chips, attention data-parallel (DeepSeek's layout); dense: TP = G."""
+    return Layout(tp=1, ep=G) if m.moe is not None else Layout(tp=G, ep=1)
+
+
+@dataclass
+class Step:
+    """One forward step: its time terms (s), the tokens it carries, and what bounds it."""
+
+    phase: str
+    basis: str
+    t_math: object
+    t_weights: object
+    t_kv: object
+    t_comm: object
+    t_overhead: object
+    t_step: object
+    tokens: object
+    extras: dict = field(default_factory=dict)
+
+    def v(self, name: str):
+        return value_of(getattr(self, name))
+
+    @property
+    def bound(self):
+        """'compute', 'weights', 'kv', 'comm' or 'overhead': the largest term (array-valued if inputs are)."""
+        terms = [self.v("t_math"), self.v("t_weights"), self.v("t_kv"), self.v("t_comm"), self.v("t_overhead")]
+        mem = terms[1] + terms[2]
+        labels = np.array(["compute", "weights", "kv", "comm", "overhead"])
+        mem_label = np.where(terms[1] >= terms[2], 1, 2)
+        core = np.where(terms[0] >= mem, 0, mem_label)
+        core_t = np.maximum(terms[0], mem)
+        pick = np.where(terms[3] > core_t, 3, core)
+        pick = np.where((terms[4] > core_t) & (terms[4] > terms[3]), 4, pick)
+        out = labels[pick]
+        return str(out) if np.ndim(out) == 0 else out
+
+
+def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
+         kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
+         layout: Layout | None = None, explain: bool = False) -> Step:
+    """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
+
+    Decode: each of the B sequences adds one token and reads its S-token KV cache.
+    Prefill: each of the B sequences is a prompt of S tokens, processed in one pass (causal).
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}")
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {BASES}")
+    chip = system.chip
+    prec = precision or m.weight_dtype
+    b_w = arch.bytes_per(prec)
+    pri = priors or load_priors(chip.priors)
+    spec = basis == "spec"
+    layout = layout or default_layout(m, G)
+    src_m = m.file or m.name
+    g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
+    p = lambda sym, fld, unit="": g(sym, 1.0 if spec and fld.startswith("eta") else  # noqa: E731
+                                    getattr(pri, fld), unit, "spec: peak" if spec and fld.startswith("eta")
+                                    else pri.source_of(fld))
+
+    Bq, Sq, Gq = g("B", B, "seq", "given"), g("S", S, "tok", "given"), g("G", G, "chips", "given")
+    S_new = g("S_new", S if phase == "prefill" else 1, "tok", f"{phase}: new tokens per sequence")
+    T = step_tokens(Bq, S_new)
+    pc = arch.param_counts(m, explain)
+    attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
+                f"{src_m}: QK and AV over the context ({phase})")
+    F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
+    F_attn = g("F_attn", chip.peak("bf16"), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision('bf16')}"))
+    W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
+    eta_flop, eta_bw = p("eta_flop", "eta_flop"), p("eta_bw", "eta_bw")
+
+    t_math = math_time(matmul_flop(pc.matmul, T), F_mm, attention_flop(T, attn_pt), F_attn, Gq, eta_flop)
+    W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
+    t_weights = weight_time(W_touched, Gq, W, eta_bw)
+    if phase == "decode":
+        kv_seq = g("kv_seq", arch.kv_read_bytes(m, S, kv_dtype), "B",
+                   f"{src_m}: KV bytes read per sequence at context S (window/top-k capped)")
+    else:
+        kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
+                   f"{src_m}: KV bytes written per prompt of S tokens")
+    t_kv = kv_time(Bq, kv_seq, Gq, W, eta_bw)
+
+    if spec:
+        t_comm = g("t_comm", 0.0 * np.asarray(value_of(T), dtype=float), "s", "spec: communication fully hidden")
+        t_over = g("t_overhead", 0.0, "s", "spec: no fixed overhead")
+        overlap = g("overlap", 1.0, "", "spec")
+    else:
+        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain)
+        t_over = p("t_overhead", "step_overhead_s", "s")
+        overlap = p("overlap", "comm_overlap")
+    t = step_time(t_math, t_weights, t_kv, overlap, t_comm, t_over)
+    return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T,
+                extras={"W_touched": W_touched, "layout": layout, "precision": prec})
+
+
+def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool):
+    """Collective time per step for the layout, on the tier each collective crosses."""
+    g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
+    dom = system.domain_chips
+    crosses = G > dom
+    up = system.scaleup_bw * pri.eta_scaleup
+    out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
+    if crosses and system.scaleout_bw == 0:
+        raise ValueError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} chips")
+    lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
+    lat_src = pri.source_of("scaleout_latency_s" if crosses else "scaleup_latency_s")
+    src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"
+    total = 0.0 * np.asarray(value_of(T), dtype=float)
+    parts = []
+    if layout.tp > 1:
+        bw = out if layout.tp > dom else up
+        parts.append(tp_allreduce_time(g("L", m.n_layers), g("tp", layout.tp), T, g("D", m.d_model),
+                                       g("b_act", 2.0, "B", "bf16 activations"),
+                                       g("bw_link", bw, "B/s", src_sys), g("lat", lat, "s", lat_src)))
+    if layout.ep > 1 and m.moe is not None:
+        f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
+        b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
+        parts.append(ep_alltoall_time(
+            g("L_moe", arch.n_moe_layers(m)), T, g("G", G, "chips"), g("k", m.moe.experts_per_token),
+            g("D", m.d_model), g("b_disp", b_disp, "B", "dispatch in FP8 when weights are ≤ 8 bit (DeepEP)"),
+            g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), g("EP", layout.ep),
+            g("f_out", f_out, "", "share of destinations outside the scale-up domain = 1 − domain/EP"),
+            g("bw_up", up, "B/s", f"{system.file}: scale-up × eta_scaleup"),
+            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat, "s", lat_src)))
+    if not parts:
+        return g("t_comm", total, "s", "one chip or no split: no collectives")
+    if len(parts) == 1:
+        return parts[0].renamed("t_comm") if isinstance(parts[0], Q) else parts[0]
+    s = sum(value_of(x) for x in parts)
+    if explain:
+        return Q("t_comm", s, "s", "t_comm = t_tp + t_ep", {"t_tp": parts[0], "t_ep": parts[1]})
+    return s
