@@ -86,7 +86,8 @@ class Chip(Record):
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return self.peak_flop_per_s[p]
-        return max(self.peak_flop_per_s.values())
+        raise ValueError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+                         f"it lists {', '.join(self.peak_flop_per_s)}")
 
     def peak_precision(self, precision: str) -> str:
         """The precision whose peak `peak(precision)` actually uses."""
@@ -97,7 +98,7 @@ class Chip(Record):
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return p
-        return max(self.peak_flop_per_s, key=self.peak_flop_per_s.get)
+        return precision
 
 
 class System(Record):
