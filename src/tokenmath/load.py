@@ -215,8 +215,6 @@ def load_system(name: str) -> System:
 def load_model(name: str) -> Model:
     """A model by catalog name, or a Hugging Face config.json on disk."""
     if name.endswith(".json") or os.sep in name:
-        from .hfconfig import model_from_hf_config
-
         p = Path(name)
         if p.is_dir():
             p = p / "config.json"
@@ -226,6 +224,8 @@ def load_model(name: str) -> Model:
             cfg = json.loads(p.read_text())
         except json.JSONDecodeError as e:
             raise CatalogError(f"{p}: malformed JSON at line {e.lineno} ({e.msg})") from None
+        from .hfconfig import model_from_hf_config
+
         return model_from_hf_config(cfg, p)
     return _load_cached("models", name)  # type: ignore[return-value]
 

@@ -32,7 +32,8 @@ def tokens_per_s(T, t_step):
 
 @formula("usd_per_mtok = G · usd_per_chip_hour / 3600 · t_step / T · 1e6", unit="USD")
 def usd_per_mtok(G, usd_per_chip_hour, t_step, T):
-    return G * usd_per_chip_hour / 3600 * t_step / T * 1e6
+    with np.errstate(divide="ignore", invalid="ignore"):  # a step with no tokens (empty prompt) costs ∞ per token
+        return G * usd_per_chip_hour / 3600 * t_step / T * 1e6
 
 
 @formula("B_star_prior = B_star · eta_flop / eta_bw", unit="seq")

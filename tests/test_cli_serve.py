@@ -1,0 +1,109 @@
+"""`tokenmath serve` and `tokenmath catalog` end to end, through typer's runner, including bad input."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tokenmath.cli.app import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_serve_deepseek_on_gb200_matches_the_lecture_corrected():
+    r = run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", "64", "--precision", "fp8", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    # B* = R·rho with R = 5 PFLOP/s / (2 · 8 TB/s / 1 B) = 312.5 and rho = 671/37.6: not the 2,400 of "32 of 256"
+    assert 5400 <= d["optimal_batch"] <= 5700
+    assert d["latency_floor_s"] == pytest.approx(671e9 / (64 * 8e12), rel=0.01)
+    assert d["latency_floor_basis"] == "spec"
+    for key in ("step_time_s", "tokens_per_s", "usd_per_mtok"):
+        assert d["decode"][key] > 0
+    assert d["prefill"]["step_time_s"] > 0 and d["prefill"]["usd_per_mtok"] > 0
+    assert d["memory"]["fits"] is True
+    assert d["memory"]["required_bytes"] < d["memory"]["capacity_bytes"]
+    assert d["derivations"]["optimal_batch"]["formula"] == "B_star = R · rho"
+
+
+def test_serve_table_and_explain():
+    r = run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", "64", "--explain")
+    assert r.exit_code == 0, r.output
+    assert "optimal batch B* = R·rho" in r.stdout
+    assert "t_step = max(t_math, t_weights + t_kv)" in r.stdout
+    assert "catalog/hardware/gb200.yaml" in r.stdout
+
+
+def test_set_overrides_a_chip_field():
+    base = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", "64", "--json").stdout)
+    r = run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", "64", "--json",
+            "--set", "hbm_bandwidth_bytes_per_s=4TB/s")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["latency_floor_s"] == pytest.approx(2 * base["latency_floor_s"])
+    assert d["optimal_batch"] == pytest.approx(2 * base["optimal_batch"])
+
+
+def _one_line_error(r, *needles):
+    assert r.exit_code != 0
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Traceback" not in r.output
+    for n in needles:
+        assert n in err, err
+
+
+def test_unknown_model_suggests_close_names():
+    _one_line_error(run("serve", "deepseek-v4", "--on", "gb200-nvl72"), "unknown model", "deepseek-v3")
+
+
+def test_unknown_system_suggests_close_names():
+    _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl36"), "unknown system", "gb200-nvl72")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--batch", "-1"], "--batch"),
+    (["--chips", "0"], "--chips"),
+    (["--context", "-5"], "--context"),
+    (["--precision", "fp7"], "--precision"),
+    (["--batch", "10000000000"], "absurd"),
+])
+def test_impossible_values_are_refused(args, needle):
+    _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl72", *args), needle)
+
+
+def test_a_model_that_does_not_fit_is_refused():
+    _one_line_error(run("serve", "deepseek-v3", "--on", "hgx-h100", "--precision", "fp8"), "does not fit")
+
+
+def test_malformed_yaml_names_the_file(tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("display_name: x\nchip: [unclosed\n")
+    _one_line_error(run("serve", "deepseek-v3", "--on", str(bad)), "broken.yaml", "malformed YAML")
+
+
+def test_yaml_with_a_bad_field_names_the_field(tmp_path):
+    bad = tmp_path / "mychip.yaml"
+    bad.write_text("kind: chip\npeak_flop_per_s: {bf16: 1 PFLOP/s}\nhbm_capacity_bytes: 80 GB\n"
+                   "hbm_bandwidth_bytes_per_s: 3 TB\n")
+    _one_line_error(run("serve", "deepseek-v3", "--on", str(bad)), "mychip.yaml", "hbm_bandwidth_bytes_per_s")
+
+
+def test_malformed_config_json_names_the_file(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json")
+    _one_line_error(run("serve", str(bad), "--on", "hgx-h100"), "config.json", "malformed JSON")
+
+
+def test_catalog_list_and_show():
+    r = run("catalog", "list", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert "gb200-nvl72" in d["systems"] and "deepseek-v3" in d["models"] and "h100-sxm" in d["hardware"]
+    r = run("catalog", "show", "deepseek-v3")
+    assert r.exit_code == 0 and "kv_bytes_per_token" in r.stdout
+    _one_line_error(run("catalog", "show", "h100"), "h100-sxm")

@@ -1,0 +1,109 @@
+"""Physical invariants of the roofline step, checked over random inputs."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenmath import arch
+from tokenmath.load import load_model, load_system
+from tokenmath.roofline import step
+
+SETTINGS = settings(max_examples=40, deadline=None)
+MODEL = load_model("deepseek-v3")
+SYSTEM = load_system("gb200-nvl72")
+batches = st.integers(min_value=1, max_value=20_000)
+contexts = st.integers(min_value=0, max_value=500_000)
+bases = st.sampled_from(["spec", "prior"])
+phases = st.sampled_from(["prefill", "decode"])
+
+
+def t(B, S, basis="prior", phase="decode", system=SYSTEM, model=MODEL, G=64):
+    return np.asarray(step(model, system, G=G, B=B, S=S, basis=basis, phase=phase).t_step)
+
+
+@SETTINGS
+@given(batches, batches, contexts, bases, phases)
+def test_step_time_never_decreases_with_batch(b1, b2, S, basis, phase):
+    lo, hi = sorted((b1, b2))
+    S = min(S, 32_000) if phase == "prefill" else S
+    assert t(hi, S, basis, phase) >= t(lo, S, basis, phase) * (1 - 1e-12)
+
+
+@SETTINGS
+@given(batches, contexts, contexts, bases)
+def test_step_time_never_decreases_with_context(B, s1, s2, basis):
+    lo, hi = sorted((s1, s2))
+    assert t(B, hi, basis) >= t(B, lo, basis) * (1 - 1e-12)
+
+
+@SETTINGS
+@given(batches, batches, contexts, bases)
+def test_cost_per_token_never_increases_with_batch(b1, b2, S, basis):
+    lo, hi = sorted((b1, b2))
+    assert t(hi, S, basis) / hi <= t(lo, S, basis) / lo * (1 + 1e-12)
+
+
+@SETTINGS
+@given(st.floats(min_value=0.1, max_value=100.0), batches, contexts, phases)
+def test_scaling_every_rate_by_k_divides_every_time_by_k(k, B, S, phase):
+    chip = SYSTEM.chip
+    fast_chip = chip.evolve(peak_flop_per_s={p: x * k for p, x in chip.peak_flop_per_s.items()},
+                            hbm_bandwidth_bytes_per_s=chip.hbm_bandwidth_bytes_per_s * k)
+    fast = SYSTEM.evolve(chip=fast_chip)
+    S = min(S, 32_000) if phase == "prefill" else S
+    np.testing.assert_allclose(t(B, S, "spec", phase, system=fast), t(B, S, "spec", phase) / k, rtol=1e-9)
+
+
+def test_optimal_batch_independent_of_model_scale():
+    """Scale the model's widths (params ×c) and the domain's chips together: B* = R·rho is unchanged."""
+    from tokenmath.serve import serve
+    m = load_model("deepseek-v3")
+    big = m.evolve(d_model=m.d_model * 2, moe=m.moe.model_copy(update={"d_ff_expert": m.moe.d_ff_expert * 2}),
+                   d_ff=m.d_ff * 2, n_heads=m.n_heads * 2, mla=m.mla.model_copy(update={"kv_lora_rank": 1024}),
+                   vocab_size=m.vocab_size * 2)
+    r1 = serve(m, SYSTEM, G=16, B=1, S=0)
+    r2 = serve(big, SYSTEM, G=64, B=1, S=0)
+    pc1, pc2 = arch.param_counts(m), arch.param_counts(big)
+    assert pc2.total > 3 * pc1.total
+    # rho shifts slightly because attention and experts scale differently; B*/rho = R must not move at all
+    assert r1.value("optimal_batch") / pc1.rho == pytest.approx(r2.value("optimal_batch") / pc2.rho, rel=1e-12)
+    dense = load_model("deepseek-v3").evolve(moe=None, d_ff=18432)
+    r3 = serve(dense, SYSTEM, G=8, B=1, S=0)
+    r4 = serve(dense.evolve(d_model=14336, d_ff=36864), SYSTEM, G=64, B=1, S=0)
+    assert r3.value("optimal_batch") == pytest.approx(r4.value("optimal_batch"), rel=1e-12)
+
+
+def test_moe_weights_touched_rise_from_active_to_all_experts():
+    b = 1.0
+    pc = arch.param_counts(MODEL)
+    T = np.array([1, 2, 8, 64, 512, 4096, 100_000])
+    w = arch.weight_bytes_touched(MODEL, T, b)
+    assert np.all(np.diff(w) >= 0)
+    assert w[0] == pytest.approx(pc.active, rel=1e-9)  # one token reads exactly the active parameters
+    assert w[-1] == pytest.approx(pc.total, rel=1e-9)  # a large batch reads every expert
+
+
+def test_vectorised_call_matches_scalar_calls():
+    B = np.array([[1], [64], [4096]])
+    S = np.array([[0, 1000, 100_000]])
+    grid = step(MODEL, SYSTEM, G=64, B=B, S=S).t_step
+    assert grid.shape == (3, 3)
+    for i, b in enumerate(B[:, 0]):
+        for j, s in enumerate(S[0]):
+            assert grid[i, j] == pytest.approx(float(step(MODEL, SYSTEM, G=64, B=int(b), S=int(s)).t_step))
+
+
+def test_spec_is_a_lower_bound_on_prior():
+    for B in (1, 64, 4096):
+        for S in (0, 4096, 131072):
+            assert t(B, S, "spec") <= t(B, S, "prior")
+
+
+def test_batch_one_reads_only_the_active_parameters():
+    from tokenmath.serve import serve
+    r = serve(MODEL, SYSTEM, G=64, B=1, S=0, basis="spec", precision="fp8")
+    pc = arch.param_counts(MODEL)
+    # at B=1 an MoE reads only active experts, so the step is faster than reading every weight once
+    assert r.value("decode.step_time_s") == pytest.approx(pc.active / (64 * 8e12), rel=1e-6)
+    assert r.value("latency_floor_s") == pytest.approx(pc.total / (64 * 8e12), rel=1e-9)
