@@ -73,6 +73,11 @@ def mlp_params(m, D, F):
     return m * D * F
 
 
+@formula("N_expert = m·D·F_e", unit="params")
+def expert_params(m, D, F_e):
+    return m * D * F_e
+
+
 @formula("N_total = L·N_attn + L_dense·N_mlp + L_moe·((E + E_shared)·N_expert + D·E) + V·D·n_emb",
          unit="params")
 def total_params(L, N_attn, L_dense, N_mlp, L_moe, E, E_shared, N_expert, D, V, n_emb):
@@ -139,8 +144,7 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
     if m.moe is not None:
         E, E_sh, k = g("E", m.moe.n_routed_experts), g("E_shared", m.moe.n_shared_experts), \
             g("k", m.moe.experts_per_token)
-        n_exp = mlp_params(mm, D, g("F_e", m.moe.d_ff_expert)).renamed("N_expert") if explain else \
-            mlp_params(m.mlp_matrices, m.d_model, m.moe.d_ff_expert)
+        n_exp = expert_params(mm, D, g("F_e", m.moe.d_ff_expert))
     else:
         E, E_sh, k, n_exp = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0)
     n_emb = g("n_emb", 1 if m.tie_embeddings else 2)
@@ -161,11 +165,15 @@ def _plus(q, extra, name: str, what: str):
 # ---- KV cache --------------------------------------------------------------------------------
 
 def kv_bytes_per_token_layer(m: Model, kv_dtype: str | None = None) -> float:
-    """Bytes the main attention caches per token per layer (excluding a sparse indexer's keys)."""
+    """Bytes the main attention caches per token per layer (excluding a sparse indexer's keys).
+
+    With cross-layer KV sharing (`n_kv_layers` < L) this is the mean over layers: only n_kv_layers keep a cache.
+    """
     b = bytes_per(kv_dtype or m.kv_dtype)
+    share = (m.n_kv_layers or m.n_layers) / m.n_layers
     if m.mla is not None:
-        return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * b
-    return 2 * m.n_kv_heads * m.head_dim * b
+        return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * b * share
+    return 2 * m.n_kv_heads * m.head_dim * b * share
 
 
 @formula("kv_bytes_per_token = L · (kv_layer + idx_layer)", unit="B/tok")
@@ -178,6 +186,8 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
     src = m.file or m.name
     idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
     kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
+    if m.n_kv_layers:
+        kind += f" × {m.n_kv_layers}/{m.n_layers} layers with their own KV"
     return kv_per_token(lift(explain, "L", m.n_layers, "", src),
                         lift(explain, "kv_layer", kv_bytes_per_token_layer(m, kv_dtype), "B/tok", f"{kind}, "
                              f"{kv_dtype or m.kv_dtype} ({src})"),
