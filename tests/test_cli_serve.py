@@ -132,3 +132,28 @@ def test_golden_latency_floor_derivation():
     from tokenmath import load_model, load_system, serve
     r = serve(load_model("deepseek-v3"), load_system("gb200-nvl72"), G=64, B=1, S=0, precision="fp8", explain=True)
     assert r.numbers["latency_floor_s"].explain() == GOLDEN_FLOOR
+
+
+def test_set_reaches_priors_and_nested_peaks():
+    d = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--json", "--set", "eta_bw=0.4",
+                       "--set", "chip.peak_flop_per_s.fp8=10PFLOP/s").stdout)
+    assert d["optimal_batch"] == pytest.approx(2 * 312.5 * d["rho"])
+    assert d["optimal_batch_prior"] == pytest.approx(d["optimal_batch"] * 0.7 / 0.4, rel=0.2)
+    _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--set", "eta_bww=0.4"), "eta_bw")
+
+
+def test_user_catalog_directory_adds_entries(tmp_path, monkeypatch):
+    from tokenmath import load
+    monkeypatch.setattr(load, "_extra_dirs", [])
+    load._index.cache_clear()
+    load._load_cached.cache_clear()
+    (tmp_path / "hardware").mkdir()
+    (tmp_path / "hardware" / "my-chip.yaml").write_text(
+        "display_name: My chip\nsource: my datasheet\npeak_flop_per_s: {bf16: 1 PFLOP/s, fp8: 2 PFLOP/s}\n"
+        "hbm_capacity_bytes: 1 TB\nhbm_bandwidth_bytes_per_s: 10 TB/s\n")
+    r = runner.invoke(app, ["--catalog", str(tmp_path), "serve", "deepseek-v3", "--on", "my-chip", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["optimal_batch"] == pytest.approx(100 * json.loads(r.stdout)["rho"])
+    monkeypatch.undo()
+    load._index.cache_clear()
+    load._load_cached.cache_clear()

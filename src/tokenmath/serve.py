@@ -18,7 +18,7 @@ from . import arch
 from .derive import Q, formula, lift, value_of
 from .errors import InputError
 from .load import load_priors
-from .records import Model, System
+from .records import Model, Priors, System
 from .roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from .units import PRECISION_BYTES
 
@@ -132,14 +132,15 @@ class ServeReport:
 
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
-          kv_dtype: str | None = None, basis: str = "prior", explain: bool = False) -> ServeReport:
+          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
+          explain: bool = False) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
     kv_dtype = kv_dtype or m.kv_dtype
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     chip = system.chip
-    pri = load_priors(chip.priors)
+    pri = priors or load_priors(chip.priors)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..serve import serve
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, fail, guard, load_pair
+from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, fail, guard, load_triple
 
 
 def register(app: typer.Typer) -> None:
@@ -27,11 +27,11 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = typer.Option([], "--set", help=SET_HELP),
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
-        m, s = load_pair(model, on, set_)
+        m, s, priors = load_triple(model, on, set_)
         r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  explain=explain or as_json)
+                  priors=priors, explain=explain or as_json)
         if as_json:
-            emit_json(r.to_dict(derivations=explain or True))
+            emit_json(r.to_dict())
         else:
             _print(r)
             if explain:

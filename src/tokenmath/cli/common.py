@@ -12,13 +12,13 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from ..errors import TokenmathError
-from ..load import apply_overrides, load_model, load_system
-from ..records import Model, System
+from ..load import apply_overrides, load_model, load_priors, load_system
+from ..records import Model, Priors, System
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-__all__ = ["console", "err_console", "fail", "guard", "load_pair", "emit_json", "SET_HELP", "JSON_HELP",
+__all__ = ["console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
            "EXPLAIN_HELP"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
@@ -55,11 +55,18 @@ def guard(fn):
 
 
 def load_pair(model: str, on: str, settings: list[str] | None) -> tuple[Model, System]:
-    m, s = load_model(model), load_system(on)
-    if settings:
-        recs = apply_overrides({"model": m, "system": s, "chip": s.chip}, settings)
-        m, s = recs["model"], recs["system"]
+    m, s, _ = load_triple(model, on, settings)
     return m, s
+
+
+def load_triple(model: str, on: str, settings: list[str] | None) -> tuple[Model, System, Priors]:
+    """Model, system and the system's efficiency priors, with every --set applied to whichever has the field."""
+    m, s = load_model(model), load_system(on)
+    p = load_priors(s.chip.priors)
+    if settings:
+        recs = apply_overrides({"model": m, "system": s, "chip": s.chip, "priors": p}, settings)
+        m, s, p = recs["model"], recs["system"], recs["priors"]
+    return m, s, p
 
 
 def _default(o):
