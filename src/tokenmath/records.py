@@ -192,6 +192,7 @@ class Model(Record):
     sparse_attention: SparseAttention | None = None
     sliding_window: int | None = None
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
+    n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
@@ -210,6 +211,8 @@ class Model(Record):
             raise ValueError("n_sliding_layers needs sliding_window")
         if self.n_sliding_layers > self.n_layers:
             raise ValueError("n_sliding_layers exceeds n_layers")
+        if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:
+            raise ValueError("n_kv_layers must be between 1 and n_layers")
         return self
 
 

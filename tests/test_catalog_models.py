@@ -1,0 +1,359 @@
+"""Catalog model entries against their published figures, and the Hugging Face config.json reader.
+
+Anchors: parameter counts computed from the shapes (tokenmath.arch.param_counts) against each model's
+published total/active counts (sources in the YAML), KV bytes per token against shared/reference
+catalog-notes.md Table D and lecture-claims.md §2.2 (rows A3, A4).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tokenmath.arch import kv_bytes_per_token, kv_stored_bytes, n_moe_layers, param_counts
+from tokenmath.load import CatalogError, load_model, names
+from tokenmath.records import Model
+
+MODELS = names("models")
+
+EXPECTED = {
+    "deepseek-v3", "deepseek-v3.2", "kimi-k2", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b",
+    "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "llama-4-maverick", "mixtral-8x7b",
+    "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t",
+}
+
+TOL = 0.02  # computed vs published parameter counts
+
+
+def _without_input_embedding(m: Model) -> float:
+    """Active count without the input embedding table (a lookup): gpt-oss's and Kimi's convention."""
+    return param_counts(m).matmul
+
+
+def _without_indexer(m: Model) -> float:
+    """DeepSeek-V3.2's 37B is V3's figure: it does not count the sparse-attention indexer."""
+    return param_counts(m.model_copy(update={"sparse_attention": None})).active
+
+
+# Models whose published active count uses another convention (each entry's `notes` says which).
+ACTIVE_CONVENTION = {
+    "gpt-oss-120b": _without_input_embedding,
+    "gpt-oss-20b": _without_input_embedding,
+    "kimi-k2": _without_input_embedding,
+    "deepseek-v3.2": _without_indexer,
+}
+
+KV_TABLE_D = {  # catalog-notes.md Table D / models.csv, BF16, all layers
+    "deepseek-v3": 70_272, "deepseek-v3.2": 78_324, "kimi-k2": 70_272, "qwen3-235b-a22b": 192_512,
+    "qwen3-30b-a3b": 98_304, "gpt-oss-120b": 73_728, "gpt-oss-20b": 49_152, "llama-3.1-8b": 131_072,
+    "llama-3.1-70b": 327_680, "llama-3.1-405b": 516_096, "mixtral-8x7b": 131_072, "mixtral-8x22b": 229_376,
+    "gemma-3-27b": 507_904,
+}
+
+KV_ASYMPTOTE = {"gpt-oss-120b": 36_864, "gpt-oss-20b": 24_576, "gemma-3-27b": 81_920}  # Table D long-ctx column
+
+
+def test_expected_entries_present():
+    assert EXPECTED <= set(MODELS)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_entry_loads_with_sources(name):
+    m = load_model(name)
+    assert m.name == name
+    assert m.display_name and m.family and m.source
+    assert m.published_total_params and m.published_active_params
+    for f in ("published_total_params", "published_active_params"):
+        assert f in m.sources, f"{name}: {f} has no source of its own"
+        assert m.sources[f].strip()
+    assert m.max_context and m.max_context > 0
+    if m.hypothetical:
+        assert "published_total_params" in m.estimates and "published_active_params" in m.estimates
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_total_params_match_published(name):
+    m = load_model(name)
+    total = param_counts(m).total
+    assert total == pytest.approx(m.published_total_params, rel=TOL), f"{name}: {total / 1e9:.2f}B"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_active_params_match_published(name):
+    m = load_model(name)
+    if name in ACTIVE_CONVENTION:
+        assert m.notes, f"{name}: a different active-count convention must be explained in notes"
+        active = ACTIVE_CONVENTION[name](m)
+    else:
+        active = param_counts(m).active
+    assert active == pytest.approx(m.published_active_params, rel=TOL), f"{name}: {active / 1e9:.2f}B"
+
+
+def test_dense_models_have_all_params_active():
+    for name in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "gemma-3-27b", "palm-540b"):
+        p = param_counts(load_model(name))
+        assert p.active == p.total and p.rho == 1
+
+
+def test_deepseek_v3_rho():
+    assert param_counts(load_model("deepseek-v3")).rho == pytest.approx(671 / 37, rel=0.02)
+
+
+def test_deepseek_v3_kv_bf16_exact():
+    m = load_model("deepseek-v3")
+    assert kv_bytes_per_token(m, "bf16") == 61 * 576 * 2 == 70_272
+
+
+def test_llama_70b_kv_exact():
+    assert kv_bytes_per_token(load_model("llama-3.1-70b")) == 80 * 2 * 8 * 128 * 2 == 327_680
+
+
+@pytest.mark.parametrize("name", sorted(KV_TABLE_D))
+def test_kv_matches_table_d(name):
+    assert kv_bytes_per_token(load_model(name), "bf16") == KV_TABLE_D[name]
+
+
+@pytest.mark.parametrize("name", sorted(KV_ASYMPTOTE))
+def test_kv_long_context_asymptote(name):
+    m = load_model(name)
+    S = 10_000_000.0
+    per_token = float(kv_stored_bytes(m, S, "bf16")) / S
+    assert per_token == pytest.approx(KV_ASYMPTOTE[name], rel=0.01)
+
+
+def test_frontier_5t():
+    m = load_model("frontier-5t")
+    assert m.hypothetical and m.kv_dtype == "fp8"
+    assert kv_bytes_per_token(m) == pytest.approx(2048, rel=0.15)
+    assert kv_bytes_per_token(m) == pytest.approx(1e11 / (300 * 2e5), rel=0.25)  # row A3's 1,667 B
+    p = param_counts(m)
+    assert p.total == pytest.approx(5e12, rel=TOL) and p.active == pytest.approx(1e11, rel=TOL)
+    assert 10 <= p.rho <= 50 * 1.02  # lecture §2.2: rho 10-50
+    shapes = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size", "moe.n_routed_experts",
+              "moe.experts_per_token", "moe.d_ff_expert", "kv_dtype")
+    for f in shapes:
+        assert f in m.estimates, f"frontier-5t: {f} must be marked estimate"
+    assert "lecture-claims.md" in m.source
+
+
+def test_sliding_and_moe_layouts():
+    gemma = load_model("gemma-3-27b")
+    assert (gemma.n_sliding_layers, gemma.sliding_window, gemma.tie_embeddings) == (52, 1024, True)
+    mav = load_model("llama-4-maverick")
+    assert (mav.moe.layer_step, mav.n_sliding_layers, mav.sliding_window) == (2, 36, 8192)
+    assert load_model("gpt-oss-20b").weight_dtype == "fp4"
+    palm = load_model("palm-540b")
+    assert palm.attention == "mqa" and palm.n_kv_heads == 1
+    assert kv_bytes_per_token(palm) == 118 * 2 * 1 * 256 * 2
+
+
+# ---- Hugging Face config.json ------------------------------------------------------------------
+# Values as published in each model's config.json on huggingface.co (only the keys the reader uses,
+# plus a few it must ignore).
+
+HF_CONFIGS = {
+    "llama-3.1-8b": {  # meta-llama/Llama-3.1-8B
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
+        "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072,
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "rope_scaling": {"factor": 8.0, "rope_type": "llama3"}, "rope_theta": 500000.0,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 128256,
+    },
+    "llama-3.1-70b": {  # meta-llama/Llama-3.1-70B
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "intermediate_size": 28672, "max_position_embeddings": 131072, "num_attention_heads": 64,
+        "num_hidden_layers": 80, "num_key_value_heads": 8, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 128256,
+    },
+    "mixtral-8x7b": {  # mistralai/Mixtral-8x7B-v0.1
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+        "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8,
+        "rope_theta": 1e6, "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "vocab_size": 32000,
+    },
+    "qwen3-30b-a3b": {  # Qwen/Qwen3-30B-A3B
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "decoder_sparse_step": 1,
+        "head_dim": 128, "hidden_size": 2048, "intermediate_size": 6144, "max_position_embeddings": 40960,
+        "max_window_layers": 48, "mlp_only_layers": [], "moe_intermediate_size": 768, "norm_topk_prob": True,
+        "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
+        "num_key_value_heads": 4, "sliding_window": None, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 151936,
+    },
+    "qwen3-235b-a22b": {  # Qwen/Qwen3-235B-A22B
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "decoder_sparse_step": 1,
+        "head_dim": 128, "hidden_size": 4096, "intermediate_size": 12288, "max_position_embeddings": 40960,
+        "mlp_only_layers": [], "moe_intermediate_size": 1536, "num_attention_heads": 64, "num_experts": 128,
+        "num_experts_per_tok": 8, "num_hidden_layers": 94, "num_key_value_heads": 4,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 151936,
+    },
+    "deepseek-v3": {  # deepseek-ai/DeepSeek-V3
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "first_k_dense_replace": 3,
+        "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+        "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256,
+        "n_shared_experts": 1, "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61,
+        "num_key_value_heads": 128, "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
+                                                        "quant_method": "fp8", "weight_block_size": [128, 128]},
+        "tie_word_embeddings": False, "topk_group": 4, "torch_dtype": "bfloat16", "v_head_dim": 128,
+        "vocab_size": 129280,
+    },
+    "kimi-k2": {  # moonshotai/Kimi-K2-Instruct
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "first_k_dense_replace": 1,
+        "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 131072,
+        "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_routed_experts": 384, "n_shared_experts": 1,
+        "num_attention_heads": 64, "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 64,
+        "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                "weight_block_size": [128, 128]},
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 163840,
+    },
+    "gpt-oss-20b": {  # openai/gpt-oss-20b
+        "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "attention_bias": True,
+        "experts_per_token": 4, "head_dim": 64, "hidden_size": 2880, "initial_context_length": 4096,
+        "intermediate_size": 2880, "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "max_position_embeddings": 131072, "num_attention_heads": 64, "num_experts_per_tok": 4,
+        "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32,
+        "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                           "model.embed_tokens", "lm_head"],
+                                "quant_method": "mxfp4"},
+        "rope_theta": 150000, "sliding_window": 128, "swiglu_limit": 7.0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 201088,
+    },
+    "gemma-3-27b": {  # google/gemma-3-27b-it (vocab_size, tie_word_embeddings, pattern: config defaults)
+        "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "boi_token_index": 255999,
+        "mm_tokens_per_image": 256,
+        "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+                        "model_type": "gemma3_text", "num_attention_heads": 32, "num_hidden_layers": 62,
+                        "num_key_value_heads": 16, "query_pre_attn_scalar": 168,
+                        "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+        "torch_dtype": "bfloat16", "vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model"},
+    },
+    "llama-4-maverick": {  # meta-llama/Llama-4-Maverick-17B-128E-Instruct
+        "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+        "text_config": {"attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120,
+                        "interleave_moe_layer_step": 2, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+                        "max_position_embeddings": 1048576, "model_type": "llama4_text", "num_attention_heads": 40,
+                        "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8,
+                        "num_local_experts": 128, "vocab_size": 202048},
+        "torch_dtype": "bfloat16",
+    },
+}
+
+# The same DeepSeek-V3 backbone with DeepSeek-V3.2's indexer keys (deepseek-ai/DeepSeek-V3.2-Exp).
+HF_CONFIGS["deepseek-v3.2"] = {**HF_CONFIGS["deepseek-v3"], "architectures": ["DeepseekV32ForCausalLM"],
+                               "model_type": "deepseek_v32", "index_topk": 2048, "index_n_heads": 64,
+                               "index_head_dim": 128}
+
+
+def _write(tmp_path: Path, name: str, cfg) -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    p = d / "config.json"
+    p.write_text(cfg if isinstance(cfg, str) else json.dumps(cfg))
+    return p
+
+
+@pytest.mark.parametrize("name", sorted(HF_CONFIGS))
+def test_hf_config_matches_catalog(tmp_path, name):
+    p = _write(tmp_path, name, HF_CONFIGS[name])
+    m = load_model(str(p))
+    cat = load_model(name)
+    assert m.name == name
+    assert m.source == f"config.json at {p}"
+    assert m.kind == "model" and m.family == cat.family.replace("llama-3", "llama")
+    mine, theirs = param_counts(m), param_counts(cat)
+    assert mine.total == pytest.approx(theirs.total, rel=0.005)
+    assert mine.active == pytest.approx(theirs.active, rel=0.005)
+    assert kv_bytes_per_token(m, "bf16") == kv_bytes_per_token(cat, "bf16")
+    assert (m.n_sliding_layers, m.sliding_window) == (cat.n_sliding_layers, cat.sliding_window)
+    assert m.weight_dtype == cat.weight_dtype
+    assert n_moe_layers(m) == n_moe_layers(cat)
+    if cat.moe is not None:
+        assert (m.moe.first_dense_layers, m.moe.layer_step) == (cat.moe.first_dense_layers, cat.moe.layer_step)
+
+
+def test_hf_config_directory_and_file_stem(tmp_path):
+    p = _write(tmp_path, "my-llama", HF_CONFIGS["llama-3.1-8b"])
+    assert load_model(str(p.parent)).name == "my-llama"  # a directory holding config.json
+    other = tmp_path / "llama8b.json"
+    other.write_text(json.dumps(HF_CONFIGS["llama-3.1-8b"]))
+    assert load_model(str(other)).name == "llama8b"
+
+
+def test_hf_config_defaults_and_quantization(tmp_path):
+    cfg = {k: v for k, v in HF_CONFIGS["llama-3.1-8b"].items() if k != "num_key_value_heads"}
+    m = load_model(str(_write(tmp_path, "mha", cfg)))
+    assert m.n_kv_heads == 32 and m.attention == "mha" and m.head_dim == 128
+    q = {**HF_CONFIGS["llama-3.1-8b"], "quantization_config": {"quant_method": "awq", "bits": 4}}
+    assert load_model(str(_write(tmp_path, "awq", q))).weight_dtype == "int4"
+    ds = load_model(str(_write(tmp_path, "ds", HF_CONFIGS["deepseek-v3"])))
+    assert ds.weight_dtype == "fp8" and ds.attention == "mla" and ds.max_context == 163840
+    assert "MTP" in ds.notes
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
+                                   "intermediate_size"])
+def test_hf_config_missing_key(tmp_path, field):
+    cfg = {k: v for k, v in HF_CONFIGS["llama-3.1-8b"].items() if k != field}
+    p = _write(tmp_path, "broken", cfg)
+    with pytest.raises(CatalogError) as e:
+        load_model(str(p))
+    msg = str(e.value)
+    assert str(p) in msg and f"'{field}'" in msg and "missing" in msg and "\n" not in msg
+
+
+def test_hf_config_missing_nested_key(tmp_path):
+    cfg = json.loads(json.dumps(HF_CONFIGS["gemma-3-27b"]))
+    del cfg["text_config"]["hidden_size"]
+    p = _write(tmp_path, "gemma", cfg)
+    with pytest.raises(CatalogError, match=r"text_config\.hidden_size' missing") as e:
+        load_model(str(p))
+    assert str(p) in str(e.value)
+
+
+def test_hf_config_missing_moe_key(tmp_path):
+    cfg = {k: v for k, v in HF_CONFIGS["deepseek-v3"].items() if k != "kv_lora_rank"}
+    p = _write(tmp_path, "ds", cfg)
+    with pytest.raises(CatalogError, match="'kv_lora_rank' missing"):
+        load_model(str(p))
+
+
+def test_hf_config_bad_json(tmp_path):
+    p = _write(tmp_path, "bad", '{"hidden_size": 4096,\n "num_hidden_layers": }')
+    with pytest.raises(CatalogError) as e:
+        load_model(str(p))
+    assert str(p) in str(e.value) and "malformed JSON" in str(e.value) and "line 2" in str(e.value)
+
+
+def test_hf_config_not_an_object(tmp_path):
+    with pytest.raises(CatalogError, match="JSON object"):
+        load_model(str(_write(tmp_path, "list", "[1, 2]")))
+
+
+def test_hf_config_bad_value(tmp_path):
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "hidden_size": "big"}
+    with pytest.raises(CatalogError, match="'hidden_size' must be an integer"):
+        load_model(str(_write(tmp_path, "bad", cfg)))
+
+
+def test_hf_config_unknown_family(tmp_path):
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "rwkv", "architectures": ["RwkvForCausalLM"]}
+    p = _write(tmp_path, "rwkv", cfg)
+    with pytest.raises(CatalogError) as e:
+        load_model(str(p))
+    msg = str(e.value)
+    assert str(p) in msg and "'rwkv'" in msg and "llama" in msg and "gemma3" in msg and "deepseek_v3" in msg
+
+
+def test_hf_config_family_from_architectures(tmp_path):
+    cfg = {k: v for k, v in HF_CONFIGS["mixtral-8x7b"].items() if k != "model_type"}
+    m = load_model(str(_write(tmp_path, "mx", cfg)))
+    assert m.family == "mixtral" and m.moe.n_routed_experts == 8
+
+
+def test_hf_config_missing_file():
+    with pytest.raises(CatalogError, match="no such file"):
+        load_model("/nonexistent/dir/config.json")
