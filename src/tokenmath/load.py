@@ -20,18 +20,20 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import TokenmathError
-from .records import Chip, Model, Priors, Record, System
+from .records import Chip, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
+    "load_training_priors",
 ]
 
 PACKAGE_CATALOG = Path(__file__).parent / "catalog"
 
 # catalog folder -> record type
-KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors}
+KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
+                                  "training": TrainingPrior}
 
 _extra_dirs: list[Path] = []
 
@@ -234,6 +236,11 @@ def load_priors(name: str = "default") -> Priors:
     if name not in _index("priors"):
         name = "default"
     return _load_cached("priors", name)  # type: ignore[return-value]
+
+
+def load_training_priors() -> list[TrainingPrior]:
+    """Every published training run's MFU prior (`catalog/training/*.yaml`), by name."""
+    return [_load_cached("training", n) for n in names("training")]  # type: ignore[misc]
 
 
 # ---- --set FIELD=VALUE ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Record"]
+__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "TrainingPrior", "Record"]
 
 
 class Record(BaseModel):
@@ -234,4 +234,40 @@ class Priors(Record):
     def _fraction(cls, v: float) -> float:
         if not 0 <= v <= 1:
             raise ValueError("must be a fraction in [0, 1]")
+        return v
+
+
+class TrainingPrior(Record):
+    """A published training run's model-FLOP utilisation: the MFU prior `tokenmath train` uses.
+
+    `mfu` is model FLOP (6·N_active + attention, no recomputation) per second over the dense peak at
+    `peak_precision`; `row` is the run's id in shared/validation/public_measurements.csv (TRN-*).
+    """
+
+    kind: Literal["training"] = "training"
+    row: str
+    mfu: float
+    peak_precision: str = "bf16"
+    chip: str  # catalog chip name
+    chips: int
+    seq_len: int
+    model: str = ""  # catalog model name, or a description
+    active_params: float
+    moe: bool = False
+    global_batch_tokens: float
+    recompute: Literal["none", "selective", "full"] = "selective"
+    parallelism: str = ""
+
+    @field_validator("mfu")
+    @classmethod
+    def _mfu(cls, v: float) -> float:
+        if not 0 < v <= 1:
+            raise ValueError("must be a fraction in (0, 1]")
+        return v
+
+    @field_validator("chips", "seq_len", "active_params", "global_batch_tokens")
+    @classmethod
+    def _positive(cls, v):
+        if not v > 0:
+            raise ValueError("must be positive")
         return v

@@ -11,7 +11,8 @@ from ..load import KINDS, CatalogError, _index, load_entry, names, suggest
 from ..units import fmt
 from .common import console, emit_json, guard
 
-LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors"}
+LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors",
+          "training": "training runs (MFU priors)"}
 
 
 def register(app: typer.Typer) -> None:
