@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import TokenmathError
+from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
 from .records import Chip, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
@@ -34,6 +35,10 @@ PACKAGE_CATALOG = Path(__file__).parent / "catalog"
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
                                   "training": TrainingPrior}
+# price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
+KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
+# kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml
+NESTED_KINDS = {"prices"}
 
 _extra_dirs: list[Path] = []
 
@@ -63,7 +68,7 @@ def _index(kind: str) -> dict[str, Path]:
         sub = d / kind
         if sub.is_dir():
             for f in sorted(sub.rglob("*.yaml")):
-                out[f.stem] = f
+                out[f.relative_to(sub).with_suffix("").as_posix() if kind in NESTED_KINDS else f.stem] = f
     return out
 
 
@@ -241,6 +246,76 @@ def load_priors(name: str = "default") -> Priors:
 def load_training_priors() -> list[TrainingPrior]:
     """Every published training run's MFU prior (`catalog/training/*.yaml`), by name."""
     return [_load_cached("training", n) for n in names("training")]  # type: ignore[misc]
+
+
+# ---- price sheets, memory tiers, inference assumptions ---------------------------------------
+
+__all__ += ["providers", "price_sheet_dates", "load_price_sheet", "load_offer", "load_tier", "load_assumptions"]
+
+
+def providers() -> list[str]:
+    """Every provider with a price sheet (`catalog/prices/<provider>/`)."""
+    return sorted({n.split("/", 1)[0] for n in names("prices")})
+
+
+def price_sheet_dates(provider: str) -> list[str]:
+    """The dates a provider has sheets for, oldest first."""
+    if provider not in providers():
+        hint = suggest(provider, providers())
+        more = f"; did you mean {', '.join(hint)}?" if hint else f"; providers: {', '.join(providers())}"
+        raise CatalogError(f"unknown provider {provider!r}{more}")
+    dates = [n.split("/", 1)[1] for n in names("prices") if n.split("/", 1)[0] == provider]
+    return sorted(dates, key=date_key)
+
+
+def load_price_sheet(provider: str, date: str | None = None) -> PriceSheet:
+    """A provider's price sheet on `date` (default: the latest)."""
+    dates = price_sheet_dates(provider)
+    if date is None:
+        date = dates[-1]
+    if date not in dates:
+        raise CatalogError(f"no {provider} price sheet dated {date!r}; dates: {', '.join(dates)}")
+    return _load_cached("prices", f"{provider}/{date}")  # type: ignore[return-value]
+
+
+def load_offer(ref: str, date: str | None = None):
+    """`PROVIDER/OFFER` -> (sheet, offer id, Offer), from the latest sheet that lists it (or the one on `date`)."""
+    provider, _, offer = ref.partition("/")
+    if not offer:
+        raise CatalogError(f"expected PROVIDER/OFFER, e.g. anthropic/claude-opus-4.6 (got {ref!r})")
+    dates = price_sheet_dates(provider)
+    sheets = [load_price_sheet(provider, d) for d in ([date] if date else reversed(dates))]
+    for sh in sheets:
+        if offer in sh.offers:
+            return sh, offer, sh.offers[offer]
+    every = sorted({o for d in dates for o in load_price_sheet(provider, d).offers})
+    if offer in every:
+        have = [d for d in dates if offer in load_price_sheet(provider, d).offers]
+        raise CatalogError(f"{provider}/{offer} is not on the {date} sheet; it is on {', '.join(have)}")
+    hint = suggest(offer, every)
+    more = f"; did you mean {', '.join(hint)}?" if hint else f"; offers: {', '.join(every)}"
+    raise CatalogError(f"no offer {offer!r} from {provider}{more}")
+
+
+def load_tier(name: str) -> MemoryTier:
+    """A memory tier; an HBM tier takes capacity and bandwidth (with their sources) from its chip."""
+    t: MemoryTier = _load_cached("tiers", name)  # type: ignore[assignment]
+    if t.chip is None or (t.capacity_bytes and t.read_bandwidth_bytes_per_s):
+        return t
+    chip = load_chip(t.chip)
+    data = t.model_dump()
+    sources = dict(t.sources)
+    for field, chip_field in (("capacity_bytes", "hbm_capacity_bytes"),
+                              ("read_bandwidth_bytes_per_s", "hbm_bandwidth_bytes_per_s")):
+        if data[field] is None:
+            data[field] = getattr(chip, chip_field)
+            sources[field] = chip.source_of(chip_field)
+    data["sources"] = sources
+    return MemoryTier.model_validate(data)
+
+
+def load_assumptions(name: str = "default") -> InferenceAssumptions:
+    return _load_cached("assumptions", name)  # type: ignore[return-value]
 
 
 # ---- --set FIELD=VALUE ------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from .common import console, emit_json, guard
 
 LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors",
           "training": "training runs (MFU priors)"}
+LABELS.update({"prices": "price sheets (provider/date)", "tiers": "memory tiers (KV cache)",
+               "assumptions": "assumptions for reading prices backwards"})
 
 
 def register(app: typer.Typer) -> None:
@@ -75,4 +77,6 @@ def _summary(kind: str, rec) -> str:
     if kind == "models":
         pc = arch.param_counts(rec)
         return f"{rec.display_name}: {fmt(pc.total, 'params')} total, {fmt(pc.active, 'params')} active"
+    if kind == "prices":
+        return f"{rec.display_name}: {', '.join(rec.offers)}"
     return rec.display_name
