@@ -27,7 +27,7 @@ from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
-    "load_training_priors",
+    "load_aliases", "load_alias_model", "read_table", "load_training_priors",
 ]
 
 PACKAGE_CATALOG = Path(__file__).parent / "catalog"
@@ -246,6 +246,51 @@ def load_priors(name: str = "default") -> Priors:
 def load_training_priors() -> list[TrainingPrior]:
     """Every published training run's MFU prior (`catalog/training/*.yaml`), by name."""
     return [_load_cached("training", n) for n in names("training")]  # type: ignore[misc]
+
+
+# ---- alias tables and measurement tables (validation) ------------------------------------------
+
+def _alias_path(relative: str) -> Path | None:
+    """`catalog/aliases/<relative>` in the last catalog directory that has it."""
+    found = None
+    for d in catalog_dirs():
+        f = d / "aliases" / relative
+        if f.is_file():
+            found = f
+    return found
+
+
+def load_aliases(name: str = "validation") -> dict:
+    """An alias table `catalog/aliases/NAME.yaml`, parsed like any entry (figures, sources, estimates)."""
+    f = _alias_path(f"{name}.yaml")
+    if f is None:
+        raise CatalogError(f"no alias table {name!r} (catalog/aliases/{name}.yaml)")
+    return read_entry(f)
+
+
+def load_alias_model(name: str) -> Model | None:
+    """A model kept beside an alias table (`catalog/aliases/models/NAME.yaml`), or None.
+
+    These are fallbacks for validation: callers try the catalog first, so a catalog entry of the
+    same name always wins.
+    """
+    f = _alias_path(f"models/{name}.yaml")
+    return None if f is None else load_entry("models", f)  # type: ignore[return-value]
+
+
+def read_table(path: str | Path) -> list[dict[str, str]]:
+    """A CSV table with a header row, as one dict per row (column name -> text, stripped)."""
+    import csv
+
+    p = Path(path)
+    try:
+        with p.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as e:
+        raise CatalogError(f"{p}: cannot read ({e.strerror})") from None
+    except csv.Error as e:
+        raise CatalogError(f"{p}: malformed CSV ({e})") from None
+    return [{k.strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
 
 
 # ---- price sheets, memory tiers, inference assumptions ---------------------------------------

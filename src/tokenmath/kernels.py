@@ -1,0 +1,53 @@
+"""Rooflines of single kernels: one GEMM, one memory stream, one all-to-all.
+
+These are what microbenchmarks measure (the `UB-*` rows of the validation table, and what
+`tokenmath calibrate` times on this machine), so they are what the efficiency priors are read from.
+A model's step time is NOT built from these: that is `roofline.step`, over the whole model.
+
+    FLOP_gemm  = 2 · M · N · K · groups                                   (one multiply-add = 2 FLOP)
+    bytes_gemm = groups · (M·K·b_in + K·N·b_w + M·N·b_out)                 (each operand once)
+    t_gemm     = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw))
+    t_stream   = bytes / (W · eta_bw)
+    t_a2a      = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat           (dispatch or combine, one way)
+
+A small-M GEMM is memory-bound by the same max(): its weights (K·N·b_w) dominate the bytes and its
+FLOP are few, so `t_gemm` falls back to the bandwidth term without any shape-specific factor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .derive import formula
+
+__all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "stream_time", "alltoall_time", "achieved_rate"]
+
+
+@formula("FLOP_gemm = 2 · M · N · K · groups", unit="FLOP")
+def gemm_flop(M, N, K, groups=1):
+    return 2 * M * N * K * groups
+
+
+@formula("bytes_gemm = groups · (M·K·b_in + K·N·b_w + M·N·b_out)", unit="B")
+def gemm_bytes(M, N, K, b_in, b_w, b_out, groups=1):
+    return groups * (M * K * b_in + K * N * b_w + M * N * b_out)
+
+
+@formula("t_gemm = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw))", unit="s")
+def gemm_time(FLOP_gemm, F, eta_flop, bytes_gemm, W, eta_bw):
+    return np.maximum(FLOP_gemm / (F * eta_flop), bytes_gemm / (W * eta_bw))
+
+
+@formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")
+def stream_time(bytes_moved, W, eta_bw):
+    return bytes_moved / (W * eta_bw)
+
+
+@formula("t_a2a = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat", unit="s")
+def alltoall_time(T_chip, k, D, b, EP, bw_link, lat):
+    return T_chip * k * D * b * (1 - 1 / EP) / bw_link + lat
+
+
+@formula("rate = work / t", unit="")
+def achieved_rate(work, t):
+    return work / t
