@@ -140,6 +140,8 @@ def fmt(value, unit: str = "") -> str:
         return f"{_sig3(x * 100)} %"
     if unit in _PREFIXED:
         ax = abs(x)
+        if ax >= 1e21:  # past the largest prefix (E): 3.96e+25 FLOP, not 39,570,593 EFLOP
+            return f"{x:.3g} {unit}"
         table = _ENG if ax >= 1 or unit != "s" else _SMALL
         if unit == "s" and ax >= 1:
             table = [(1.0, "")]
