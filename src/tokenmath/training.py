@@ -65,7 +65,8 @@ from .records import Chip, Model, System, TrainingPrior
 
 __all__ = [
     "TrainReport", "Split", "train", "search_splits", "select_prior", "pipeline_bubble", "activation_bytes",
-    "state_bytes", "recompute_ratio", "predict_training_row", "RECOMPUTE", "OPTIMIZER_BYTES_PER_PARAM",
+    "state_bytes", "recompute_ratio", "predict_training_row", "validate_training", "RECOMPUTE",
+    "OPTIMIZER_BYTES_PER_PARAM",
 ]
 
 RECOMPUTE = ("none", "selective", "full")
@@ -713,3 +714,24 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -
         return {**out, "predicted": pred, "error": pred / measured - 1, "prior": r.prior.name,
                 "prior_row": r.prior.row, **days}
     return {**out, "reason": f"metric {metric!r} mixes phases whose token counts the row does not give"}
+
+
+def validate_training(rows: list[dict], held_out: bool = True, carry: str = "hfu") -> dict:
+    """Predict every TRN-* row; the rows, and the median and 90th-percentile absolute error per metric kind."""
+    preds = [p for p in (predict_training_row(r, held_out, carry) for r in rows) if p is not None]
+
+    def kind(metric: str) -> str:
+        return "gpu_hours" if "gpu_hours" in metric else ("tflops_per_gpu" if "TFLOPs" in metric else "mfu")
+
+    def stats(errs: list[float]) -> dict:
+        if not errs:
+            return {"n": 0, "median_abs_error": None, "p90_abs_error": None}
+        a = np.abs(np.asarray(errs))
+        return {"n": len(errs), "median_abs_error": float(np.median(a)), "p90_abs_error": float(np.quantile(a, 0.9))}
+
+    done = [p for p in preds if p["error"] is not None]
+    summary = {"all": stats([p["error"] for p in done])}
+    for k in ("mfu", "tflops_per_gpu", "gpu_hours"):
+        summary[k] = stats([p["error"] for p in done if kind(p["metric"]) == k])
+    summary["not_predicted"] = len(preds) - len(done)
+    return {"basis": preds[0]["basis"] if preds else "", "rows": preds, "summary": summary}
