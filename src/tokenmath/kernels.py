@@ -6,12 +6,13 @@ A model's step time is NOT built from these: that is `roofline.step`, over the w
 
     FLOP_gemm  = 2 · M · N · K · groups                                   (one multiply-add = 2 FLOP)
     bytes_gemm = groups · (M·K·b_in + K·N·b_w + M·N·b_out)                 (each operand once)
-    t_gemm     = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw))
+    t_gemm     = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw)) + t_kernel
     t_stream   = bytes / (W · eta_bw)
     t_a2a      = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat           (dispatch or combine, one way)
 
 A small-M GEMM is memory-bound by the same max(): its weights (K·N·b_w) dominate the bytes and its
-FLOP are few, so `t_gemm` falls back to the bandwidth term without any shape-specific factor.
+FLOP are few, so `t_gemm` falls back to the bandwidth term without any shape-specific factor; the
+fixed t_kernel (launch, pipeline fill, tail wave) is what keeps the smallest GEMMs below W · eta_bw.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def gemm_bytes(M, N, K, b_in, b_w, b_out, groups=1):
     return groups * (M * K * b_in + K * N * b_w + M * N * b_out)
 
 
-@formula("t_gemm = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw))", unit="s")
-def gemm_time(FLOP_gemm, F, eta_flop, bytes_gemm, W, eta_bw):
-    return np.maximum(FLOP_gemm / (F * eta_flop), bytes_gemm / (W * eta_bw))
+@formula("t_gemm = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw)) + t_kernel", unit="s")
+def gemm_time(FLOP_gemm, F, eta_flop, bytes_gemm, W, eta_bw, t_kernel=0.0):
+    return np.maximum(FLOP_gemm / (F * eta_flop), bytes_gemm / (W * eta_bw)) + t_kernel
 
 
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")

@@ -228,6 +228,7 @@ class Priors(Record):
     scaleout_latency_s: float  # fixed cost of one collective across domains
     step_overhead_s: float  # per forward step: launch, sampling, scheduling
     comm_overlap: float = 0.0  # fraction of communication hidden behind compute (0 = none)
+    kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
 
     @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap")
     @classmethod

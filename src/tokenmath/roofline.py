@@ -1,6 +1,6 @@
 """Roofline step time of one model replica spread over G chips, for prefill and decode.
 
-    t_step = max(t_math, t_weights + t_kv) + (1 − overlap)·t_comm + t_overhead
+    t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead
 
 - t_math: matmul FLOP at the serving precision's dense peak plus attention FLOP at the BF16 peak,
   over G chips at efficiency eta_flop.
@@ -10,7 +10,15 @@
 - t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) or
   expert-parallel all-to-all (dispatch + combine per MoE layer, (1 − 1/EP) of each token's k copies
   leave the chip), on the scale-up links inside a domain and the scale-out NICs between domains.
-- t_overhead: a fixed per-step cost (launch, sampling, scheduling).
+- t_overhead: a fixed per-step cost (launch, sampling, scheduling), plus a fixed cost per GEMM kernel
+  (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls:
+      t_overhead = t_fixed + L · n_gemm · t_kernel
+- t_serial (prior basis only): matmuls stream weights and attention streams KV in separate kernels that
+  run one after the other, so a step cannot hide the KV reads behind the matmul FLOP (nor the weights
+  behind attention FLOP): per kernel class, t = max(t_mm, t_weights) + max(t_attn, t_kv), and
+      t_serial = max(t_mm, t_weights) + max(t_attn, t_kv) − max(t_math, t_weights + t_kv)  ≥ 0
+  is what that costs over the fully overlapped bound (e.g. a large decode batch whose GEMMs are
+  compute-bound while its attention is bound by KV reads; public_measurements.csv TRT-002/012).
 
 basis='spec' uses peaks only (eta = 1, no communication or overhead: everything perfectly
 overlapped), which bounds the step time from below; basis='prior' applies the catalog's efficiency
@@ -32,7 +40,7 @@ from .load import load_priors
 from .records import Model, Priors, System
 
 __all__ = ["Step", "Layout", "step", "default_layout", "hardware_ratio", "optimal_batch", "latency_floor",
-           "BASES", "PHASES"]
+           "gemms_per_layer", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
@@ -83,6 +91,39 @@ def ep_alltoall_time(L_moe, T, G, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out
 @formula("t_step = max(t_math, t_weights + t_kv) + (1 − overlap)·t_comm + t_overhead", unit="s")
 def step_time(t_math, t_weights, t_kv, overlap, t_comm, t_overhead):
     return np.maximum(t_math, t_weights + t_kv) + (1 - overlap) * t_comm + t_overhead
+
+
+@formula("t_overhead = t_fixed + L · n_gemm · t_kernel", unit="s")
+def overhead_time(t_fixed, L, n_gemm, t_kernel):
+    return t_fixed + L * n_gemm * t_kernel
+
+
+def gemms_per_layer(m: Model) -> float:
+    """Matmul kernels one layer launches, averaged over layers.
+
+    Attention: fused QKV and the output projection (MLA: q down/up, kv down, the absorbed kv up for
+    keys and values, output = 6). MLP: fused gate-up and down; an MoE layer adds its router and runs
+    the routed experts as two grouped GEMMs, plus two for shared experts.
+    """
+    attn = 6 if m.mla is not None else 2
+    L_moe = arch.n_moe_layers(m)
+    moe = 3 + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
+    return attn + ((m.n_layers - L_moe) * 2 + L_moe * moe) / m.n_layers
+
+
+@formula("t_attn = FLOP_attn / (F_attn · G · eta_flop)", unit="s")
+def attention_math_time(FLOP_attn, F_attn, G, eta_flop):
+    return FLOP_attn / (F_attn * G * eta_flop)
+
+
+@formula("t_serial = max(t_mm, t_weights) + max(t_attn, t_kv) − max(t_math, t_weights + t_kv)", unit="s")
+def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
+    return np.maximum(t_mm, t_weights) + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv)
+
+
+@formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
+def step_time_serial(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
+    return np.maximum(t_math, t_weights + t_kv) + t_serial + (1 - overlap) * t_comm + t_overhead
 
 
 @formula("R = F / (2 · W / b_w)", unit="")
@@ -182,7 +223,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop, eta_bw = p("eta_flop", "eta_flop"), p("eta_bw", "eta_bw")
 
-    t_math = math_time(matmul_flop(pc.matmul, T), F_mm, attention_flop(T, attn_pt), F_attn, Gq, eta_flop)
+    flop_attn = attention_flop(T, attn_pt)
+    t_math = math_time(matmul_flop(pc.matmul, T), F_mm, flop_attn, F_attn, Gq, eta_flop)
     W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
     t_weights = weight_time(W_touched, Gq, W, eta_bw)
     if phase == "decode":
@@ -200,10 +242,22 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain)
         t_over = p("t_overhead", "step_overhead_s", "s")
+        if pri.kernel_overhead_s:
+            t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
+                                   g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
+                                   p("t_kernel", "kernel_overhead_s", "s"))
         overlap = p("overlap", "comm_overlap")
-    t = step_time(t_math, t_weights, t_kv, overlap, t_comm, t_over)
-    return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T,
-                extras={"W_touched": W_touched, "layout": layout, "precision": prec})
+    extras = {"W_touched": W_touched, "layout": layout, "precision": prec}
+    if spec:
+        t = step_time(t_math, t_weights, t_kv, overlap, t_comm, t_over)
+    else:
+        t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_flop)
+        t_mm = value_of(t_math) - value_of(t_attn)
+        t_mm = Q("t_mm", t_mm, "s", source="t_math − t_attn (the matmul kernels' FLOP time)") if explain else t_mm
+        t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
+        t = step_time_serial(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
+        extras.update(t_attn=t_attn, t_mm=t_mm, t_serial=t_serial)
+    return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
 def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool):
