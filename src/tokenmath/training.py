@@ -392,8 +392,8 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
                     t_dp = dp_comm_time(1.5 if z >= 3 else 1.0, d, n_chip, b_w, up if t * d <= dom else out)
                     mem, _ = _memory(sh, S, b, t, p, d, e, z, M, recompute, reversible, b_w)
                     comm = (t_tp + t_pp + t_dp + t_ep) / t_compute
-                    found.append(Split(t, p, d, e, z, M, b, mem, mem <= cap, bub, comm,
-                                       split_score(bub, t_tp, t_pp, t_dp, t_ep, t_compute),
+                    found.append(Split(t, p, d, e, z, M, b, float(mem), bool(mem <= cap), float(bub), float(comm),
+                                       float(split_score(bub, t_tp, t_pp, t_dp, t_ep, t_compute)),
                                        {"tp": t_tp, "pp": t_pp, "dp": t_dp, "ep": t_ep, "compute": t_compute}))
     found.sort(key=lambda x: (not x.fits, x.score if x.fits else x.memory_bytes, x.zero, x.pp, x.tp))
     return found
@@ -588,7 +588,7 @@ def _memory_numbers(m: Model, system: System, sp: Split, S: int, recompute: str,
     cap = system.chip.hbm_capacity_bytes
     out = {"memory.weights_bytes": w, "memory.gradients_bytes": gr, "memory.optimizer_bytes": op,
            "memory.activations_bytes": act, "memory.total_bytes": total, "memory.capacity_bytes": cap,
-           "memory.fits": value_of(total) <= cap, "memory.headroom_bytes": cap - value_of(total),
+           "memory.fits": bool(value_of(total) <= cap), "memory.headroom_bytes": cap - value_of(total),
            "memory.bytes_per_param": 2.0 + 2.0 + OPTIMIZER_BYTES_PER_PARAM,
            "memory.optimizer_bytes_per_param": OPTIMIZER_BYTES_PER_PARAM,
            "memory.activation_formula": kor}

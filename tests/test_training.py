@@ -1,0 +1,375 @@
+"""Training runs (tokenmath.training, `tokenmath train`): each derivation, the invariants, the TRN-* anchors.
+
+Anchors: Llama 3 405B, 15.6T tokens, 16,384 H100 at 41 % MFU (arXiv 2407.21783; TRN-002) against the
+30.84M H100-hours of the Llama 3.1 model card (TRN-004); DeepSeek-V3's 180K H800-hours per trillion
+tokens (arXiv 2412.19437; TRN-009). Memory: ZeRO (arXiv 1910.02054) 16 B/param; activations
+Korthikanti et al. 2022 (arXiv 2205.05198); reversible layers +33 % FLOP (ledger X4).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from tokenmath import arch
+from tokenmath.cli.app import app
+from tokenmath.derive import given as given_q
+from tokenmath.errors import InputError
+from tokenmath.load import load_chip, load_model, load_system, load_training_priors, read_table
+from tokenmath.training import (
+    OPTIMIZER_BYTES_PER_PARAM, activation_bytes, pipeline_bubble, predict_training_row, recompute_ratio,
+    search_splits, state_bytes, train, validate_training,
+)
+
+LLAMA = load_model("llama-3.1-405b")
+DSV3 = load_model("deepseek-v3")
+H100 = load_system("hgx-h100")
+H800 = load_system("hgx-h800")
+TABLE = Path(__file__).resolve().parents[1] / "validation" / "public_measurements.csv"
+runner = CliRunner()
+
+# TRN-004, copied from validation/public_measurements.csv (Llama 3.1 model card): 30.84M H100-hours
+TRN_004 = {"id": "TRN-004", "source": "Llama 3.1 model card (meta-llama/llama-models MODEL_CARD.md) via a "
+           "GitHub-index report", "model": "Llama 3.1 405B", "precision": "BF16", "hardware": "H100-80GB",
+           "n_chips": "up to 16384", "parallelism": "4D parallel", "batch": "", "input_len": "", "output_len": "",
+           "context_len": "", "metric": "total_training_gpu_hours", "value": "30840000", "unit": "H100 GPU-hours",
+           "confidence": "verbatim-secondary",
+           "notes": "~3.8e25 FLOPs over ~15.6T tokens (paper) => ~340 TFLOP/s/GPU averaged incl. downtime"}
+
+
+def llama_run(**kw):
+    return train(LLAMA, H100, G=16384, tokens=15.6e12, **kw)
+
+
+# ---- FLOP, time, cost ------------------------------------------------------------------------------
+
+def test_flop_is_6nd_plus_three_times_forward_attention():
+    r = llama_run()
+    N = arch.param_counts(LLAMA).active
+    assert r.value("flop_6nd") == pytest.approx(6 * N * 15.6e12, rel=1e-12)
+    assert r.value("flop_6nd") == pytest.approx(3.8e25, rel=0.01)  # the Llama 3 paper's 3.8e25
+    attn = arch.attention_flop_per_token(LLAMA, 8192, "prefill")
+    assert r.value("flop_attention") == pytest.approx(3 * attn * 15.6e12, rel=1e-12)
+    assert r.value("flop") == pytest.approx(r.value("flop_6nd") + r.value("flop_attention"), rel=1e-12)
+    assert 0.03 < r.value("flop_attention") / r.value("flop") < 0.06  # ≈ 4 % at 8K context
+
+
+def test_llama_405b_time_within_25_percent_of_the_published_run_at_its_mfu():
+    r = llama_run()
+    assert r.prior.row == "TRN-002" and r.value("mfu") == 0.41
+    assert "TRN-002" in r.value("mfu_source")
+    published_days = 30.84e6 / 16384 / 24  # TRN-004 GPU-hours over the 16,384 GPUs: 78.4 days
+    assert r.value("time_days") == pytest.approx(published_days, rel=0.25)
+    assert r.value("time_s") == pytest.approx(r.value("flop") / (16384 * 989e12 * 0.41), rel=1e-9)
+    assert r.value("chip_hours") == pytest.approx(16384 * r.value("time_s") / 3600, rel=1e-12)
+    assert r.value("cost_usd") == pytest.approx(r.value("chip_hours") * H100.usd_per_chip_hour, rel=1e-12)
+
+
+def test_given_mfu_overrides_the_prior_and_scales_time():
+    a, b = llama_run(mfu=0.2), llama_run(mfu=0.4)
+    assert a.value("mfu_source") == "given (--mfu)" and a.value("mfu_prior") is None
+    assert a.value("time_s") == pytest.approx(2 * b.value("time_s"), rel=1e-12)
+
+
+def test_recompute_ratios():
+    N, A = 405e9, 3.4e10
+    assert recompute_ratio("none", N, A) == 1.0
+    assert recompute_ratio("full", N, A) == pytest.approx(4 / 3, rel=1e-12)  # one more forward: (2+4+2)/6
+    assert recompute_ratio("selective", N, A, reversible=True) == pytest.approx(4 / 3, rel=1e-12)
+    assert 1 < recompute_ratio("selective", N, A) < 1.02
+    with pytest.raises(InputError):
+        recompute_ratio("some", N, A)
+
+
+def test_full_recompute_and_reversible_cost_one_more_forward_pass():
+    sel, full, rev = llama_run(), llama_run(recompute="full"), llama_run(reversible=True)
+    r_sel = recompute_ratio("selective", arch.param_counts(LLAMA).active,
+                            arch.attention_flop_per_token(LLAMA, 8192, "prefill"))
+    assert full.value("time_s") / sel.value("time_s") == pytest.approx(4 / 3 / r_sel, rel=1e-9)
+    assert rev.value("time_s") == pytest.approx(full.value("time_s"), rel=1e-12)
+    assert rev.value("reversible.flop_overhead") == pytest.approx(1 / 3, rel=1e-9)  # ledger X4: +33 %
+    assert rev.value("memory.activations_bytes") < full.value("memory.activations_bytes") \
+        < sel.value("memory.activations_bytes") < sel.value("activations.none_bytes")
+
+
+def test_deepseek_prior_is_reproduced_from_its_gpu_hours():
+    """catalog/training/deepseek-v3-h800.yaml's 0.40 is derived from TRN-009: recompute it."""
+    prior = next(p for p in load_training_priors() if p.name == "deepseek-v3-h800")
+    per_token = 6 * arch.param_counts(DSV3).active + 3 * arch.attention_flop_per_token(DSV3, 4096, "prefill")
+    mfu = per_token * 1e12 / (180e3 * 3600 * 989e12)
+    assert prior.mfu == pytest.approx(mfu, rel=0.02)
+    r = train(DSV3, H800, G=2048, tokens=14.8e12)
+    assert r.prior.name == "deepseek-v3-h800"
+    assert r.value("chip_hours") == pytest.approx(2.664e6, rel=0.05)  # TRN-005
+
+
+def test_every_training_prior_has_a_source_and_its_row():
+    rows = {r["id"]: r for r in read_table(TABLE)} if TABLE.exists() else {}
+    for p in load_training_priors():
+        assert p.row.startswith("TRN-") and p.source_of("mfu") and 0 < p.mfu < 1
+        assert load_chip(p.chip).peak("bf16") > 0
+        if rows and "derived" not in p.source_of("mfu"):
+            assert p.row in rows
+            assert p.mfu == pytest.approx(float(rows[p.row]["value"]) / 100, rel=1e-9), p.name
+
+
+# ---- memory ---------------------------------------------------------------------------------------
+
+def test_mixed_precision_adam_is_16_bytes_per_param_without_sharding():
+    N = 7e9
+    total = state_bytes(N, 1, 0, 1, 2.0) + state_bytes(N, 1, 0, 1, 2.0) + \
+        state_bytes(N, 1, 0, 1, OPTIMIZER_BYTES_PER_PARAM)
+    assert total == 16 * N
+    # ZeRO-1 over 64 ranks shards only the 12 B of optimizer state
+    assert state_bytes(N, 64, 0, 1, OPTIMIZER_BYTES_PER_PARAM) == pytest.approx(12 * N / 64)
+
+
+def test_korthikanti_activation_formula():
+    s, b, D, N, L = 2048, 1, 12288, 96, 96  # GPT-3 175B
+    m = LLAMA.evolve(n_layers=L, d_model=D, n_heads=N, n_kv_heads=N, head_dim=128)
+    none = activation_bytes(m, s=s, b=b, recompute="none")
+    assert none == pytest.approx(L * s * b * D * (34 + 5 * N * s / D), rel=1e-12)
+    assert activation_bytes(m, s=s, b=b, recompute="selective") == pytest.approx(L * 34 * s * b * D, rel=1e-12)
+    assert activation_bytes(m, s=s, b=b, tp=8, recompute="selective") == pytest.approx(L * 34 * s * b * D / 8)
+    full = activation_bytes(m, s=s, b=b, recompute="full")
+    assert full == pytest.approx(L * 2 * s * b * D + 34 * s * b * D, rel=1e-12)
+
+
+def test_reversible_activations_do_not_grow_with_depth():
+    shallow, deep = LLAMA.evolve(n_layers=32), LLAMA.evolve(n_layers=128)
+    kw = dict(s=4096, tp=8)
+    assert activation_bytes(shallow, reversible=True, **kw) == activation_bytes(deep, reversible=True, **kw)
+    assert activation_bytes(deep, **kw) == pytest.approx(4 * activation_bytes(shallow, **kw))
+
+
+GOLDEN_ACTIVATIONS = """\
+M_act = n_fl · L_stage · a_layer  = 73.0 GB
+      = 16 · 8 · 570 MB
+  n_fl = min(M, pp)  = 16
+       = min(16, 16)
+  a_layer = 34 · s · b · D / tp  = 570 MB
+          = 34 · 8,192 tok · 1 seq · 16,384 / 8
+sources:
+  M: micro-batches per step
+  pp, tp: chosen split
+  L_stage: ⌈L/pp⌉ layers on the first stage (catalog/models/llama-3.1-405b.yaml)
+  s: sequence length
+  b: sequences per micro-batch
+  D: catalog/models/llama-3.1-405b.yaml"""
+
+GOLDEN_FLOP = """\
+flop = flop_6nd + flop_attn  = 3.96e+25 FLOP
+     = 3.8e+25 FLOP + 1.58e+24 FLOP
+  flop_6nd = 6 · N_active · D_tok  = 3.8e+25 FLOP
+           = 6 · 406B params · 1.56e+13 tok
+  flop_attn = 3 · attn_fwd · D_tok  = 1.58e+24 FLOP
+            = 3 · 33.8 GFLOP/tok · 1.56e+13 tok
+sources:
+  N_active: catalog/models/llama-3.1-405b.yaml: active parameters (tokenmath.arch.param_counts)
+  D_tok: given (--tokens)
+  attn_fwd: catalog/models/llama-3.1-405b.yaml: forward QK and AV per token over a causal sequence of 8,192 \
+(tokenmath.arch)"""
+
+
+def test_golden_derivations_llama_405b_tp8_pp16():
+    r = llama_run(tp=8, pp=16, zero=3, explain=True)
+    assert (r.split.tp, r.split.pp, r.split.dp, r.split.M) == (8, 16, 128, 16)
+    assert r.numbers["flop"].explain() == GOLDEN_FLOP
+    assert r.numbers["memory.activations_bytes"].explain() == GOLDEN_ACTIVATIONS
+    assert r.value("bubble") == pytest.approx(15 / 31)
+
+
+# ---- bubble and split --------------------------------------------------------------------------------
+
+def test_bubble_values():
+    assert pipeline_bubble(1, 1, 8) == 0
+    assert pipeline_bubble(4, 1, 4) == pytest.approx(3 / 7)
+    assert pipeline_bubble(4, 2, 4) == pytest.approx(3 / 11)  # interleaving divides the idle time by v
+    q = pipeline_bubble(given_q("pp", 4), given_q("v", 1), given_q("M", 4))
+    assert q.formula == "bubble = (pp − 1) / (v · M + pp − 1)" and q.substituted() == "(4 − 1) / (1 · 4 + 4 − 1)"
+
+
+def test_split_multiplies_to_the_chips_and_fits():
+    r = llama_run()
+    sp = r.split
+    assert sp.tp * sp.pp * sp.dp == 16384 and sp.tp <= H100.domain_chips and sp.fits
+    assert r.value("memory.total_bytes") <= H100.chip.hbm_capacity_bytes
+    assert r.value("memory.total_bytes") == pytest.approx(sum(r.value(f"memory.{k}") for k in (
+        "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")), rel=1e-12)
+    fixed = llama_run(pp=16, tp=8)
+    assert (fixed.split.pp, fixed.split.tp) == (16, 8)
+
+
+def test_moe_split_puts_experts_inside_data_parallel():
+    r = train(DSV3, H800, G=2048, tokens=1e12)
+    sp = r.split
+    assert sp.dp % sp.ep == 0 and 256 % sp.ep == 0 and sp.tp * sp.pp * sp.dp == 2048
+    ep64 = train(DSV3, H800, G=2048, tokens=1e12, ep=64, pp=16, tp=1)
+    assert (ep64.split.ep, ep64.split.pp, ep64.split.dp) == (64, 16, 128)
+    assert ep64.split.comm_s["ep"] > 0
+
+
+def test_a_run_that_cannot_fit_is_reported_not_hidden():
+    r = train(LLAMA, H100, G=8, tokens=1e12, S=8192)
+    assert not r.fits and r.value("memory.fits") is False
+
+
+def test_impossible_splits_are_refused():
+    with pytest.raises(InputError, match="--pp"):
+        llama_run(pp=3)
+    with pytest.raises(InputError, match="split"):
+        train(LLAMA, H100, G=16384, tokens=1e12, batch_tokens=8192)  # one sequence for 16,384 chips
+
+
+# ---- invariants ----------------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=40, deadline=None)
+pow2 = st.sampled_from([1, 2, 4, 8, 16, 32, 64])
+
+
+@SETTINGS
+@given(pow2, pow2, pow2, st.sampled_from([1, 2, 4, 8]), st.integers(0, 3), st.integers(1, 512),
+       st.integers(1, 262_144), st.sampled_from(["none", "selective", "full"]), st.booleans())
+def test_memory_is_never_negative(tp, pp, dp, ep, zero, M, s, recompute, reversible):
+    from tokenmath.training import _memory, _shape
+    for m in (LLAMA, DSV3):
+        total, parts = _memory(_shape(m), s, 1.0, tp, pp, dp, ep, zero, M, recompute, reversible, 2.0)
+        assert all(v >= 0 for v in parts.values()) and total >= 0
+
+
+@SETTINGS
+@given(st.sampled_from([1, 2, 4, 8, 16, 32]), st.sampled_from([2, 4]), st.integers(0, 3), st.sampled_from([1, 8]))
+def test_more_stages_means_fewer_weight_bytes_per_chip(pp, factor, zero, tp):
+    from tokenmath.training import _memory, _shape
+    for m in (LLAMA, DSV3):
+        sh = _shape(m)
+        lo = _memory(sh, 4096, 1.0, tp, pp, 16, 1, zero, 8, "selective", False, 2.0)[1]
+        hi = _memory(sh, 4096, 1.0, tp, pp * factor, 16, 1, zero, 8, "selective", False, 2.0)[1]
+        for k in ("weights", "grads", "opt"):
+            assert hi[k] < lo[k]
+
+
+@SETTINGS
+@given(st.integers(1, 128), st.integers(1, 10_000), st.integers(1, 10_000), st.integers(1, 4))
+def test_the_bubble_shrinks_with_more_microbatches(pp, m1, m2, v):
+    lo, hi = sorted((m1, m2))
+    b_lo, b_hi = pipeline_bubble(pp, v, lo), pipeline_bubble(pp, v, hi)
+    assert 0 <= b_hi <= b_lo < 1
+    if pp > 1 and hi > lo:
+        assert b_hi < b_lo
+
+
+@SETTINGS
+@given(st.sampled_from([256, 1024, 4096, 16384]), st.sampled_from([2048, 8192, 32768]))
+def test_every_candidate_split_is_consistent(G, S):
+    r_flop = 6 * arch.param_counts(LLAMA).active * 16e6
+    for sp in search_splits(LLAMA, H100, G=G, S=S, global_seqs=16e6 / S, flop_step=r_flop, mfu=0.4):
+        assert sp.tp * sp.pp * sp.dp == G and sp.M >= 1 and sp.b >= 1 and sp.memory_bytes > 0
+        assert 0 <= sp.bubble < 1 and sp.comm_fraction >= 0
+
+
+# ---- validation rows ---------------------------------------------------------------------------------
+
+def test_predict_training_row_gpu_hours_at_its_own_mfu():
+    p = predict_training_row(TRN_004, held_out=False)
+    assert p["prior_row"] == "TRN-002" and abs(p["error"]) < 0.25
+    assert p["time_days_measured"] == pytest.approx(30.84e6 / 16384 / 24)
+    held = predict_training_row(TRN_004)  # held out: another model's MFU
+    assert held["prior_row"] not in ("TRN-001", "TRN-002", "TRN-003") and held["predicted"] > 0
+
+
+def test_predict_training_row_reasons_and_non_training_rows():
+    assert predict_training_row({"id": "TRT-001", "metric": "x"}) is None
+    p = predict_training_row({**TRN_004, "id": "TRN-011", "hardware": "V100", "metric": "train_MFU"})
+    assert p["predicted"] is None and "V100" in p["reason"]
+    p = predict_training_row({**TRN_004, "metric": "gpu_hours_post-training"})
+    assert p["predicted"] is None and p["reason"]
+
+
+@pytest.mark.skipif(not TABLE.exists(), reason="validation/public_measurements.csv not in this checkout")
+def test_validate_training_over_the_table():
+    res = validate_training(read_table(TABLE))
+    ids = {p["id"] for p in res["rows"]}
+    assert {"TRN-001", "TRN-004", "TRN-009", "TRN-073"} <= ids
+    by = {p["id"]: p for p in res["rows"]}
+    assert abs(by["TRN-005"]["error"]) < 0.25  # DeepSeek-V3 GPU-hours from an H100 prior, held out
+    assert res["summary"]["all"]["n"] >= 50 and res["summary"]["all"]["median_abs_error"] < 0.35
+
+
+# ---- CLI --------------------------------------------------------------------------------------------
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def _one_line_error(r, *needles):
+    assert r.exit_code != 0
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Traceback" not in r.output
+    for n in needles:
+        assert n in err, err
+
+
+def test_cli_train_llama_json():
+    r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "15.6e12", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["flop_6nd"] == pytest.approx(3.8e25, rel=0.01) and d["flop"] > d["flop_6nd"]
+    assert d["mfu_prior_row"] == "TRN-002"
+    assert d["time_days"] == pytest.approx(30.84e6 / 16384 / 24, rel=0.25)
+    assert d["memory"]["fits"] is True and d["split"]["tp"] * d["split"]["pp"] * d["split"]["dp"] == 16384
+    assert d["derivations"]["flop"]["formula"] == "flop = flop_6nd + flop_attn"
+    assert math.isfinite(d["cost_usd"]) and 0 < d["bubble"] < 1
+
+
+def test_cli_train_table_explain_and_suffixes():
+    r = run("train", "deepseek-v3", "--on", "hgx-h800", "-G", "2048", "--tokens", "14.8T", "--explain",
+            "--pp", "16", "--microbatches", "32")
+    assert r.exit_code == 0, r.output
+    assert "flop_6nd = 6 · N_active · D_tok" in r.stdout and "TRN-009" in r.stdout
+    assert "bubble = (pp − 1) / (v · M + pp − 1)" in r.stdout and "M_total" in r.stdout
+
+
+def test_cli_train_warns_when_nothing_fits():
+    r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "1e12")
+    assert r.exit_code == 0 and "warning: no split" in r.stderr and "--recompute full" in r.stderr
+
+
+def test_cli_train_validate():
+    if not TABLE.exists():
+        pytest.skip("no measurement table")
+    r = run("train", "--validate", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["summary"]["gpu_hours"]["n"] >= 3 and any(p["id"] == "TRN-004" for p in d["rows"])
+    r = run("train", "--validate")
+    assert r.exit_code == 0 and "median |error|" in r.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "0", "--tokens", "1e12"], "--chips"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "-1"], "--tokens"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "lots"], "--tokens"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "1e12", "--mfu", "41"], "--mfu"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "1e12", "--recompute", "some"], "--recompute"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "16", "--tokens", "1e12", "--pp", "3"], "--pp"),
+    (["llama-3.1-405b", "--on", "hgx-h100", "--chips", "16", "--tokens", "1e12", "--zero", "5"], "--zero"),
+    (["llama-3.1-405b", "--on", "hgx-h100"], "--chips"),
+    (["llama-3.1-406b", "--on", "hgx-h100", "--chips", "8", "--tokens", "1e12"], "llama-3.1-405b"),
+    (["llama-3.1-405b", "--on", "hgx-h10", "--chips", "8", "--tokens", "1e12"], "unknown system"),
+    (["--validate", "--measurements", "/nonexistent.csv"], "not found"),
+])
+def test_cli_train_bad_input(args, needle):
+    _one_line_error(run("train", *args), needle)
+
+
+def test_catalog_lists_the_training_priors():
+    r = run("catalog", "list", "training", "--json")
+    assert r.exit_code == 0 and "llama3-405b-h100-16k" in json.loads(r.stdout)["training"]
