@@ -124,8 +124,9 @@ def lifecycle(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier=
     """
     check_lifecycle_inputs(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier, decode_inefficiency)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
-    r_src = RL_SOURCE if rl_multiplier == RL_MULTIPLIER else "given (--rl-multiplier)"
-    e_src = DECODE_SOURCE if decode_inefficiency == DECODE_INEFFICIENCY else "given (--decode-inefficiency)"
+    r_src = RL_SOURCE if np.all(np.asarray(rl_multiplier) == RL_MULTIPLIER) else "given (--rl-multiplier)"
+    e_src = DECODE_SOURCE if np.all(np.asarray(decode_inefficiency) == DECODE_INEFFICIENCY) \
+        else "given (--decode-inefficiency)"
     T = lifetime_s(g("days", lifetime_days, "days", "given (--lifetime-days)"))
     D_inf = inference_tokens(g("r_serve", serving_tokens_per_s, "tok/s", "given (--serving-tokens-per-s)"), T)
     e = g("e", decode_inefficiency, "", e_src)
