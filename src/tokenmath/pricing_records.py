@@ -186,7 +186,7 @@ class PriceSheet(Record):
 
 
 MEDIUM_OF_CLASS = {"hbm": "HBM", "lpddr": "DRAM", "ddr": "DRAM", "mrdimm": "DRAM", "cxl": "DRAM",
-                   "nvme-tlc": "flash", "nvme-qlc": "flash", "hdd": "disk"}
+                   "nvme-tlc": "flash", "nvme-qlc": "flash", "hdd": "HDD"}
 
 
 class TierPrice(_Part):
@@ -247,7 +247,7 @@ class MemoryTier(Record):
 
     @property
     def medium(self) -> str:
-        """HBM, DRAM, flash or disk."""
+        """HBM, DRAM, flash or HDD."""
         return MEDIUM_OF_CLASS[self.tier_class]
 
     def price_on(self, date: str | None = None) -> tuple[str, TierPrice] | None:
