@@ -320,8 +320,7 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
     skip = lambda why: Unexpressed(rid, g, why)  # noqa: E731
     kind = _row_kind(row)
     if kind == "training":
-        has = importlib.util.find_spec("tokenmath.training") is not None
-        return skip("not a serving row: see tokenmath train" + (" (tokenmath.training)" if has else ""))
+        return _training(row)
     measured = _float(row["value"])
     if measured is None or measured <= 0:
         return skip(f"measured value {row['value']!r} is not a positive number (a bound or a range)")
@@ -342,6 +341,24 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
         return _microbenchmark(row, kind, al, system, hw_note, measured, scale, basis, priors)
     except (ValueError, CatalogError) as e:
         return skip(str(e))
+
+
+# ---- training rows ------------------------------------------------------------------------------------
+
+def _training(row: dict) -> Prediction | Unexpressed:
+    """TRN-* rows belong to `tokenmath train`: predicted through tokenmath.training when it is installed."""
+    rid, g = row["id"], group_of(row["id"])
+    if importlib.util.find_spec("tokenmath.training") is None:
+        return Unexpressed(rid, g, "not a serving row: see tokenmath train")
+    from .training import predict_training_row
+
+    out = predict_training_row(row)
+    if out is None or out.get("predicted") is None or not out.get("measured"):
+        why = (out or {}).get("reason", "not a training row")
+        return Unexpressed(rid, g, f"training row not predicted by tokenmath train: {why}")
+    why = [f"tokenmath train at the MFU prior {out.get('prior')} (from {out.get('prior_row')}); {out.get('basis')}"]
+    return Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
+                      "hours" not in out.get("metric", "").lower(), why)
 
 
 # ---- serving rows -------------------------------------------------------------------------------------
