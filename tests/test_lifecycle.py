@@ -68,7 +68,7 @@ def test_sensitivities():
 GOLDEN_OVERTRAINING = """\
 overtraining_factor = D_pre / D_chinchilla  = 130
                     = 2.59e+14 tok / 2e+12 tok
-  D_pre = e · D_inf / 3  = 2.59e+14 tok
+  D_pre = e_dec · D_inf / 3  = 2.59e+14 tok
         = 3 · 2.59e+14 tok / 3
     D_inf = r_serve · T_life  = 2.59e+14 tok
           = 50.0 Mtok/s · 60.0 days
@@ -77,7 +77,7 @@ overtraining_factor = D_pre / D_chinchilla  = 130
   D_chinchilla = c_chin · N  = 2e+12 tok
                = 20 tok/param · 100B params
 sources:
-  e: flashcards F card 4: decode runs at ~1/3 of training's FLOP efficiency (ledger C4)
+  e_dec: flashcards F card 4: decode runs at ~1/3 of training's FLOP efficiency (ledger C4)
   r_serve: given (--serving-tokens-per-s)
   days: given (--lifetime-days)
   c_chin: Hoffmann et al. 2022 (Chinchilla, arXiv 2203.15556): ≈ 20 tokens per parameter
@@ -127,7 +127,7 @@ def test_cli_lifecycle_json_lecture_case():
     assert d["rl_tokens"] == pytest.approx(d["pretrain_tokens"] / 1.5)
     assert d["inference_tokens"] == pytest.approx(2.592e14)
     assert d["sensitivity"]["active_params"]["elasticity"]["overtraining_factor"] == pytest.approx(-1.0)
-    assert d["derivations"]["pretrain_tokens"]["formula"] == "D_pre = e · D_inf / 3"
+    assert d["derivations"]["pretrain_tokens"]["formula"] == "D_pre = e_dec · D_inf / 3"
 
 
 def test_cli_lifecycle_table_explain_and_suffixes():

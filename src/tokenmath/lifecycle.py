@@ -1,7 +1,7 @@
 """The model lifecycle: how many tokens to pre-train, RL-train and serve so each phase costs the same compute.
 
 Notation: N active parameters, r_serve serving tokens per second, T_life the serving lifetime, r_RL
-RL FLOP per parameter per token, e the decode inefficiency (how much more a decode FLOP costs than a
+RL FLOP per parameter per token, e (e_dec in code) the decode inefficiency (how much more a decode FLOP costs than a
 pre-training FLOP: training MFU / decode MFU).
 
 Compute of each phase (lecture ledger C2; Dwarkesh's flashcards F, card 2):
@@ -54,9 +54,9 @@ def inference_tokens(r_serve, T_life):
     return r_serve * T_life
 
 
-@formula("D_pre = e · D_inf / 3", unit="tok")
-def pretrain_tokens(e, D_inf):
-    return e * D_inf / 3
+@formula("D_pre = e_dec · D_inf / 3", unit="tok")
+def pretrain_tokens(e_dec, D_inf):
+    return e_dec * D_inf / 3
 
 
 @formula("D_RL = 2 · D_inf / r_RL", unit="tok")
@@ -129,8 +129,8 @@ def lifecycle(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier=
         else "given (--decode-inefficiency)"
     T = lifetime_s(g("days", lifetime_days, "days", "given (--lifetime-days)"))
     D_inf = inference_tokens(g("r_serve", serving_tokens_per_s, "tok/s", "given (--serving-tokens-per-s)"), T)
-    e = g("e", decode_inefficiency, "", e_src)
-    D_pre = pretrain_tokens(e, D_inf)
+    e_dec = g("e_dec", decode_inefficiency, "", e_src)
+    D_pre = pretrain_tokens(e_dec, D_inf)
     D_rl = rl_tokens(D_inf, g("r_RL", rl_multiplier, "FLOP/param/tok", r_src))
     N = g("N", active_params, "params", "given (--active-params)")
     D_ch = chinchilla_tokens(g("c_chin", CHINCHILLA_TOKENS_PER_PARAM, "tok/param", CHINCHILLA_SOURCE), N)
