@@ -337,6 +337,16 @@ def test_cli_train_table_explain_and_suffixes():
     assert "bubble = (pp − 1) / (v · M + pp − 1)" in r.stdout and "M_total" in r.stdout
 
 
+def test_cli_train_set_overrides_the_price():
+    base = json.loads(run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "15.6e12",
+                          "--json").stdout)
+    r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "15.6e12", "--json",
+            "--set", "rental_usd_per_hour=1.475")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["cost_usd"] == pytest.approx(base["cost_usd"] / 2) and "--set" in d["price_source"]
+
+
 def test_cli_train_warns_when_nothing_fits():
     r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "8", "--tokens", "1e12")
     assert r.exit_code == 0 and "warning: no split" in r.stderr and "--recompute full" in r.stderr

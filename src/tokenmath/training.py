@@ -47,6 +47,9 @@ stage 1–3. Among the splits that fit in HBM, the one with the least bubble + e
     t_dp = c_zero · 2·(dp − 1)/dp · N_chip · b_g / bw             c_zero = 1.5 for ZeRO-3 (ZeRO §7)
     t_ep = 4 · M · L_moe_stage · s·b/tp · k · D · b_act · (1 − 1/ep) / bw   dispatch + combine, fwd + bwd
     score = bubble + (t_tp + t_pp + t_dp + t_ep) / t_compute
+No compute–communication overlap is assumed, so the search under-rates expert parallelism that
+overlapping schedules hide (DeepSeek-V3 ran EP64 with DualPipe; here EP=1 often scores better):
+pass --ep/--pp/--tp to price a given layout.
 """
 
 from __future__ import annotations
