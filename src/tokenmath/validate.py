@@ -281,7 +281,8 @@ def _row_kind(row: dict) -> str:
 # ---- validation ---------------------------------------------------------------------------------------
 
 def validate_table(path: str | Path | None = None, *, basis: str = "prior", groups: list[str] | None = None,
-                   priors: Priors | None = None, aliases: str = "validation") -> ValidationReport:
+                   priors: Priors | None = None, aliases: str = "validation", explain: bool = False,
+                   ids: list[str] | None = None) -> ValidationReport:
     """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
     p = Path(path) if path else PACKAGE_TABLE
     rows = read_table(p)
@@ -290,12 +291,14 @@ def validate_table(path: str | Path | None = None, *, basis: str = "prior", grou
         if missing:
             raise InputError(f"{p}: missing column(s) {', '.join(missing)}; expected the columns of "
                              f"public_measurements.csv ({', '.join(COLUMNS)})")
-    return validate(rows, basis=basis, groups=groups, priors=priors, aliases=aliases, table=str(p))
+    return validate(rows, basis=basis, groups=groups, priors=priors, aliases=aliases, table=str(p), explain=explain,
+                    ids=ids)
 
 
 def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None = None,
-             priors: Priors | None = None, aliases: str = "validation", table: str = "") -> ValidationReport:
-    """Predict every row (or those of `groups`); rows that cannot be predicted are listed with the reason."""
+             priors: Priors | None = None, aliases: str = "validation", table: str = "", explain: bool = False,
+             ids: list[str] | None = None) -> ValidationReport:
+    """Predict every row (or those of `groups` / `ids`); rows that cannot be predicted are listed with the reason."""
     if basis not in ("prior", "spec"):
         raise InputError(f"--basis must be 'prior' or 'spec' (got {basis!r})")
     al = Aliases(aliases)
@@ -307,9 +310,9 @@ def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None
         if not row["id"]:
             continue
         g = group_of(row["id"])
-        if want is not None and g not in want:
+        if (want is not None and g not in want) or (ids and row["id"] not in ids):
             continue
-        out = predict_row(row, al, basis=basis, priors=priors)
+        out = predict_row(row, al, basis=basis, priors=priors, explain=explain)
         (preds if isinstance(out, Prediction) else skipped).append(out)
     return ValidationReport(basis, table, preds, skipped)
 
@@ -377,6 +380,7 @@ class _Setup:
     B: int | None  # stated batch, or None for the engine's
     notes: list[str]
     assumptions: list[str]
+    priors: Priors | None = None
 
 
 def _serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -424,7 +428,7 @@ def _serving(row, al: Aliases, system: System, hw_note: str, measured: float, sc
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions)
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors)
     pri = priors
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
@@ -432,7 +436,33 @@ def _serving(row, al: Aliases, system: System, hw_note: str, measured: float, sc
     spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
     div = (G * n_rep if per_gpu else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
-    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why + notes, assumptions, deriv)
+    why += notes + _diagnose(row, su, mode)
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
+
+
+def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
+    """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
+    out = []
+    fill = arch.param_counts(su.m).total * arch.bytes_per(su.prec) / (su.G * su.system.chip.hbm_capacity_bytes)
+    if fill > 0.5 and su.B is None and mode in ("run", "decode"):
+        out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
+                   "shrinks the KV pool, so the real batch is smaller")
+    if su.prec == "fp4":
+        out.append("no microbenchmark of FP4 GEMMs: eta_flop is carried over from FP8")
+    if re.search(r"weight-only|awq", row["precision"], re.I):
+        out.append("weight-only quantised kernels dequantise on the fly and stream below eta_bw "
+                   "(the row's notes give the achieved bandwidth)")
+    if "preliminary" in row["notes"].lower():
+        out.append("the source calls the figure preliminary")
+    if re.search(r"\bv0\.\d", row["source"]):
+        out.append("an early engine release (TensorRT-LLM v0.x, 2023); the v1.0-era tables run such models faster")
+    if "batch from footnote" in row["notes"].lower():
+        out.append("the batch is read off the order of a footnote")
+    if row["confidence"] in ("paraphrased", "interpolated"):
+        out.append(f"the figure is {row['confidence']}")
+    if su.m.moe is not None and su.layout.ep > 1:
+        out.append("uniform expert routing assumed (no load imbalance)")
+    return out
 
 
 def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases):
@@ -562,9 +592,9 @@ def _explain_run(su: _Setup, B, B_p, n_full, rem, t_pre, t_dec, al: Aliases) -> 
         Bq = lift(e, "B", B, "seq", "row: stated batch")
     n_pre = n_full + (rem / B_p if rem else 0.0)
     mid = step(su.m, su.system, G=su.G, B=B, S=su.ISL + su.OSL // 2, phase="decode", precision=su.prec,
-               kv_dtype=su.kv, layout=su.layout, explain=True)
+               kv_dtype=su.kv, layout=su.layout, priors=su.priors, explain=True)
     pre = step(su.m, su.system, G=su.G, B=B_p, S=su.ISL, phase="prefill", precision=su.prec, kv_dtype=su.kv,
-               layout=su.layout, explain=True)
+               layout=su.layout, priors=su.priors, explain=True)
     t_run = run_time(lift(e, "n_prefill", n_pre, "", f"B / B_p, B_p = min(B, tokens_max // ISL) = {B_p}"),
                      pre.t_step.renamed("t_prefill"), lift(e, "OSL", su.OSL, "tok", "row"),
                      Q("t_decode_mean", float(np.mean(t_dec)), "s",
@@ -637,6 +667,9 @@ def _microbenchmark(row, kind: str, al: Aliases, system: System, hw_note: str, m
     tier = "scale-out (RDMA)" if outside else "scale-up (NVLink)"
     if not bw_spec:
         return Unexpressed(rid, g, f"{system.name} has no {tier} bandwidth in the catalog")
+    if outside:
+        notes.append("DeepEP's RDMA figures count logical bytes (every expert copy, including traffic that stays "
+                     "local or is forwarded over NVLink after one RDMA hop per node), so they can exceed the NIC")
     if row["metric"].lower().endswith("_latency"):
         ep = re.search(r"ep\s*(\d+)", row["parallelism"], re.I)
         T = re.search(r"(\d+)\s*tokens", row["batch"])
@@ -656,9 +689,6 @@ def _microbenchmark(row, kind: str, al: Aliases, system: System, hw_note: str, m
                           False, [f"one all-to-all over {tier}: bytes / (bw · {eta_name}) + latency"] + notes)
     pred, spec = both(lambda bs: bw_spec * _eta(pri, eta_name, bs))
     why = [f"{tier} link × {eta_name}"]
-    if "logical" in row["notes"].lower():
-        why.append("the row's 'logical' bandwidth counts traffic that never crosses this link (local ranks, "
-                   "NVLink forwarding), so it can exceed the link")
     return Prediction(rid, g, "link", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
                       why + notes)
 

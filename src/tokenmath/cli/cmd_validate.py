@@ -1,0 +1,124 @@
+"""`tokenmath validate`: every row of a measurement table predicted, with the error and why it misses."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import typer
+from rich.table import Table
+
+from ..validate import SERVING_GROUPS, ValidationReport, validate_table
+from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, fail, guard
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("validate")
+    @guard
+    def validate_cmd(
+        table: str = typer.Option(None, "--table", help="Measurement CSV with the columns of "
+                                  "validation/public_measurements.csv (default: that table)."),
+        group: str = typer.Option(None, "--group", help="Comma-separated id prefixes, e.g. TRT,MLP,BS1,VLLM "
+                                  "(default: every group)."),
+        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
+        row: list[str] = typer.Option([], "--row", help="Only this row id (repeatable)."),
+        worst: int = typer.Option(12, "--worst", help="How many of the worst rows to explain."),
+        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (serving rows; use --row to pick)."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    ) -> None:
+        """Predicted vs measured for every row; median and p90 |error| per group; the worst rows and why."""
+        groups = [g.strip() for g in group.split(",") if g.strip()] if group else None
+        if worst < 0:
+            fail("--worst must be ≥ 0")
+        rep = validate_table(table, basis=basis, groups=groups, explain=explain, ids=row or None)
+        if row:
+            missing = sorted(set(row) - {r.id for r in rep.rows} - {u.id for u in rep.unexpressed})
+            if missing:
+                fail(f"no row {', '.join(missing)} in {rep.table}")
+        if as_json:
+            d = rep.to_dict()
+            if explain:
+                for r, rd in zip(rep.rows, d["rows"]):
+                    if r.derivation is not None:
+                        rd["derivation"] = r.derivation.to_dict()
+            emit_json(d)
+            return
+        _print(rep, worst)
+        if explain:
+            for r in rep.rows:
+                if r.derivation is not None:
+                    console.print(f"\n[bold]{r.id}[/bold] derivation ({rep.basis} basis)")
+                    console.print(r.derivation.explain(), markup=False)
+
+
+def _pct(x) -> str:
+    return "—" if x is None else f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"
+
+
+def _abs(x) -> str:
+    return "—" if x is None else f"{x:.1%}"
+
+
+def _num(x: float) -> str:
+    return f"{x:,.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
+
+
+def _print(rep: ValidationReport, worst: int) -> None:
+    t = Table(title=f"tokenmath validate — {rep.table} ({rep.basis} basis)", title_justify="left")
+    for c, j in (("id", "left"), ("kind", "left"), ("predicted", "right"), ("measured", "right"), ("unit", "left"),
+                 ("error", "right"), ("spec bound", "right"), ("bound", "left")):
+        t.add_column(c, justify=j)
+    for r in rep.rows:
+        ok = {True: "ok", False: "[red]VIOLATED[/red]", None: ""}[r.bound_ok]
+        t.add_row(r.id, r.kind, _num(r.predicted), _num(r.measured), r.unit[:18], _pct(r.error),
+                  "" if r.spec is None else _num(r.spec), ok)
+    console.print(t)
+
+    s = rep.summary()
+    st = Table(title="|error| by group (error = (predicted − measured) / measured)", title_justify="left")
+    for c in ("group", "rows", "median |error|", "p90 |error|", "median error", "not expressible"):
+        st.add_column(c, justify="left" if c == "group" else "right")
+    for g, v in s["groups"].items():
+        st.add_row(g, str(v["n"]), _abs(v["median_abs_error"]), _abs(v["p90_abs_error"]), _pct(v["median_error"]),
+                   str(v["unexpressed"]))
+    sv = s["serving"]
+    st.add_row("serving", str(sv["n"]),
+               _abs(sv["median_abs_error"]), _abs(sv["p90_abs_error"]), _pct(sv["median_error"]), "", style="bold")
+    st.add_row("all", str(s["n"]), _abs(s["median_abs_error"]), _abs(s["p90_abs_error"]), _pct(s["median_error"]),
+               str(s["unexpressed"]), style="bold")
+    console.print(st)
+    console.print(f"serving = {', '.join(SERVING_GROUPS)} (the end-to-end rows); all = every predicted row shown")
+
+    if worst and rep.rows:
+        console.print(f"\n[bold]The {min(worst, len(rep.rows))} worst rows, and why they miss[/bold]")
+        assumed: dict[str, list[str]] = defaultdict(list)
+        for r in rep.worst(worst):
+            console.print(f"  {r.id} {_pct(r.error)} (predicted {_num(r.predicted)}, measured {_num(r.measured)} "
+                          f"{r.unit}): " + "; ".join(r.why), markup=False)
+            for a in r.assumptions:
+                assumed[a].append(r.id)
+        if assumed:
+            console.print("  assumptions behind these rows:")
+            for a, ids in assumed.items():
+                console.print(f"    {_ids(ids)}: {a}", markup=False)
+
+    bad = rep.violations()
+    if bad:
+        console.print(f"\n[bold red]{len(bad)} measurement(s) beat their spec bound[/bold red] — a bug in the catalog, "
+                      "the model, or the row's definition of its metric:")
+        for r in bad:
+            console.print(f"  {r.id}: measured {_num(r.measured)} vs spec bound {_num(r.spec)} {r.unit}; "
+                          + "; ".join(r.why), markup=False)
+    else:
+        console.print("\nNo measurement beats its spec bound.")
+
+    if rep.unexpressed:
+        by: dict[str, list[str]] = defaultdict(list)
+        for u in rep.unexpressed:
+            by[u.reason].append(u.id)
+        console.print(f"\n[bold]{len(rep.unexpressed)} row(s) not expressible[/bold]")
+        for reason, ids in by.items():
+            console.print(f"  {_ids(ids)}: {reason}", markup=False)
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])} … {ids[-1]} ({len(ids)} rows)"
