@@ -538,26 +538,21 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         return su.n_rep * B / t, why, (st.t_step if explain else None)
     # a whole run: prefill every prompt, then OSL decode steps over the growing context
     B_p = B if spec else max(1, min(B, tokens_max // su.ISL))
-    n_full, rem = divmod(B, B_p)
-    pre = step(m, sysm, B=np.array([B_p, max(rem, 1)]), S=su.ISL, phase="prefill", **kw)
+    n_prefill = B / B_p  # prompts are prefilled B_p at a time (the last chunk pro rata)
+    pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
     dec = step(m, sysm, B=B, S=su.ISL + np.arange(su.OSL), phase="decode", **kw)
     if spec:  # everything overlapped: the run is bound by its total math or its total memory traffic
-        w = np.array([n_full, 1 if rem else 0])
-        math_s = float((w * pre.v("t_math")).sum() + np.sum(dec.v("t_math")))
+        math_s = float(n_prefill * pre.v("t_math") + np.sum(dec.v("t_math")))
         mem = lambda s: np.broadcast_to(s.v("t_weights") + s.v("t_kv"), np.shape(s.v("t_step")))  # noqa: E731
-        mem_s = float((w * mem(pre)).sum() + np.sum(mem(dec)))
+        mem_s = float(n_prefill * np.sum(mem(pre)) + np.sum(mem(dec)))
         t_run = max(math_s, mem_s)
         return su.n_rep * B * su.OSL / t_run, why, None
-    t_pre = np.asarray(pre.v("t_step"), dtype=float)
-    t_prefill_total = n_full * t_pre[0] + (t_pre[1] if rem else 0.0)
+    t_prefill_total = n_prefill * float(pre.v("t_step"))
     t_dec = np.asarray(dec.v("t_step"), dtype=float)
-    bounds = dec.bound
-    kinds = {str(b) for b in np.atleast_1d(bounds)}
-    why.append(f"prefill {t_prefill_total:.3g} s ({pre.bound[0]}-bound) + decode {t_dec.sum():.3g} s "
+    kinds = {str(b) for b in np.atleast_1d(dec.bound)}
+    why.append(f"prefill {t_prefill_total:.3g} s ({pre.bound}-bound) + decode {t_dec.sum():.3g} s "
                f"({'/'.join(sorted(kinds))}-bound)")
-    deriv = None
-    if explain:
-        deriv = _explain_run(su, B, B_p, n_full, rem, t_pre, t_dec, al)
+    deriv = _explain_run(su, B, B_p, t_dec, al) if explain else None
     t_run = t_prefill_total + t_dec.sum()
     return su.n_rep * B * su.OSL / t_run, why, deriv
 
@@ -574,7 +569,7 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     return int(engine_batch(pool, kv_held, cap))
 
 
-def _explain_run(su: _Setup, B, B_p, n_full, rem, t_pre, t_dec, al: Aliases) -> Q:
+def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     """The run's derivation: the engine batch, one prefill step, the mean decode step, and the total."""
     e = True
     W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
@@ -590,7 +585,7 @@ def _explain_run(su: _Setup, B, B_p, n_full, rem, t_pre, t_dec, al: Aliases) -> 
                           lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
     else:
         Bq = lift(e, "B", B, "seq", "row: stated batch")
-    n_pre = n_full + (rem / B_p if rem else 0.0)
+    n_pre = B / B_p
     mid = step(su.m, su.system, G=su.G, B=B, S=su.ISL + su.OSL // 2, phase="decode", precision=su.prec,
                kv_dtype=su.kv, layout=su.layout, priors=su.priors, explain=True)
     pre = step(su.m, su.system, G=su.G, B=B_p, S=su.ISL, phase="prefill", precision=su.prec, kv_dtype=su.kv,

@@ -1,0 +1,188 @@
+"""tokenmath validate: every row predicted or listed with a reason, spec bounds, the summary, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tokenmath import kernels
+from tokenmath.cli.app import app
+from tokenmath.load import load_aliases, load_alias_model, read_table
+from tokenmath.validate import COLUMNS, PACKAGE_TABLE, Aliases, engine_batch, predict_row, validate, validate_table
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def _row(**kw) -> dict:
+    base = {c: "" for c in COLUMNS}
+    base.update(kw)
+    return base
+
+
+TRT = _row(id="TRT-X01", model="Llama 3.1 8B", precision="FP8 (NVIDIA ModelOpt checkpoint)",
+           hardware="H200 SXM 141GB (DGX H200)", n_chips="1", parallelism="TP1", batch="max (offline)",
+           input_len="1000", output_len="1000", metric="total_output_throughput", value="17744",
+           unit="tokens/s (whole TP group)", confidence="verbatim")
+BS1 = _row(id="BS1-X01", model="Llama-2-7B", precision="bf16", hardware="A100-SXM 80GB (330 W cap)", n_chips="1",
+           parallelism="single GPU", batch="1", input_len="5", metric="decode_tokens_per_s_per_user", value="104.9",
+           unit="tokens/s", confidence="verbatim")
+GEMM = _row(id="UB-X01", model="dense FP8 GEMM M=64 N=7168 K=16384", precision="FP8 e4m3, 128-block scaling, BF16 out",
+            hardware="H800 SXM", n_chips="1", batch="M=64", metric="gemm_TFLOPs", value="336", unit="TFLOP/s")
+ODD = _row(id="TRT-X02", model="Llama 3.1 8B", precision="FP8", hardware="Imaginary Accelerator 9000", n_chips="1",
+           parallelism="TP1", batch="max (offline)", input_len="128", output_len="128",
+           metric="total_output_throughput", value="1000", unit="tokens/s (whole TP group)")
+TRN = _row(id="TRN-X01", model="GPT 1.7B", precision="FP16", hardware="A100 80GB", n_chips="32",
+           metric="train_TFLOPs_per_GPU", value="137", unit="TFLOP/s/GPU")
+
+
+def test_every_row_is_predicted_or_listed_with_a_reason():
+    rep = validate([TRT, BS1, GEMM, ODD, TRN])
+    ids = sorted([r.id for r in rep.rows] + [u.id for u in rep.unexpressed])
+    assert ids == sorted(["TRT-X01", "BS1-X01", "UB-X01", "TRT-X02", "TRN-X01"])
+    odd = next(u for u in rep.unexpressed if u.id == "TRT-X02")
+    assert "Imaginary Accelerator 9000" in odd.reason and "matches no rule" in odd.reason
+    for r in rep.rows:
+        assert r.predicted > 0 and np.isfinite(r.error)
+        assert r.abs_error == pytest.approx(abs((r.predicted - r.measured) / r.measured))
+
+
+def test_the_whole_shipped_table_is_accounted_for():
+    rows = read_table(PACKAGE_TABLE)
+    rep = validate_table()
+    assert len(rep.rows) + len(rep.unexpressed) == len(rows)
+    assert {"TRT", "BS1", "UB"} <= {r.group for r in rep.rows}
+    assert all(u.reason for u in rep.unexpressed)
+    s = rep.summary()
+    # a regression guard, not the target: the end-to-end rows stay within a loose band
+    assert s["serving"]["n"] >= 100 and s["serving"]["median_abs_error"] < 0.25
+
+
+def test_spec_prediction_bounds_the_prior_one_and_serving_measurements():
+    rep = validate_table(groups=["TRT", "BS1", "VLLM"])
+    for r in rep.rows:
+        assert r.spec is not None and r.spec >= r.predicted * (1 - 1e-9), r.id
+    assert rep.violations() == []  # no end-to-end measurement beats its peak-only bound
+
+
+def test_spec_basis_run_is_bounded_by_total_math_and_memory():
+    al = Aliases()
+    spec = predict_row(TRT, al, basis="spec")
+    prior = predict_row(TRT, al, basis="prior")
+    assert spec.predicted > prior.predicted
+    assert spec.spec == spec.predicted  # on the spec basis the prediction is its own bound
+
+
+def test_engine_batch_is_kv_pool_over_kv_per_sequence_capped():
+    assert engine_batch(100e9, 1e9, 8192) == 100
+    assert engine_batch(100e9, 1e6, 8192) == 8192
+    assert np.all(engine_batch(np.array([10e9, 50e9]), 1e9, 20) == [10, 20])
+
+
+def test_batch_one_decode_is_weight_bound_near_bandwidth():
+    r = predict_row(BS1, Aliases())
+    # Llama-2-7B in BF16 on a 2.04 TB/s A100: ~13.5 GB per token at 0.91 of peak, plus fixed costs
+    assert 80 < r.predicted < 140
+    assert r.kind == "per_user"
+
+
+def test_one_gemm_roofline_memory_bound_at_small_m():
+    al = Aliases()
+    r = predict_row(GEMM, al)
+    assert r.kind == "gemm" and "memory-bound" in r.why[0]
+    flop = kernels.gemm_flop(64, 7168, 16384)
+    byts = kernels.gemm_bytes(64, 7168, 16384, 1.0, 1.0, 2.0)
+    assert flop == 2 * 64 * 7168 * 16384
+    t = kernels.gemm_time(flop, 1979e12, 1.0, byts, 3.35e12, 1.0)
+    assert t == pytest.approx(byts / 3.35e12)
+    assert r.spec == pytest.approx(flop / t / 1e12)
+
+
+def test_alias_table_and_fallback_models_load():
+    d = load_aliases("validation")
+    assert {"models", "hardware", "precision", "engine"} <= set(d)
+    assert d["engine"]["max_batch"] == 8192
+    m = load_alias_model("llama-2-70b")
+    assert m is not None and m.n_kv_heads == 8
+    assert load_alias_model("no-such-model") is None
+    al = Aliases()
+    assert al.system("GB200 NVL72 (72 GPUs)")[0].name == "gb200-nvl72"
+    assert al.system("B200 180GB (DGX B200)")[0].name == "hgx-b200"
+    assert al.precision("FP4 (NVIDIA ModelOpt checkpoint)")[:2] == ("fp4", "fp8")
+
+
+def test_training_rows_never_vanish():
+    rep = validate([TRN])
+    assert len(rep.rows) + len(rep.unexpressed) == 1
+
+
+def test_explained_run_derivation_golden():
+    r = predict_row(TRT, Aliases(), explain=True)
+    text = r.derivation.explain()
+    lines = text.splitlines()
+    assert lines[0].startswith("tokens_per_s = n_rep · B · OSL / t_run  = ")
+    assert lines[2].strip().startswith("B = min(floor(kv_pool / kv_held), B_max)")
+    assert lines[4].strip().startswith("kv_pool = f_kv · (G · C − W_all)")
+    assert lines[5].strip() == "= 0.900 · (1 chips · 141 GB − 8.03 GB)"
+    assert "t_run = n_prefill · t_prefill + OSL · t_decode_mean" in text
+    assert "catalog/aliases/validation.yaml: TRT-* notes: kv_cache_free_gpu_mem_fraction" in text
+    assert float(r.derivation.value) == pytest.approx(r.predicted)
+
+
+# ---- CLI --------------------------------------------------------------------------------------------
+
+def test_cli_json_keys():
+    r = run("validate", "--group", "BS1,UB", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    row = d["rows"][0]
+    assert {"id", "predicted", "measured", "abs_error"} <= set(row)
+    s = d["summary"]
+    assert {"median_abs_error", "p90_abs_error"} <= set(s)
+    assert {"BS1", "UB"} <= set(s["groups"])
+    assert 0 <= s["groups"]["BS1"]["median_abs_error"] <= s["groups"]["BS1"]["p90_abs_error"]
+    assert all(u["reason"] for u in d["unexpressed"])
+
+
+def test_cli_table_prints_groups_worst_rows_and_reasons():
+    r = run("validate", "--group", "BS1", "--worst", "3")
+    assert r.exit_code == 0, r.output
+    assert "median |error|" in r.stdout and "worst rows" in r.stdout
+    assert "BS1-016" in r.stdout and "speculative" in r.stdout
+
+
+def test_cli_explain_one_row():
+    r = run("validate", "--row", "BS1-001", "--explain")
+    assert r.exit_code == 0, r.output
+    assert "t_step = max(t_math, t_weights + t_kv) + t_serial" in r.stdout
+
+
+def test_cli_other_table_and_bad_input(tmp_path):
+    good = tmp_path / "t.csv"
+    with good.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerow(BS1)
+        w.writerow(ODD)
+    r = run("validate", "--table", str(good), "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert [x["id"] for x in d["rows"]] == ["BS1-X01"] and d["unexpressed"][0]["id"] == "TRT-X02"
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,number\nx,1\n")
+    r = run("validate", "--table", str(bad))
+    assert r.exit_code == 1 and "missing column" in r.output and "Traceback" not in r.output
+    r = run("validate", "--table", str(tmp_path / "nope.csv"))
+    assert r.exit_code == 1 and "cannot read" in r.output
+    r = run("validate", "--basis", "magic")
+    assert r.exit_code == 1 and "--basis" in r.output
+    r = run("validate", "--row", "NOPE-1")
+    assert r.exit_code == 1 and "no row NOPE-1" in r.output
