@@ -17,7 +17,9 @@ slowest tier that drains within T. Recomputing means running prefill again (`pri
 
 Prices are dated (`MemoryTier.prices`): DRAM and flash moved 3–10× in 2025–26, so the answer depends on
 the date. HBM's holding cost is the chip's rental, whatever the date (catalog/hardware/*.yaml).
-Ignored: servers, power and the network that moves the bytes; a tier's partial use.
+Ignored: servers, power and the network that moves the bytes; a tier's partial use; the accelerator's
+wait while a prefix is read back (assumed overlapped). At 2026 prices flash bandwidth is cheaper per
+byte than DRAM's, so the cost minimum picks flash even for second-long holds; at 2025 prices, DRAM.
 """
 
 from __future__ import annotations
@@ -295,6 +297,7 @@ def kv_report(model: Model | None = None, system: System | None = None, *, prefi
         "holding cost = the tier's price per GB-hour × (hold time + drain time): hold, then read back once",
         "HBM is priced at the chip's rental per GB; other tiers at their dated purchase price over their "
         "service life; servers, power and the network are not counted",
+        "the accelerator's wait while a prefix is read back is not charged (reads overlap other work)",
         f"tier prices as of {price_date or 'the latest date in the catalog'}",
     ]
     for T in hold_times_s:

@@ -174,13 +174,13 @@ class PriceReport:
         return out
 
     def explain(self) -> str:
-        parts = [f"── {k} ──\n{q.explain()}" for k, q in self.numbers.items() if isinstance(q, Q) and q.formula
-                 and k in ("serving.usd_per_request",)]
+        parts = [f"── {k} ──\n{q.explain(max_depth=3)}" for k, q in self.numbers.items()
+                 if isinstance(q, Q) and q.formula and k == "serving.usd_per_request"]
         for o in self.offers:
             for k in ("api_usd", "margin"):
                 q = o.get("_q", {}).get(k)
                 if isinstance(q, Q):
-                    parts.append(f"── {o['offer']}: {k} ──\n{q.explain(max_depth=1)}")
+                    parts.append(f"── {o['offer']} ({o['date']}): {k} ──\n{q.explain()}")
         return "\n\n".join(parts)
 
 
@@ -265,8 +265,10 @@ def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool) -> dic
     g = lambda sym, v, unit, src: lift(explain, sym, v, unit, f"{sheet.file}: {src}")  # noqa: E731
     api = api_usd(h, Nin, g("p_in", p_in, "USD", s_in), g("p_read", p_read, "USD", s_read), Nout,
                   g("p_out", p_out, "USD", s_out))
-    mg = margin(serve, api)
-    mk = markup(api, serve)
+    # the serving side's derivation is printed once, under serving.usd_per_request
+    cost = lift(explain, "serve_usd", value_of(serve), "USD", "serving.usd_per_request (derived above)")
+    mg = margin(cost, api)
+    mk = markup(api, cost)
     row = {"offer": f"{sheet.provider}/{oid}", "date": sheet.date, "display_name": o.display_name,
            "band": f"prompt > {band.above_tokens:,} tokens" if band else "base",
            "input_per_mtok": p_in, "cache_read_per_mtok": p_read, "output_per_mtok": p_out,
