@@ -143,31 +143,41 @@ def plot_frontier(fr, path: str) -> str:
     cost = np.asarray(fr.usd_per_mtok if kind == "usd" else fr.chip_hours_per_mtok)
     lat = np.asarray(fr.step_time_s) * 1e3
     fig, ax = plt.subplots(figsize=(9.5, 6.2), constrained_layout=True)
-    ax.scatter(lat, cost, s=10, color=_GREY, alpha=0.5, label="every batch (dominated: grey)", zorder=1)
+    fits = np.asarray(fr.fits, dtype=bool)
+    ax.scatter(lat[fits], cost[fits], s=10, color=_GREY, alpha=0.5, label="every batch that fits in HBM", zorder=1)
+    if (~fits).any():
+        ax.scatter(lat[~fits], cost[~fits], s=12, color=_GREY, marker="x", alpha=0.5,
+                   label="batches whose KV does not fit", zorder=1)
     f = fr.frontier_index
     ax.plot(lat[f], cost[f], color=_BLUE, lw=2.4, marker="o", ms=3.5, label="Pareto frontier (faster ⇒ dearer)",
             zorder=2)
-    for i in f[:: max(1, len(f) // 7)]:
-        ax.annotate(f"B={fmt(fr.batch[i])}", (lat[i], cost[i]), textcoords="offset points", xytext=(6, 4),
+    on_roofline = "standard_roofline" in fr.points
+    pts = {"standard": fr.points.get("standard_roofline" if on_roofline else "standard"),
+           "fast": fr.points.get("fast_roofline" if on_roofline else "fast")}
+    marked = [pt["batch"] for pt in pts.values() if pt]
+    for i in f[:: max(1, len(f) // 6)]:
+        if any(abs(np.log(fr.batch[i] / b)) < np.log(3) for b in marked):
+            continue  # keep the marked points' labels readable
+        ax.annotate(f"B={fmt(fr.batch[i])}", (lat[i], cost[i]), textcoords="offset points", xytext=(7, 3),
                     fontsize=8.5, color=_BLUE)
     for key, color, label in (("standard", _GREEN, "standard"), ("fast", _RED, "fast mode")):
-        pt = fr.points.get(key)
+        pt = pts.get(key)
         if not pt:
             continue
         x, y = pt["step_time_s"] * 1e3, pt["usd_per_mtok" if kind == "usd" else "chip_hours_per_mtok"]
         ax.scatter([x], [y], s=140, color=color, zorder=5, edgecolor="white", lw=1.5)
         txt = f"{label}: B = {fmt(pt['batch'])}\n{fmt(pt['step_time_s'], 's')}/token, {_money(y, kind)}/Mtok"
-        ax.annotate(txt, (x, y), textcoords="offset points", xytext=(12, 10 if key == "fast" else -34),
+        ax.annotate(txt, (x, y), textcoords="offset points", xytext=(14, 8) if key == "fast" else (10, 22),
                     color=color, fontsize=10, fontweight="bold")
-    if fr.points.get("standard") and fr.points.get("fast"):
-        s, q = fr.points["standard"], fr.points["fast"]
+    if pts["standard"] and pts["fast"]:
+        s, q = pts["standard"], pts["fast"]
         sy = s["usd_per_mtok" if kind == "usd" else "chip_hours_per_mtok"]
         fy = q["usd_per_mtok" if kind == "usd" else "chip_hours_per_mtok"]
         ax.annotate("", xy=(q["step_time_s"] * 1e3, fy), xytext=(s["step_time_s"] * 1e3, sy),
                     arrowprops=dict(arrowstyle="->", color=_RED, lw=1.6, ls="--"))
-        ax.text(0.02, 0.03, f"batch ÷ {fmt(s['batch'] / q['batch'])}  ⇒  price × {fmt(fy / sy)},  speed × "
-                f"{fmt(s['step_time_s'] / q['step_time_s'])}  (roofline, {fr.basis} basis)",
-                transform=ax.transAxes, color=_RED, fontsize=10)
+        ax.text(0.30, 0.96, f"batch ÷ {fmt(s['batch'] / q['batch'])}  ⇒  price × {fmt(fy / sy)},  speed × "
+                f"{fmt(s['step_time_s'] / q['step_time_s'])}\n(roofline, {fr.basis} basis; model-free batch ratio "
+                f"1/(p·s))", transform=ax.transAxes, color=_RED, fontsize=10.5, va="top")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("latency per output token = decode step time (ms)")
@@ -175,7 +185,7 @@ def plot_frontier(fr, path: str) -> str:
     ax.set_title(f"Latency–cost frontier: {fr.model.name} on {fr.G} × {fr.system.chip.name}, context "
                  f"{fmt(fr.S)} tok\nfast mode = the same frontier at a smaller batch")
     ax.grid(True, which="major", alpha=0.25)
-    ax.legend(loc="upper right")
+    ax.legend(loc="center right")
     fig.savefig(path, dpi=150)
     plt.close(fig)
     return path
