@@ -177,8 +177,8 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     else:
         nums["kv_share"] = None
         nums["slow_mode_max_saving"] = None
-        nums["note"] = ("a faster mode must cost more per token and run a smaller batch (s > 1, p·s > 1); "
-                        "these multiples do not describe a point on the latency–cost frontier")
+        nums["note"] = ("the KV-share fit needs a faster, dearer mode (s > 1 and p·s > 1); a mode that is "
+                        "slower, or both faster and cheaper per token, is not a fast mode on the latency–cost frontier")
     out = Modes(p, s, m, nums)
     if model is None:
         return out

@@ -1,0 +1,101 @@
+"""`tokenmath place MODEL --on SYSTEM`: which tensor/expert/pipeline/data splits fit weights + KV, and at what cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from ..placement import place
+from ..units import fmt
+from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .grid_args import parse_number
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("place")
+    @guard
+    def place_cmd(
+        model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
+        on: str = typer.Option(..., "--on", help="System (e.g. gb300-nvl72, hgx-h100), chip, or profile YAML."),
+        batch: str = typer.Option("128", "--batch", "-B", help="Sequences each pipeline stage decodes per step."),
+        context: str = typer.Option("4096", "--context", "-S", help="KV length per sequence (4k, 100k, 1M accepted)."),
+        chips: int = typer.Option(None, "--chips", "-G",
+                                  help="Most chips one replica may use (default: one scale-up domain)."),
+        tp: int = typer.Option(None, "--tp", help="Tensor-parallel ways (fix it; default: try all)."),
+        ep: int = typer.Option(None, "--ep", help="Expert-parallel ways (fix it; default: try all)."),
+        pp: int = typer.Option(None, "--pp", help="Pipeline stages (fix it; default: try all)."),
+        precision: str = typer.Option(None, "--precision", help="Weights: fp8, bf16, fp4 (default: model's)."),
+        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
+        basis: str = typer.Option("prior", "--basis", help="'prior' or 'spec' for step and comm times."),
+        show_all: bool = typer.Option(False, "--all", help="List every split, not the best 15."),
+        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    ) -> None:
+        """Splits that fit (memory per chip, comm per step and its tier), the best one, the largest model a domain holds."""
+        m, s = load_pair(model, on, set_)
+        B = parse_number(batch, "--batch")
+        S = parse_number(context, "--context")
+        r = place(m, s, B=B, S=S, max_chips=chips, tp=tp, ep=ep, pp=pp, precision=precision, kv_dtype=kv_dtype,
+                  basis=basis, explain=explain or as_json)
+        if as_json:
+            emit_json(r.to_dict(derivations=True))
+            return
+        _print(r, show_all)
+        if explain:
+            console.print()
+            console.print(r.explain(), markup=False)
+
+
+def _print(r, show_all: bool) -> None:
+    sp = r.splits
+    n = len(sp["tp"])
+    order = np.lexsort((sp["chips"], -np.nan_to_num(sp["tokens_per_s_per_chip"], nan=-1), ~sp["fits"]))
+    if r.requested is not None:
+        order = np.concatenate([[r.requested], order[order != r.requested]])
+    shown = order if show_all else order[:15]
+    title = (f"{r.model.display_name or r.model.name} on {r.system.display_name or r.system.name} — up to "
+             f"{r.max_chips} chips per replica, {fmt(r.B)} seq per stage step at {fmt(r.S)} tok, {r.precision} "
+             f"weights, {r.kv_dtype} KV")
+    t = Table(title=title, title_justify="left")
+    for col in ("tp·ep·pp", "dp", "G", "W/chip", "KV/chip", "fits", "comm/step", "pp hops", "tok/s/chip"):
+        t.add_column(col, justify="right")
+    cap = sp["capacity_per_chip_bytes"][0]
+    for i in shown:
+        mark = "←" if i == r.requested else ("★" if i == r.best else "")
+        share = sp["ep_scaleout_share"][i]
+        tier = "out" if str(sp["comm_tier"][i]) == "scale-out" else "up"
+        if share > 0:
+            tier += f" {share:.0%}"
+        comm = f"{fmt(sp['t_comm_s'][i], 's')} {tier}" if np.isfinite(sp["t_comm_s"][i]) else "—"
+        pipe = "—" if sp["pp"][i] <= 1 else (
+            f"{fmt(sp['t_pipeline_s'][i], 's')} {'out' if str(sp['pipeline_tier'][i]) == 'scale-out' else 'up'}")
+        tps = sp["tokens_per_s_per_chip"][i]
+        t.add_row(f"{sp['tp'][i]}·{sp['ep'][i]}·{sp['pp'][i]}", str(sp["dp"][i]), str(sp["chips"][i]),
+                  fmt(sp["weights_per_chip_bytes"][i], "B"), fmt(sp["kv_per_chip_bytes"][i], "B"),
+                  ("yes" if sp["fits"][i] else "no") + mark, comm, pipe,
+                  fmt(round(tps)) if np.isfinite(tps) else "—")
+    console.print(t)
+    if n > len(shown):
+        console.print(f"({n - len(shown)} more splits; --all lists them)", markup=False)
+    v = r.numbers
+    console.print(f"HBM per chip {fmt(cap, 'B')}; weights {fmt(v['weights_bytes'], 'B')} in all; one stage step's KV "
+                  f"= B · kv_held = {fmt(v['kv_bytes_per_stage_step'], 'B')}", markup=False)
+    chosen = r.requested if r.requested is not None else r.best
+    if chosen is None:
+        console.print(f"fits: NO — no split of up to {r.max_chips} chips holds weights + KV; the largest model "
+                      f"one {r.system.domain_chips}-chip domain holds at this batch and context is "
+                      f"{fmt(v['largest_model_params'], 'params')} ({r.precision}); pipeline across domains with "
+                      "--chips N, or lower --batch / --context", markup=False)
+        return
+    row = r.row(chosen)
+    which = "requested" if chosen == r.requested else "best (most tokens/s per chip)"
+    console.print(f"fits: {'yes' if row['fits'] else 'NO'} — {which} split tp={row['tp']} ep={row['ep']} "
+                  f"pp={row['pp']} on {row['chips']} chips: {fmt(row['memory_per_chip_bytes'], 'B')} of "
+                  f"{fmt(cap, 'B')} per chip", markup=False)
+    console.print("pipelining: weights per chip fall as 1/pp; KV per chip does not (pp micro-batches of B are in "
+                  f"flight: {fmt(row['sequences_in_flight'])} sequences), so KV per stage stays "
+                  f"{fmt(row['kv_per_stage_bytes'], 'B')}", markup=False)
+    console.print(f"largest model one {r.system.domain_chips}-chip domain holds at this batch and context: "
+                  f"{fmt(v['largest_model_params'], 'params')} ({r.precision})", markup=False)
