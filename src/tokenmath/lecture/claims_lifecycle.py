@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..derive import given
-from .claim import NotComputable, REPRODUCED, OFF, Finding, claim, need, unverifiable
+from ..units import fmt
+from .claim import OFF, REPRODUCED, Finding, claim, judge, need, unverifiable
+from .common import ratio, said_q, v
 
 SECTION = "lifecycle"
 
@@ -33,14 +35,27 @@ def c1(ctx):
                    derivation="d/dx (a·x^-α + b·x^β) = 0 ⇒ α·a·x^-α = β·b·x^β ⇒ falling/rising = β/α")
 
 
-def _pending(what: str):
-    need("tokenmath.lifecycle", "lifecycle balance, issue 6")
-    raise NotComputable(f"tokenmath.lifecycle exposes no {what} yet")
+def _lc(ctx, explain=True):
+    lifecycle = need("tokenmath.lifecycle", "lifecycle balance, issue 6")
+    days = ctx.said_input("C5", "lifetime_s") / 86400
+    return lifecycle.lifecycle(ctx.said_input("C5", "serving_tokens_per_s"), days,
+                               ctx.said_input("C5", "active_params"), explain=explain)
 
 
 @claim("C2", SECTION)
 def c2(ctx):
-    _pending("FLOP coefficients")
+    training = need("tokenmath.training", "training FLOP, issue 6")
+    N = said_q(ctx, "C5", "active_params", "N_active", "params")
+    D = given("D_tok", 1.0, "tok", "one token")
+    q = training.flop_dense(N, D)
+    per = v(q) / v(N)
+    lifecycle = need("tokenmath.lifecycle", "lifecycle balance, issue 6")
+    ok = abs(per - 6) < 1e-9
+    note = (f"training.flop_dense: {fmt(per)} FLOP per parameter per token (forward 2 + backward 4); lifecycle: "
+            f"inference 2·e·N·D and RL r_RL·e·N·D with r_RL = {fmt(lifecycle.RL_MULTIPLIER)} (range 2–6) and decode "
+            f"inefficiency e = {fmt(lifecycle.DECODE_INEFFICIENCY)}")
+    return Finding(given("flop_per_param_token", per, "", "training.flop_dense / N"), "", REPRODUCED if ok else OFF,
+                   note, derivation=q.explain())
 
 
 unverifiable("C3", SECTION)
@@ -48,12 +63,22 @@ unverifiable("C3", SECTION)
 
 @claim("C4", SECTION)
 def c4(ctx):
-    _pending("token ratios")
+    lc = _lc(ctx)
+    q = ratio(lc.numbers["pretrain_tokens"].renamed("a"), lc.numbers["rl_tokens"].renamed("b"))
+    verdict, note = judge(q, ctx.said("C4")["said_value"], 1e-6, what="D_pre / D_RL")
+    d_ratio = lc.value("pretrain_tokens") / lc.value("inference_tokens")
+    note += f"; D_pre / D_inf = {fmt(d_ratio)} (flashcard algebra: 6·D_pre = 3·D_RL·3 = 2·D_inf·3)"
+    return Finding(q, "", verdict, note, derivation=q.explain())
 
 
 @claim("C5", SECTION)
 def c5(ctx):
-    _pending("pretrain_tokens")
+    lc = _lc(ctx)
+    q = lc.numbers["inference_tokens"]
+    verdict, note = judge(q, ctx.said("C5")["said_value"], 0.25, unit="",
+                          what="tokens served over the life (= pre-training tokens)")
+    note += " — 50 M tok/s × 60 days is 2.59e14; '~200 T' rounds it down"
+    return Finding(q, "tok", verdict, note, derivation=q.explain(), value_text=f"{v(q):.3g} tokens")
 
 
 unverifiable("C6", SECTION)
@@ -61,9 +86,19 @@ unverifiable("C6", SECTION)
 
 @claim("C7", SECTION)
 def c7(ctx):
-    _pending("overtraining_factor")
+    lc = _lc(ctx)
+    q = lc.numbers["overtraining_factor"]
+    verdict, note = judge(q, ctx.said("C7")["said_value"], 0.25, what="over-training vs Chinchilla (20 tok/param)")
+    note += "; 100× follows from the rounded 200 T, 75× from the 150 T rumour (C6)"
+    return Finding(q, "", verdict, note, derivation=q.explain())
 
 
 @claim("C8", SECTION)
 def c8(ctx):
-    _pending("inference vs pre-training tokens")
+    lc = _lc(ctx)
+    q = ratio(lc.numbers["inference_tokens"].renamed("a"), lc.numbers["pretrain_tokens"].renamed("b"))
+    ok = abs(v(q) - 1) < 1e-6
+    return Finding(q, "", REPRODUCED if ok else OFF,
+                   f"at equal compute the model serves D_inf = {fmt(v(q))} × D_pre tokens: it emits about its "
+                   "pre-training corpus (Dwarkesh's line follows from C4; 'exceeds' in seed 001 does not)",
+                   derivation=q.explain(max_depth=1))

@@ -1,16 +1,17 @@
 """Pipelining (ledger rows P1–P9): when a rack boundary costs nothing, what stages save, hop latency.
 
     pp_ratio = 2 · k · L_stage / r_link        scale-up time over scale-out time at a stage boundary (T ~50:00)
-    t_hop    = lat + B · D · b_act / (G · bw_out)   one activation hand-off between racks
+Hop time, stage memory and the bubble come from `placement` (issue 3) and `training` (issue 6).
 """
 
 from __future__ import annotations
 
+from .. import arch
 from ..derive import formula, given
 from ..serve import memory_capacity, weight_bytes
 from ..units import fmt
 from .claim import NotComputable, REPRODUCED, Finding, claim, judge, need, unverifiable
-from .common import ratio, ref, said_q, v
+from .common import model_or_skip, ratio, ref, said_q, v
 
 SECTION = "pipelining"
 
@@ -18,11 +19,6 @@ SECTION = "pipelining"
 @formula("pp_ratio = 2 · k · L_stage / r_link", unit="")
 def pp_boundary_ratio(k, L_stage, r_link):
     return 2 * k * L_stage / r_link
-
-
-@formula("t_hop = lat + B · D · b_act / (G · bw_out)", unit="s")
-def hop_time(lat, B, D, b_act, G, bw_out):
-    return lat + B * D * b_act / (G * bw_out)
 
 
 @claim("P1", SECTION)
@@ -55,8 +51,28 @@ unverifiable("P3", SECTION, "a schedule definition (micro-batches = stages); P4 
 
 @claim("P4", SECTION)
 def p4(ctx):
-    need("tokenmath.placement", "pipeline placement, issue 3")
-    raise NotComputable("tokenmath.placement exposes no per-stage memory split yet")
+    placement = need("tokenmath.placement", "pipeline placement, issue 3")
+    m = model_or_skip(ctx, ctx.lecture["reference"]["frontier_model"])
+    ep, B, S = (ctx.said_input("P4", k) for k in ("EP", "B", "S"))
+    N_dense, N_routed = placement.split_params(m)
+    kv_held = float(arch.kv_stored_bytes(m, S))
+    rows, kv, w = [], [], []
+    for pp in ctx.said_input("P4", "stages"):
+        W = placement.weights_per_chip(given("N_dense", N_dense, "params", m.file), given("N_routed", N_routed, "params", m.file),
+                                       given("b_w", 1.0, "B", "fp8 weights"), given("tp", 1), said_q(ctx, "P4", "EP", "ep"),
+                                       given("pp", pp))
+        K = placement.kv_per_chip(given("pp", pp), said_q(ctx, "P4", "B", "B", "seq"),
+                                  given("kv_held", kv_held, "B", f"{m.file}: KV held per sequence at S = {fmt(S)}"),
+                                  said_q(ctx, "P4", "EP", "ep"), given("tp_kv", 1))
+        w.append(v(W))
+        kv.append(v(K))
+        rows.append(f"P = {pp}: weights {fmt(v(W), 'B')}/GPU, KV {fmt(v(K), 'B')}/GPU")
+    flat = max(kv) / min(kv) - 1 < 1e-9
+    scales = all(abs(w[0] / wi - p) / p < 1e-9 for wi, p in zip(w, ctx.said_input("P4", "stages")))
+    note = (f"{m.name} FP8 on EP = {fmt(ep)} with b = {fmt(B)} sequences per micro-batch at {fmt(S)} tokens: "
+            + "; ".join(rows) + " — weights fall as 1/P, KV per GPU does not move (micro-batches = stages)")
+    return Finding(given("kv_chip", kv[0], "B", "placement.kv_per_chip"), "B", REPRODUCED if flat and scales else OFF,
+                   note, derivation=K.explain() + "\n" + W.explain(max_depth=1), value_text=f"KV {fmt(kv[0], 'B')}/GPU at every P")
 
 
 @claim("P5", SECTION)
@@ -83,11 +99,13 @@ def p7(ctx):
     r = ref(ctx)
     s = r.system
     pri = ctx.priors(s.chip.priors)
-    q = hop_time(given("lat", pri.scaleout_latency_s, "s", pri.source_of("scaleout_latency_s")),
-                 said_q(ctx, "P7", "B", "B", "seq"), given("D", r.model.d_model, "", r.model.source_of("d_model")),
-                 said_q(ctx, "P7", "act_bytes", "b_act", "B"),
-                 given("G", s.domain_chips, "chips", s.source_of("domain_chips")),
-                 given("bw_out", s.scaleout_bw, "B/s", s.chip.source_of("scaleout_bandwidth_bytes_per_s")))
+    placement = need("tokenmath.placement", "pipeline hop time, issue 3")
+    q = placement.pipeline_hop_time(given("hops", 1), said_q(ctx, "P7", "B", "B", "seq"),
+                                    given("D", r.model.d_model, "", r.model.source_of("d_model")),
+                                    said_q(ctx, "P7", "act_bytes", "b_act", "B"),
+                                    given("n_stage", s.domain_chips, "chips", s.source_of("domain_chips")),
+                                    given("bw", s.scaleout_bw, "B/s", s.chip.source_of("scaleout_bandwidth_bytes_per_s")),
+                                    given("lat", pri.scaleout_latency_s, "s", pri.source_of("scaleout_latency_s")))
     said = ctx.said("P7")["said_value"]
     verdict, note = judge(q, said, 0.5, unit="s", what="one rack-to-rack hand-off",
                           wrong=f"an RDMA hop plus the activation transfer is {fmt(v(q), 's')}, so 4 stages add "
@@ -97,8 +115,16 @@ def p7(ctx):
 
 @claim("P8", SECTION)
 def p8(ctx):
-    need("tokenmath.training", "pipeline bubble, issue 6")
-    raise NotComputable("tokenmath.training exposes no pipeline-bubble function yet")
+    training = need("tokenmath.training", "pipeline bubble, issue 6")
+    pp = ctx.said_input("P8", "pp")
+    qs = [training.pipeline_bubble(said_q(ctx, "P8", "pp", "pp"), given("v", 1, "", "no interleaving"),
+                                   given("M", M, "", "micro-batches per step")) for M in ctx.said_input("P8", "microbatches")]
+    vals = [v(q) for q in qs]
+    shrinks = all(a > b for a, b in zip(vals, vals[1:]))
+    note = (f"bubble (pp − 1)/(v·M + pp − 1) with pp = {pp}: " +
+            ", ".join(f"M = {M} → {fmt(x * 100)} %" for M, x in zip(ctx.said_input("P8", "microbatches"), vals)) +
+            " — more micro-batches (a bigger global batch) shrink it, which is the convergence-vs-systems tension")
+    return Finding(qs[0], "%", REPRODUCED if shrinks else OFF, note, derivation="\n".join(q.explain() for q in qs))
 
 
 unverifiable("P9", SECTION)

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import arch
 from ..derive import given
-from .claim import REPRODUCED, WRONG, Finding, NotComputable, claim, need, unverifiable
+from ..units import fmt
+from .claim import REPRODUCED, WRONG, Finding, claim, judge, need, unverifiable
+from .common import model_or_skip
 
 SECTION = "reversible"
 
@@ -33,14 +36,35 @@ def x2(ctx):
 
 @claim("X3", SECTION)
 def x3(ctx):
-    need("tokenmath.training", "activation memory with reversible layers, issue 6")
-    raise NotComputable("tokenmath.training exposes no reversible-layer memory function yet")
+    training = need("tokenmath.training", "activation memory with reversible layers, issue 6")
+    m = model_or_skip(ctx, ctx.said_input("X3", "model"))
+    S = ctx.said_input("X3", "S")
+    deep = m.evolve(n_layers=2 * m.n_layers)
+    rev = [training.activation_bytes(x, s=S, reversible=True) for x in (m, deep)]
+    std = [training.activation_bytes(x, s=S, recompute="none") for x in (m, deep)]
+    ok = abs(rev[1] / rev[0] - 1) < 1e-9 and std[1] / std[0] > 1.9
+    note = (f"{m.name}, one sequence of {fmt(S)} tokens: storing activations takes {fmt(std[0], 'B')} at "
+            f"{m.n_layers} layers and {fmt(std[1], 'B')} at {2 * m.n_layers}; reversible layers hold "
+            f"{fmt(rev[0], 'B')} at either depth (training.activation_bytes)")
+    return Finding(given("act_reversible", rev[0], "B", "training.activation_bytes(reversible=True)"), "B",
+                   REPRODUCED if ok else WRONG, note,
+                   derivation="activation bytes per chip, recompute none vs reversible, at L and 2L layers:\n" +
+                   f"none: {fmt(std[0], 'B')} → {fmt(std[1], 'B')}\nreversible: {fmt(rev[0], 'B')} → {fmt(rev[1], 'B')}")
 
 
 @claim("X4", SECTION)
 def x4(ctx):
-    need("tokenmath.training", "reversible-layer compute overhead, issue 6")
-    raise NotComputable("tokenmath.training exposes no reversible-layer overhead function yet")
+    training = need("tokenmath.training", "reversible-layer compute overhead, issue 6")
+    m = model_or_skip(ctx, ctx.said_input("X4", "model"))
+    S = ctx.said_input("X4", "S")
+    pc = arch.param_counts(m)
+    attn = float(arch.attention_flop_per_token(m, S, "prefill"))
+    q = training.recompute_ratio("none", given("N_active", pc.active, "params", m.file),
+                                 given("attn_fwd", attn, "FLOP/tok", f"{m.file}: causal attention at {fmt(S)} tokens"),
+                                 reversible=True)
+    verdict, note = judge(q, ctx.said("X4")["said_value"], 0.05, what="training FLOP with reversible layers ÷ without")
+    note += ": one extra forward pass, ≈ +33 % (the ledger's figure; the lecture states no cost)"
+    return Finding(q, "", verdict, note, derivation=q.explain())
 
 
 unverifiable("X5", SECTION)
