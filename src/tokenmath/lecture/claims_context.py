@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from .. import arch
 from ..derive import formula, given
 from ..units import fmt
 from .claim import NOT_COMPUTABLE, Finding, claim, judge, unverifiable
-from .common import model_or_skip, ref, said_q, solve_increasing, v
+from .common import model_or_skip, ref, said_q, solve_increasing
 
 SECTION = "context"
 

@@ -25,7 +25,7 @@ def m2(ctx):
     verdict, note = judge(top[2], ctx.said("M2")["said_value"], 0.25,
                           what=f"largest per-GPU HBM bandwidth step ({top[0]} → {top[1]})")
     hop, bw = ctx.system("hgx-h100"), ctx.system("gb200-nvl72")
-    note += (f"; steps " + ", ".join(f"{a}→{b} {fmt(v(q))}×" for a, b, q in steps) +
+    note += ("; steps " + ", ".join(f"{a}→{b} {fmt(v(q))}×" for a, b, q in steps) +
              f"; scale-up {hop.domain_chips} → {bw.domain_chips} = {fmt(bw.domain_chips / hop.domain_chips)}× "
              "(the lecture: 8×)")
     return Finding(top[2], "", verdict, note, derivation="\n".join(

@@ -13,7 +13,7 @@ from ..derive import formula, given
 from ..roofline import Layout, step
 from ..serve import memory_capacity, memory_required, weight_bytes
 from ..units import fmt
-from .claim import NotComputable, REPRODUCED, WRONG, Finding, claim, judge, unverifiable
+from .claim import NotComputable, Finding, claim, judge, unverifiable
 from .common import model_or_skip, ratio, ref, said_q, v
 
 SECTION = "moe"

@@ -10,7 +10,7 @@ from .. import arch
 from ..derive import formula, given
 from ..serve import memory_capacity, weight_bytes
 from ..units import fmt
-from .claim import NotComputable, REPRODUCED, Finding, claim, judge, need, unverifiable
+from .claim import OFF, REPRODUCED, Finding, NotComputable, claim, judge, need, unverifiable
 from .common import model_or_skip, ratio, ref, said_q, v
 
 SECTION = "pipelining"

@@ -10,8 +10,8 @@ from .. import arch
 from ..derive import given
 from ..records import Model
 from ..units import fmt
-from .claim import OFF, REPRODUCED, WRONG, Finding, NotComputable, claim, judge, need, unverifiable
-from .common import model_or_skip, ratio, said_q, v
+from .claim import OFF, REPRODUCED, Finding, NotComputable, claim, judge, need, unverifiable
+from .common import model_or_skip, ratio, v
 
 SECTION = "pricing"
 
@@ -115,7 +115,7 @@ def a6(ctx):
     top = max(rows, key=lambda r: r[2])
     inside = all(low <= x <= said for x in vals)
     ratio_ = max(vals) / said
-    note = (f"output/input today: " + ", ".join(f"{rd.offer.display_name} {fmt(x)}×" for rd, _, x in rows) +
+    note = ("output/input today: " + ", ".join(f"{rd.offer.display_name} {fmt(x)}×" for rd, _, x in rows) +
             f" — span {fmt(min(vals))}–{fmt(max(vals))}× against the lecture's {fmt(low)}–{fmt(said)}×")
     verdict = REPRODUCED if inside else OFF
     if not inside:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arch
-from ..derive import Q, given
+from ..derive import given
 from ..roofline import hardware_ratio, latency_floor, optimal_batch
 from ..units import fmt
-from .claim import OFF, REPRODUCED, WRONG, Finding, claim, factor_text, judge
-from .common import bstar, chip_F, chip_W, drain_time, mfu, ratio, ref, said_q, solve_increasing, spec_step, v
+from .claim import OFF, REPRODUCED, Finding, claim, judge, need
+from .common import bstar, chip_W, drain_time, mfu, ratio, ref, said_q, solve_increasing, spec_step, v
 
 SECTION = "batching"
 
@@ -33,42 +33,43 @@ def r1(ctx):
                    plots=["cost_latency_vs_batch"])
 
 
-def _cost_curve(r, B, S=0):
-    st = spec_step(r.model, r.system, r.G, B, S, r.precision)
-    return np.asarray(st.t_step) / np.asarray(B, dtype=float)
+def _sweep(r, S_ref: float, batch=None, context=None, explain: bool = True):
+    sweep = need("tokenmath.sweep", "batch and context sweeps, issue 3")
+    return sweep.sweep(r.model, r.system, G=r.G, batch=batch, context=[S_ref] if context is None else context,
+                       S_ref=S_ref, precision=r.precision, basis="spec", explain=explain)
 
 
 @claim("R2", SECTION)
 def r2(ctx):
     r = ref(ctx)
-    Bs = v(bstar(r.model, r.system, r.precision))
-    B = np.unique(np.round(np.geomspace(1, 8 * Bs, 400)))
-    c = _cost_curve(r, B)
-    falling = bool(np.all(np.diff(c) <= c[:-1] * 1e-9))
+    sw = _sweep(r, 0.0)
+    cost = np.asarray(sw.usd_per_mtok if sw.usd_per_mtok is not None else sw.chip_hours_per_mtok)[:, 0]
+    B, Bs = sw.batch, sw.value("optimal_batch")
+    falling = bool(np.all(np.diff(cost) <= cost[:-1] * 1e-9))
     hi = B >= 2 * Bs
-    flat = float(c[hi].max() / c[hi].min())
+    flat = float(cost[hi].max() / cost[hi].min())
     ok = falling and flat - 1 <= 0.02
-    floor = c[hi].min()
-    note = (f"cost per token t_step/B never rises with batch and is flat (within {fmt((flat - 1) * 100)} %) "
-            f"beyond 2·B*; the floor is {fmt(floor, 's')} of the replica per token = 2·N_matmul/(G·F)")
-    return Finding(floor, "s", REPRODUCED if ok else OFF, note,
-                   derivation=f"c(B) = t_step(B) / B on {r.G} × {r.system.chip.name}, spec basis, S = 0; "
-                              f"evaluated at {len(B)} batches from 1 to {fmt(B[-1])}",
-                   value_text=f"{fmt(floor * 1e6, 's')} per Mtok of one replica",
+    floor = sw.marks["cost_floor_usd_per_mtok"] or sw.marks["cost_floor_s_per_tok"]
+    unit = "USD" if sw.usd_per_mtok is not None else "s"
+    note = (f"`tokenmath sweep` (spec, S = 0): cost per token never rises with batch, falls as 1/B below B* = "
+            f"{fmt(Bs)} and is flat (within {fmt((flat - 1) * 100)} %) beyond 2·B*, on the floor "
+            f"{fmt(v(floor), unit)}{' per Mtok' if unit == 'USD' else ' per token'}")
+    return Finding(floor, unit, REPRODUCED if ok else OFF, note, derivation=floor.explain(max_depth=2),
+                   value_text=f"floor {fmt(v(floor), unit)}/Mtok" if unit == "USD" else "",
                    plots=["cost_latency_vs_batch"])
 
 
 @claim("R3", SECTION)
 def r3(ctx):
     r = ref(ctx)
-    Bs = v(bstar(r.model, r.system, r.precision))
-    c1, cmin = _cost_curve(r, np.array([1.0]))[0], _cost_curve(r, np.array([16 * Bs]))[0]
-    q = ratio(given("a", c1, "s", "c(1) = t_step(B=1)"), given("b", cmin, "s", "c_min = t_step(16·B*)/(16·B*)"))
+    sw = _sweep(r, 0.0, batch=[1.0])
+    q = sw.marks["c1_over_cmin"]
+    two = sw.value("c1_over_cmin_two_term")
     said = ctx.said("R3")["said_value"]
-    verdict, note = judge(q, said, 0.5, what="c(1)/c_min for DeepSeek-V3")
-    note += (f". At batch 1 an MoE reads only its active experts, so not batching costs ≈ R·(weights read at B=1)/"
-             f"N_matmul, not B* = {fmt(Bs)} (the ledger's dense-model estimate R·rho)")
-    return Finding(q, "", verdict, note, derivation=q.explain(), plots=["cost_latency_vs_batch"])
+    verdict, note = judge(q, said, 0.5, what="c(1)/c_min for DeepSeek-V3 at S = 0")
+    note += (f". The two-term model (all weights read at any batch) gives B* + κ = {fmt(two)}; the roofline reads only "
+             f"the experts a batch-1 step hits, so not batching an MoE costs ≈ R·(weights read at B = 1)/N_matmul")
+    return Finding(q, "", verdict, note, derivation=q.explain(max_depth=2), plots=["cost_vs_context"])
 
 
 @claim("R4", SECTION)
@@ -181,23 +182,12 @@ def r8(ctx):
 @claim("R9", SECTION)
 def r9(ctx):
     r = ref(ctx)
-    Bs = v(bstar(r.model, r.system, r.precision))
-
-    def kappa_minus_1(S):  # t_kv(1) / t_math(1) − 1 at context S: KV-per-sequence vs compute-per-token
-        st = spec_step(r.model, r.system, r.G, 1, S, r.precision)
-        return float(st.t_kv) / float(st.t_math) - 1
-
-    L_star = solve_increasing(kappa_minus_1, 1.0, 1e8)
-    S = round(L_star / 2)
-
-    def gap(B):
-        st = spec_step(r.model, r.system, r.G, B, S, r.precision)
-        return float(st.t_math) - float(st.t_weights) - float(st.t_kv)
-
-    B_bal = solve_increasing(gap, 1.0, 1e9)
-    q = ratio(given("a", B_bal, "seq", f"B_bal: compute = weights + KV at S = L*/2 = {fmt(S)} tok"),
-              given("b", Bs, "seq", "B* = R·rho (no KV)"))
+    L_star = _sweep(r, 0.0, batch=[1.0], explain=False).value("kv_crossover_context")
+    sw = _sweep(r, round(L_star / 2), batch=[1.0])
+    q = ratio(sw.marks["balance_batch"].renamed("a"), sw.marks["optimal_batch"].renamed("b"))
     ok = v(q) > 1
-    note = (f"with KV at S = {fmt(S)} the balance batch is {fmt(B_bal)} = {fmt(v(q))} × B*; past L* = "
-            f"{fmt(round(L_star))} tokens ({r.model.kv_dtype} KV) no batch is compute-bound")
-    return Finding(q, "", REPRODUCED if ok else OFF, note, derivation=q.explain(), plots=["cost_vs_context"])
+    note = (f"at S = L*/2 = {fmt(round(L_star / 2))} tokens KV doubles the balance batch: B_bal = B*/(1 − κ) = "
+            f"{fmt(sw.value('balance_batch'))} vs B* = {fmt(sw.value('optimal_batch'))}; past L* = {fmt(round(L_star))} "
+            f"tokens ({r.model.kv_dtype} KV; {fmt(sw.value('kv_crossover_context_roofline') or float('nan'))} with "
+            "attention FLOP counted) no batch is compute-bound")
+    return Finding(q, "", REPRODUCED if ok else OFF, note, derivation=q.explain(max_depth=2), plots=["cost_vs_context"])

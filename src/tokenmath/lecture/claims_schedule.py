@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..derive import formula, given
 from ..serve import tokens_per_s
 from ..units import fmt, parse_quantity
-from .claim import NotComputable, REPRODUCED, OFF, Finding, claim, judge, need, unverifiable
+from .claim import NotComputable, Finding, claim, judge, need, unverifiable
 from .common import drain_time, ratio, said_q, v
 
 SECTION = "schedule"
@@ -77,9 +77,8 @@ def t5(ctx):
     per = said_q(ctx, "T5", "deployment_tok_per_s", "b", "tok/s")
     days = said_q(ctx, "T5", "days_per_month", "days")
     lines, last = [], None
-    for i, row in enumerate(said["google_monthly_tokens"]):
-        src = ctx.lecture["sources"].get(f"claims.T5.google_monthly_tokens", row.get("source", ""))
-        rate = monthly_to_rate(given("tokens_per_month", float(row["value"]), "tok", row.get("source") or src), days,
+    for row in said["google_monthly_tokens"]:
+        rate = monthly_to_rate(given("tokens_per_month", float(row["value"]), "tok", row.get("source") or "lecture file"), days,
                                given("day_s", DAY_S, "s", "86,400 s per day"))
         last = ratio(rate.renamed("a"), per)
         lines.append(f"{row['label']}: {fmt(v(rate), 'tok/s')} → 1/{fmt(v(last))} of Google ({row.get('source', '')})")

@@ -93,18 +93,19 @@ def sweep_picture(ctx, out: Path) -> tuple[str, str]:
 def frontier_picture(ctx, out: Path) -> tuple[str, str]:
     """The latency–cost frontier with fast mode on it, from `tokenmath fastmode`'s own plot."""
     try:
-        from ..cli.plots_serving import plot_frontier
         from .. import modes
+        from ..cli.plots_serving import plot_frontier
     except ImportError:
         raise NotComputable("tokenmath.modes (fast and slow modes, issue 3) not in this build") from None
-    fn = getattr(modes, "frontier", None)
-    if fn is None:
-        raise NotComputable("tokenmath.modes exposes no frontier() yet")
     r = ref(ctx)
-    fr = fn(r.model, r.system, G=r.G, precision=r.precision)
+    p, s = ctx.said_input("FM1", "price_multiple"), ctx.said_input("FM1", "speed_multiple")
+    S = ctx.said_input("FM3", "S")
+    fr = modes.fast_slow_modes(p, s, model=r.model, system=r.system, G=r.G, S=S, precision=r.precision, basis="spec")
     name = "latency_cost_frontier.png"
     plot_frontier(fr, str(out / name))
-    return name, "Latency–cost Pareto frontier with the standard operating point and fast mode on it."
+    return name, (f"`tokenmath fastmode --price-multiple {fmt(p)} --speed-multiple {fmt(s)}` on {r.model.name}, "
+                  f"{r.G} × {r.system.chip.name}, context {fmt(S)} tok: every batch's latency and cost, the Pareto "
+                  "frontier, and the standard and fast operating points the multiples imply.")
 
 
 def hardware_generations(ctx, out: Path) -> tuple[str, str]:
@@ -156,15 +157,17 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
 
 
 def memory_tiers(ctx, out: Path) -> tuple[str, str]:
-    """Memory tiers by drain time and price (from the tier catalog, issue 5)."""
+    """Memory tiers by drain time and holding price, from `tokenmath kv`'s own plot."""
     try:
         from .. import kvtiers
+        from ..cli.plots_kv import plot_tiers
     except ImportError:
         raise NotComputable("tokenmath.kvtiers (memory tiers, issue 5) not in this build") from None
-    fn = getattr(kvtiers, "plot_tiers", None) or getattr(kvtiers, "tiers", None)
-    if fn is None:
-        raise NotComputable("tokenmath.kvtiers exposes no tier list yet")
-    raise NotComputable("memory-tier picture not wired yet")
+    rep = kvtiers.kv_report(lecture_media={"300": "flash", "3600": "HDD"})
+    name = "memory_tiers.png"
+    plot_tiers(rep, str(out / name))
+    return name, ("`tokenmath kv`: every memory tier at (drain time = capacity ÷ bandwidth, USD per GB-hour), "
+                  "with the 5-minute and 1-hour cache lifetimes and the lecture's drain times (hollow markers).")
 
 
 def domain_capacity(ctx, out: Path) -> tuple[str, str]:
