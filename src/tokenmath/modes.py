@@ -59,12 +59,12 @@ def standard_batch_compute_bound(p, s, kappa):
     return p * s / (p - kappa)
 
 
-@formula("saving = 1 − max(1, kappa) / max(1, 1/u_std + kappa)", unit="")
+@formula("slow_mode_max_saving = 1 − max(1, kappa) / max(1, 1/u_std + kappa)", unit="")
 def slow_mode_saving(kappa, u_std):
     return 1 - np.maximum(1.0, kappa) / np.maximum(1.0, 1 / u_std + kappa)
 
 
-@formula("saving_max = 1 − kv_share", unit="")
+@formula("slow_mode_max_saving = 1 − kv_share", unit="")
 def slow_mode_saving_bound(kv_share):
     return 1 - kv_share
 
