@@ -141,14 +141,18 @@ def test_bad_set_is_one_line(tmp_path):
 
 
 def test_cli_writes_markdown_and_json(tmp_path):
-    r = CliRunner().invoke(app, ["lecture", "--out", str(tmp_path), "--format", "md", "--json"])
+    r = CliRunner().invoke(app, ["lecture", "--out", str(tmp_path), "--format", "md", "--json",
+                                 "--set", "gb200.hbm_bandwidth_bytes_per_s=4TB/s"])
     assert r.exit_code == 0, r.output
     import json
 
     data = json.loads(r.output)
     assert {c["id"] for c in data["claims"]} >= set(ledger_ids())
+    r7 = next(c for c in data["claims"] if c["id"] == "R7")
+    assert r7["value"] == pytest.approx(2 * 5584.24, rel=1e-3)  # the override reached the claim
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| [R7](#r7) |" in md and "![" in md
+    assert "`gb200.hbm_bandwidth_bytes_per_s=4TB/s`" in md
 
 
 def test_html_report_opens_in_headless_chromium(full_run, tmp_path):

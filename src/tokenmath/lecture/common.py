@@ -2,7 +2,6 @@
 
 Formulas owned here (only those no analysis module owns; each written once):
 
-    t_drain = hbm / W                         HBM drain time (T1; Pope's "a train every ~20 ms")
     mfu     = t_math / t_step                 fraction of peak FLOP/s a step uses
     ratio   = a / b                           a named ratio of two quantities
 """
@@ -12,19 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arch
+from ..batching import drain_time  # noqa: F401  (re-exported: the one HBM drain-time formula)
 from ..derive import Q, formula, given, value_of
 from ..records import Model, System
 from ..roofline import hardware_ratio, optimal_batch, step
 from .claim import NotComputable
 from .context import LectureContext
 
-__all__ = ["Ref", "ref", "bstar", "spec_step", "solve_increasing", "drain_time", "mfu", "ratio", "chip_W",
+__all__ = ["Ref", "ref", "bstar", "spec_step", "solve_increasing", "mfu", "ratio", "chip_W",
            "chip_F", "model_or_skip", "said_q"]
-
-
-@formula("t_drain = hbm / W", unit="s")
-def drain_time(hbm, W):
-    return hbm / W
 
 
 @formula("mfu = t_math / t_step", unit="%")
