@@ -169,7 +169,7 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     sq = g("s", s, "", "given: speed multiple (fast ÷ standard, output tokens/s per sequence)")
     mq = g("m", m, "", "given: chips per replica, fast ÷ standard")
     nums: dict = {"batch_ratio": batch_ratio(pq, sq, mq)}
-    consistent = s > 1 and p * s > 1
+    consistent = s > 1 and p >= 1  # faster and not cheaper per token: a point on the same frontier
     if consistent:
         f = kv_share_for_multiples(pq, sq)
         nums["kv_share"] = f
@@ -177,7 +177,7 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     else:
         nums["kv_share"] = None
         nums["slow_mode_max_saving"] = None
-        nums["note"] = ("the KV-share fit needs a faster, dearer mode (s > 1 and p·s > 1); a mode that is "
+        nums["note"] = ("the KV-share fit needs a faster mode that is not cheaper (s > 1, p ≥ 1); a mode that is "
                         "slower, or both faster and cheaper per token, is not a fast mode on the latency–cost frontier")
     out = Modes(p, s, m, nums)
     if model is None:
