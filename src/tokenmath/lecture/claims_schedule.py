@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..derive import formula, given
 from ..units import fmt, parse_quantity
-from .claim import NotComputable, Finding, claim, judge, need, unverifiable
+from .claim import Finding, claim, judge, need, unverifiable
 from ..batching import drain_time
 from .common import ratio, said_q, v
 
