@@ -34,7 +34,7 @@ def _version(value: bool) -> None:
 @app.callback()
 @guard
 def _root(
-    catalog: list[str] = typer.Option([], "--catalog", help="Extra catalog directory (hardware/, systems/, models/...)."),
+    catalog: list[str] = typer.Option([], "--catalog", metavar="DIR", help="Extra catalog directory (hardware/, systems/, models/...)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     for d in catalog:
