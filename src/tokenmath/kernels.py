@@ -6,13 +6,17 @@ A model's step time is NOT built from these: that is `roofline.step`, over the w
 
     FLOP_gemm  = 2 · M · N · K · groups                                   (one multiply-add = 2 FLOP)
     bytes_gemm = groups · (M·K·b_in + K·N·b_w + M·N·b_out)                 (each operand once)
-    t_gemm     = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw)) + t_kernel
+    eta_mm     = eta_flop · M / (M + M_half · [M > 1])      (M = 1 is a GEMV: no tile to fill)
+    t_gemm     = max(FLOP_gemm / (F · eta_mm), bytes_gemm / (W · eta_bw)) + t_kernel
     t_stream   = bytes / (W · eta_bw)
     t_a2a      = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat           (dispatch or combine, one way)
 
 A small-M GEMM is memory-bound by the same max(): its weights (K·N·b_w) dominate the bytes and its
 FLOP are few, so `t_gemm` falls back to the bandwidth term without any shape-specific factor; the
 fixed t_kernel (launch, pipeline fill, tail wave) is what keeps the smallest GEMMs below W · eta_bw.
+M_half is the row count at which a tiled GEMM's register tiles are half full: on a GPU the memory
+bound hides it (the UB rows fit with M_half = 0); on a CPU, whose FLOP-to-byte ratio is small, a
+GEMM with a few rows runs far below peak FLOP/s while a one-row product runs as a streaming GEMV.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import numpy as np
 
 from .derive import formula
 
-__all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "stream_time", "alltoall_time", "achieved_rate"]
+__all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
+           "achieved_rate"]
 
 
 @formula("FLOP_gemm = 2 · M · N · K · groups", unit="FLOP")
@@ -34,9 +39,16 @@ def gemm_bytes(M, N, K, b_in, b_w, b_out, groups=1):
     return groups * (M * K * b_in + K * N * b_w + M * N * b_out)
 
 
-@formula("t_gemm = max(FLOP_gemm / (F · eta_flop), bytes_gemm / (W · eta_bw)) + t_kernel", unit="s")
-def gemm_time(FLOP_gemm, F, eta_flop, bytes_gemm, W, eta_bw, t_kernel=0.0):
-    return np.maximum(FLOP_gemm / (F * eta_flop), bytes_gemm / (W * eta_bw)) + t_kernel
+@formula("eta_mm = eta_flop · M / (M + M_half · [M > 1])", unit="")
+def small_m_efficiency(eta_flop, M, M_half):
+    """M / (M + M_half) of eta_flop for M > 1 rows; a one-row product (GEMV) keeps eta_flop."""
+    M = np.asarray(M, dtype=float)
+    return eta_flop * M / (M + M_half * (M > 1))
+
+
+@formula("t_gemm = max(FLOP_gemm / (F · eta_mm), bytes_gemm / (W · eta_bw)) + t_kernel", unit="s")
+def gemm_time(FLOP_gemm, F, eta_mm, bytes_gemm, W, eta_bw, t_kernel=0.0):
+    return np.maximum(FLOP_gemm / (F * eta_mm), bytes_gemm / (W * eta_bw)) + t_kernel
 
 
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")

@@ -204,6 +204,8 @@ def load_system(name: str) -> System:
             raise CatalogError(f"{name}: no such file")
         data = read_entry(p)
         if data.get("kind") == "chip" or "chip" not in data:
+            if isinstance(data.get("priors"), dict):  # a calibrated profile carries its own priors inline
+                data["priors"] = _inline_priors(data, p)
             chip = _validate(Chip, {**data, "kind": "chip"}, p)
             return System(name=chip.name, display_name=chip.display_name, chip=chip, domain_chips=1,
                           file=chip.file, source=chip.source)
@@ -238,9 +240,28 @@ def load_model(name: str) -> Model:
 
 
 def load_priors(name: str = "default") -> Priors:
+    if name in _profile_priors:
+        return _profile_priors[name]
     if name not in _index("priors"):
         name = "default"
     return _load_cached("priors", name)  # type: ignore[return-value]
+
+
+_profile_priors: dict[str, Priors] = {}  # priors read inline from profile YAMLs, by the name their chip refers to
+
+
+def _inline_priors(data: dict, file: Path) -> str:
+    """Validate a profile's inline `priors:` mapping into a Priors record; return the name its chip uses."""
+    block = dict(data["priors"])
+    name = f"{data.get('name', file.stem)}-priors"
+    sources = {k.split(".", 1)[1]: v for k, v in data["sources"].items() if k.startswith("priors.")}
+    estimates = tuple(k.split(".", 1)[1] for k in data["estimates"] if k.startswith("priors."))
+    data["sources"] = {k: v for k, v in data["sources"].items() if not k.startswith("priors.")}
+    data["estimates"] = tuple(k for k in data["estimates"] if not k.startswith("priors."))
+    rec = {"name": name, "source": data.get("source", ""), "file": data.get("file", str(file)), **block,
+           "sources": sources, "estimates": estimates}
+    _profile_priors[name] = _validate(Priors, rec, file)  # type: ignore[assignment]
+    return name
 
 
 def load_training_priors() -> list[TrainingPrior]:

@@ -229,11 +229,13 @@ class Priors(Record):
     step_overhead_s: float  # per forward step: launch, sampling, scheduling
     comm_overlap: float = 0.0  # fraction of communication hidden behind compute (0 = none)
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
+    matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
+    eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
 
-    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap")
+    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv")
     @classmethod
     def _fraction(cls, v: float) -> float:
-        if not 0 <= v <= 1:
+        if v is not None and not 0 <= v <= 1:
             raise ValueError("must be a fraction in [0, 1]")
         return v
 

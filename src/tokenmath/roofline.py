@@ -6,7 +6,12 @@
   over G chips at efficiency eta_flop.
 - t_weights: the weights the step touches (for MoE, the expected distinct experts hit by its T
   tokens) over G·W·eta_bw.
-- t_kv: decode reads each sequence's KV cache; prefill writes it.
+- t_kv: decode reads each sequence's KV cache; prefill writes it (at eta_kv of W where a profile
+  measured attention-decode streaming separately, else at eta_bw).
+- small-M matmuls: where the priors give M_half > 0 (a CPU profile), the step's GEMMs, M = T rows
+  each, run at eta_flop · T / (T + M_half) (T = 1 is a GEMV: eta_flop), and decode attention, whose
+  products have M = N/K query rows per KV head, at eta_flop · M / (M + M_half); see
+  kernels.small_m_efficiency.
 - t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) or
   expert-parallel all-to-all (dispatch + combine per MoE layer, (1 − 1/EP) of each token's k copies
   leave the chip), on the scale-up links inside a domain and the scale-out NICs between domains.
@@ -36,6 +41,7 @@ import numpy as np
 
 from . import arch
 from .derive import Q, formula, lift, value_of
+from .kernels import small_m_efficiency
 from .load import load_priors
 from .records import Model, Priors, System
 
@@ -109,6 +115,11 @@ def gemms_per_layer(m: Model) -> float:
     L_moe = arch.n_moe_layers(m)
     moe = 3 + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
     return attn + ((m.n_layers - L_moe) * 2 + L_moe * moe) / m.n_layers
+
+
+@formula("t_math = FLOP_mm / (F_mm · G · eta_mm) + FLOP_attn / (F_attn · G · eta_attn)", unit="s")
+def math_time_small_m(FLOP_mm, F_mm, G, eta_mm, FLOP_attn, F_attn, eta_attn):
+    return FLOP_mm / (F_mm * G * eta_mm) + FLOP_attn / (F_attn * G * eta_attn)
 
 
 @formula("t_attn = FLOP_attn / (F_attn · G · eta_flop)", unit="s")
@@ -224,7 +235,19 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     eta_flop, eta_bw = p("eta_flop", "eta_flop"), p("eta_bw", "eta_bw")
 
     flop_attn = attention_flop(T, attn_pt)
-    t_math = math_time(matmul_flop(pc.matmul, T), F_mm, flop_attn, F_attn, Gq, eta_flop)
+    flop_mm = matmul_flop(pc.matmul, T)
+    eta_attn = eta_flop
+    if pri.matmul_m_half and not spec:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
+        M_half = p("M_half", "matmul_m_half", "tok")
+        eta_mm = small_m_efficiency(eta_flop, T, M_half)  # the weight GEMMs: M = T tokens
+        # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
+        M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * (S if phase == "prefill" else 1),
+                   "rows", "query rows per KV head and sequence")
+        eta_attn = small_m_efficiency(eta_flop, M_attn, M_half).renamed("eta_attn") if explain else \
+            small_m_efficiency(eta_flop, M_attn, M_half)
+        t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
+    else:
+        t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
     W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
     t_weights = weight_time(W_touched, Gq, W, eta_bw)
     if phase == "decode":
@@ -233,7 +256,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes written per prompt of S tokens")
-    t_kv = kv_time(Bq, kv_seq, Gq, W, eta_bw)
+    eta_kv = p("eta_kv", "eta_kv") if pri.eta_kv is not None and not spec else eta_bw
+    t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
 
     if spec:
         t_comm = g("t_comm", 0.0 * np.asarray(value_of(T), dtype=float), "s", "spec: communication fully hidden")
@@ -251,7 +275,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     if spec:
         t = step_time(t_math, t_weights, t_kv, overlap, t_comm, t_over)
     else:
-        t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_flop)
+        t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_attn)
         t_mm = value_of(t_math) - value_of(t_attn)
         t_mm = Q("t_mm", t_mm, "s", source="t_math − t_attn (the matmul kernels' FLOP time)") if explain else t_mm
         t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)

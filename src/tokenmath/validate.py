@@ -630,9 +630,9 @@ def _microbenchmark(row, kind: str, al: Aliases, system: System, hw_note: str, m
         byts = kernels.gemm_bytes(M, N, K, b, b, 2.0, groups)
 
         def rate(bs):
-            t0 = 0.0 if bs == "spec" else pri.kernel_overhead_s
-            return flop / float(kernels.gemm_time(flop, F, _eta(pri, "eta_flop", bs), byts, W, _eta(pri, "eta_bw", bs),
-                                                  t0))
+            t0, m_half = (0.0, 0.0) if bs == "spec" else (pri.kernel_overhead_s, pri.matmul_m_half)
+            eta_mm = kernels.small_m_efficiency(_eta(pri, "eta_flop", bs), M, m_half)
+            return flop / float(kernels.gemm_time(flop, F, eta_mm, byts, W, _eta(pri, "eta_bw", bs), t0))
         pred, spec = both(rate)
         bound = "compute" if flop / (F * pri.eta_flop) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]

@@ -1,0 +1,100 @@
+"""`tokenmath check-local MODEL`: time a real decode step here and set it beside the calibrated roofline."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..calibrate import Backend, calibrate, write_profile
+from ..checklocal import check_local, plan, truncate
+from ..errors import InputError
+from ..load import load_entry, load_model, load_system
+from ..roofline import step
+from ..units import fmt
+from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, err_console, fail, guard
+
+
+def _ints(text: str, flag: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{flag} takes comma-separated whole numbers, e.g. 1,4,16 (got {text!r})") from None
+    if not vals or min(vals) < 1:
+        raise InputError(f"{flag} needs whole numbers ≥ 1 (got {text!r})")
+    return vals
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check-local")
+    @guard
+    def check_local_cmd(
+        model: str = typer.Argument(..., help="Catalog model, a Hugging Face config.json, or a model YAML."),
+        profile: str = typer.Option(None, "--profile", help="Profile from `tokenmath calibrate` (default: "
+                                    "calibrate now and write calibrated-profile.yaml)."),
+        batch: str = typer.Option("1,4,16,64", "--batch", help="Batch sizes (sequences per decode step)."),
+        context: str = typer.Option("128,1024,4096", "--context", help="Cached tokens per sequence."),
+        layers: int = typer.Option(None, "--layers", help="Build only the first N layers (for models larger than "
+                                   "memory); the full model's step is extrapolated."),
+        dtype: str = typer.Option("fp32", "--dtype", help="Precision of weights, KV and arithmetic: fp32, bf16."),
+        save_csv: str = typer.Option(None, "--csv", help="Also write the rows to this CSV file."),
+        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (for the first point)."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    ) -> None:
+        """Predicted (calibrated roofline) vs measured decode-step time over batch × context."""
+        if dtype not in ("fp32", "bf16", "fp16"):
+            fail(f"--dtype must be fp32, bf16 or fp16 (got {dtype!r})")
+        B, S = _ints(batch, "--batch"), _ints(context, "--context")
+        m = load_entry("models", Path(model)) if model.endswith((".yaml", ".yml")) else load_model(model)
+        mem = load_system(profile).chip.hbm_capacity_bytes if profile else Backend().memory_bytes()
+        plan(m, mem, batches=B, contexts=S, layers=layers, dtype=dtype)  # refuse before the slow part
+        with Progress(TextColumn("{task.description:<36}"), BarColumn(), TimeElapsedColumn(), console=err_console,
+                      transient=True, disable=as_json) as bar:
+            task = bar.add_task("", total=1.0)
+            say = lambda what, frac: bar.update(task, description=what, completed=frac)  # noqa: E731
+            if profile is None:
+                profile = "calibrated-profile.yaml"
+                write_profile(profile, calibrate(progress=lambda w, f: say(f"calibrate: {w}", f)))
+            system = load_system(profile)
+            r = check_local(m, system, batches=B, contexts=S, layers=layers, dtype=dtype, progress=say)
+        if save_csv:
+            with open(save_csv, "w", newline="", encoding="utf-8") as fh:
+                w = csv.DictWriter(fh, fieldnames=list(r.points[0].to_dict()))
+                w.writeheader()
+                for p in r.points:
+                    w.writerow(p.to_dict())
+        if as_json:
+            d = r.to_dict()
+            d["profile"] = profile
+            emit_json(d)
+            return
+        _print(r, profile)
+        if explain and r.points:
+            p = r.points[0]
+            mt = truncate(m, layers) if layers else m
+            st = step(mt, system, G=1, B=p.B, S=p.S, phase="decode", precision=dtype, kv_dtype=dtype, explain=True)
+            console.print(f"\nprediction at batch {p.B}, context {p.S}:")
+            console.print(st.t_step.explain(), markup=False)
+
+
+def _print(r, profile: str) -> None:
+    built = f"first {r.layers_built} of {r.layers_full} layers" if r.layers_built < r.layers_full else \
+        f"{r.layers_full} layers"
+    t = Table(title=f"{r.model} ({built}, {r.dtype}) on {r.system} — {r.backend}; profile {profile}",
+              title_justify="left")
+    for c in ("batch", "context", "predicted", "measured", "error", "bound"):
+        t.add_column(c, justify="right" if c != "bound" else "left")
+    for p in r.points:
+        t.add_row(str(p.B), str(p.S), fmt(p.predicted_s, "s"), fmt(p.measured_s, "s"), f"{p.error:+.1%}", p.bound)
+    console.print(t)
+    s = r.summary()
+    console.print(f"median |error| {s['median_abs_error']:.1%}, p90 {s['p90_abs_error']:.1%}, median error "
+                  f"{s['median_error']:+.1%} over {s['n']} points", markup=False)
+    if r.full_model:
+        console.print(f"full {r.layers_full}-layer model, extrapolated from the layers built:", markup=False)
+        for f in r.full_model:
+            console.print(f"  batch {f['batch']}, context {f['context']}: predicted {fmt(f['predicted_s'], 's')}, "
+                          f"measured ≈ {fmt(f['measured_s'], 's')} ({f['error']:+.1%})", markup=False)
