@@ -97,5 +97,6 @@ def _print(r, show_all: bool) -> None:
     console.print("pipelining: weights per chip fall as 1/pp; KV per chip does not (pp micro-batches of B are in "
                   f"flight: {fmt(row['sequences_in_flight'])} sequences), so KV per stage stays "
                   f"{fmt(row['kv_per_stage_bytes'], 'B')}", markup=False)
-    console.print(f"largest model one {r.system.domain_chips}-chip domain holds at this batch and context: "
+    console.print(f"largest model one {r.system.domain_chips}-chip domain holds at this batch and context "
+                  "(capacity bound, weights and KV spread evenly): "
                   f"{fmt(v['largest_model_params'], 'params')} ({r.precision})", markup=False)

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         if len(precs) * len(Gs) > 64:
             raise InputError("at most 64 precision × chips variants")
         want_plot = plot is not None
-        S_grid = np.unique(np.concatenate([S, default_contexts()])) if want_plot and S.size < 3 else S
+        S_grid = np.unique(np.concatenate([S, default_contexts()])) if want_plot else S  # smooth context curves
         runs = [sweep(m, s, G=G, batch=B, context=S_grid, S_ref=float(S[0]), precision=p, kv_dtype=kv_dtype,
                       basis=basis, explain=explain or as_json) for p in precs for G in Gs]
         main = runs[0]

@@ -12,6 +12,7 @@ from ..units import fmt
 __all__ = ["plot_sweep", "plot_frontier"]
 
 _BLUE, _ORANGE, _GREEN, _RED, _PURPLE, _GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f"
+_BOX = dict(facecolor="white", alpha=0.85, edgecolor="none", pad=1.5)  # labels stay readable over curves
 
 
 def _plt():
@@ -69,12 +70,13 @@ def plot_sweep(sw, path: str, floor_two_term=None) -> str:
     Bs, Bb, Bm = v("optimal_batch"), v("balance_batch"), v("memory_batch_limit")
     ymax = np.nanmax(c)
     ax1.axvline(Bs, color=_ORANGE, lw=1.5)
-    ax1.text(Bs * 1.08, ymax, f"B* = R·ρ\n= {fmt(Bs)}", color=_ORANGE, va="top")
+    ax1.text(Bs * 1.08, ymax, f"B* = R·ρ\n= {fmt(Bs)}", color=_ORANGE, va="top", bbox=_BOX)
     if Bb is not None and np.isfinite(Bb) and Bb <= B[-1] * 4:
         ax1.axvline(Bb, color=_GREEN, lw=1.5)
-        ax1.text(Bb * 1.08, ymax / 6, f"B_bal = B*/(1−κ)\n= {fmt(Bb)}", color=_GREEN, va="top")
+        ax1.text(Bb * 1.08, ymax / 6, f"B_bal = B*/(1−κ)\n= {fmt(Bb)}", color=_GREEN, va="top", bbox=_BOX)
     else:
-        ax1.text(Bs * 1.08, ymax / 6, f"κ = {fmt(v('kappa'))} ≥ 1:\nno batch is compute-bound", color=_GREEN, va="top")
+        ax1.text(Bs * 1.08, ymax / 40, f"κ = {fmt(v('kappa'))} ≥ 1:\nno batch is compute-bound", color=_GREEN, va="top",
+                 bbox=_BOX)
     if Bm is not None and np.isfinite(Bm) and Bm < B[-1]:
         ax1.axvspan(max(Bm, B[0]), B[-1], color=_RED, alpha=0.07, lw=0)
         ax1.text(np.sqrt(max(Bm, B[0]) * B[-1]), np.sqrt(ymax * floor), f"weights + KV exceed HBM\nbeyond B = {fmt(Bm)}",
@@ -107,10 +109,11 @@ def plot_sweep(sw, path: str, floor_two_term=None) -> str:
     if Ls and S[0] <= Ls <= S[-1]:
         ax2.axvline(Ls, color=_RED, lw=1.5)
         ax2.text(Ls * 1.08, ytop, f"L* = 2·N_act·W/(F·kv)\n= {fmt(Ls)} tok\n(KV read = compute)", color=_RED,
-                 va="top")
+                 va="top", bbox=_BOX)
     if Lr and S[0] <= Lr <= S[-1] and (not Ls or abs(Lr / Ls - 1) > 0.15):
         ax2.axvline(Lr, color=_RED, lw=1.0, ls="-.")
-        ax2.text(Lr * 1.08, ytop / 8, f"with attention FLOP\n= {fmt(Lr)} tok", color=_RED, va="top", fontsize=9)
+        ax2.text(Lr * 1.08, ytop / 8, f"with attention FLOP\n= {fmt(Lr)} tok", color=_RED, va="top", fontsize=9,
+                 bbox=_BOX)
     ax2.set_xscale("log")
     ax2.set_yscale("log")
     ax2.set_ylim(top=ytop * 2.5)
