@@ -237,11 +237,11 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
     out.append(Measurement("stream", (n,), "fp32", t, bytes=4.0 * n))
     del buf
 
-    # matmul by shape: small M (reads B) to large M (FLOP-bound), for the three weight shapes of a
-    # transformer layer (square D→D, wide D→3.5D as a gate-up projection, tall 3.5D→D as a down
-    # projection), and one tiny product whose time is the fixed cost of a call
-    D = 1024 if quick else 4096
-    shapes = [(D, D), (D, 7 * D // 2), (7 * D // 2, D)]
+    # matmul by shape: small M (reads B) to large M (FLOP-bound), for the weight shapes of a transformer
+    # layer as engines run them — square D→D (attention output), wide D→7D (gate and up projections
+    # fused, F = 3.5·D), tall 3.5D→D (down projection) — and one tiny product: the fixed cost of a call
+    D = 512 if quick else 2048
+    shapes = [(2 * D, 2 * D), (D, 7 * D), (7 * D // 2, D)]
     Ms = [1, 4, 16, 64, 256] if quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
     todo = [(M, K, N) for K, N in shapes for M in Ms] + [(1, 128, 128), (16, 128, 128)]
     for i, (M, K, N) in enumerate(todo):

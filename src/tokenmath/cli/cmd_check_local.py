@@ -40,11 +40,14 @@ def register(app: typer.Typer) -> None:
         layers: int = typer.Option(None, "--layers", help="Build only the first N layers (for models larger than "
                                    "memory); the full model's step is extrapolated."),
         dtype: str = typer.Option("fp32", "--dtype", help="Precision of weights, KV and arithmetic: fp32, bf16."),
+        rounds: int = typer.Option(2, "--rounds", help="Time the whole grid this many times; keep each point's best."),
         save_csv: str = typer.Option(None, "--csv", help="Also write the rows to this CSV file."),
         explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (for the first point)."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Predicted (calibrated roofline) vs measured decode-step time over batch × context."""
+        if rounds < 1:
+            fail("--rounds must be ≥ 1")
         if dtype not in ("fp32", "bf16", "fp16"):
             fail(f"--dtype must be fp32, bf16 or fp16 (got {dtype!r})")
         B, S = _ints(batch, "--batch"), _ints(context, "--context")
@@ -59,7 +62,8 @@ def register(app: typer.Typer) -> None:
                 profile = "calibrated-profile.yaml"
                 write_profile(profile, calibrate(progress=lambda w, f: say(f"calibrate: {w}", f)))
             system = load_system(profile)
-            r = check_local(m, system, batches=B, contexts=S, layers=layers, dtype=dtype, progress=say)
+            r = check_local(m, system, batches=B, contexts=S, layers=layers, dtype=dtype, rounds=rounds,
+                            progress=say)
         if save_csv:
             with open(save_csv, "w", newline="", encoding="utf-8") as fh:
                 w = csv.DictWriter(fh, fieldnames=list(r.points[0].to_dict()))
