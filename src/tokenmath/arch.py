@@ -272,24 +272,28 @@ def expected_experts_touched(E, k, T, imbalance_free=1.0):
     return E * (1.0 - np.power(1.0 - k / E, T * imbalance_free))
 
 
-@formula("W_touched = (N_total − L_moe·(E − E_hit)·N_expert) · b_w", unit="B")
-def weights_touched(N_total, L_moe, E, E_hit, N_expert, b_w):
-    return (N_total - L_moe * (E - E_hit) * N_expert) * b_w
+@formula("W_touched = (N_total − L_moe·(E − E_hit)·N_expert − N_lookup) · b_w", unit="B")
+def weights_touched(N_total, L_moe, E, E_hit, N_expert, N_lookup, b_w):
+    return (N_total - L_moe * (E - E_hit) * N_expert - N_lookup) * b_w
 
 
 def weight_bytes_touched(m: Model, T, weight_bytes_per_param, explain: bool = False,
                          pc: ParamCounts | None = None):
     """Bytes of weights one step reads when it carries T tokens: all but the experts nobody chose.
 
-    At T = 1 an MoE reads only its k active experts per layer; as T grows it reads all E.
+    At T = 1 an MoE reads only its k active experts per layer; as T grows it reads all E. An untied
+    input-embedding table is a lookup: the step reads T of its V rows, not the table (N_lookup = V·D,
+    counted as not read); a tied table is read whole as the LM head.
     """
     pc = pc or param_counts(m, explain)
     src = m.file or m.name
     g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params")
     if m.moe is None:
         T0 = np.asarray(T.value if isinstance(T, Q) else T, dtype=float)
         return weights_touched(pc.total, g("L_moe", 0), g("E", 0), g("E_hit", 0.0 * T0), g("N_expert", 0),
-                               weight_bytes_per_param)
+                               lookup, weight_bytes_per_param)
     E, k = g("E", m.moe.n_routed_experts), g("k", m.moe.experts_per_token)
     hit = expected_experts_touched(E, k, T)
-    return weights_touched(pc.total, g("L_moe", n_moe_layers(m)), E, hit, pc.expert, weight_bytes_per_param)
+    return weights_touched(pc.total, g("L_moe", n_moe_layers(m)), E, hit, pc.expert, lookup,
+                           weight_bytes_per_param)
