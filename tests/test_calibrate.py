@@ -6,22 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import run
 
 from tokenmath import kernels
 from tokenmath.calibrate import Measurement, fit_gemm_priors
-from tokenmath.cli.app import app
 from tokenmath.load import load_model, load_priors, load_system
 from tokenmath.roofline import step
 
-runner = CliRunner()
 DATA = Path(__file__).parent / "data"
 TINY = str(DATA / "tiny-llama-config.json")
 TINY_MOE = str(DATA / "tiny-moe-config.json")
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tokenmath.arch import kv_bytes_per_token, kv_stored_bytes, n_moe_layers, param_counts
+from tokenmath.arch import (
+    kv_bytes_per_token,
+    kv_stored_bytes,
+    n_moe_layers,
+    param_counts,
+)
 from tokenmath.load import CatalogError, load_model, names
 from tokenmath.records import Model
 

@@ -3,17 +3,14 @@
 import json
 
 import pytest
-
-from tokenmath.load import load_priors
+from clirun import one_line_error as _one_line_error
+from clirun import run
 from typer.testing import CliRunner
 
 from tokenmath.cli.app import app
+from tokenmath.load import load_priors
 
 runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
 
 
 def test_serve_deepseek_on_gb200_matches_the_lecture_corrected():
@@ -48,15 +45,6 @@ def test_set_overrides_a_chip_field():
     d = json.loads(r.stdout)
     assert d["latency_floor_s"] == pytest.approx(2 * base["latency_floor_s"])
     assert d["optimal_batch"] == pytest.approx(2 * base["optimal_batch"])
-
-
-def _one_line_error(r, *needles):
-    assert r.exit_code != 0
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in err, err
 
 
 def test_unknown_model_suggests_close_names():

@@ -9,29 +9,24 @@ from __future__ import annotations
 import json
 
 import pytest
+from clirun import one_line_error as _one_line_error
+from clirun import run
 from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tokenmath.cli.app import app
-from tokenmath.infer import hardware_ratio_range, kv_from_price_step, read_all, read_offer
-from tokenmath.load import load_assumptions, load_price_sheet, price_sheet_dates, providers
-
-runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
-
-
-def _one_line_error(r, *needles):
-    assert r.exit_code != 0
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in err, err
+from tokenmath.infer import (
+    hardware_ratio_range,
+    kv_from_price_step,
+    read_all,
+    read_offer,
+)
+from tokenmath.load import (
+    load_assumptions,
+    load_price_sheet,
+    price_sheet_dates,
+    providers,
+)
 
 
 @pytest.fixture(scope="module")

@@ -9,33 +9,26 @@ from __future__ import annotations
 import json
 
 import pytest
+from clirun import one_line_error as _one_line_error
+from clirun import run
 from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tokenmath.cli.app import app
-from tokenmath.kvtiers import (break_even_hold_s, cheapest_tier, drains_within_tier, hold_usd, kv_report,
-                               lecture_drain_flags, nearest_drain_tier, tier_rows)
+from tokenmath.kvtiers import (
+    break_even_hold_s,
+    cheapest_tier,
+    drains_within_tier,
+    hold_usd,
+    kv_report,
+    lecture_drain_flags,
+    nearest_drain_tier,
+    tier_rows,
+)
 from tokenmath.load import load_assumptions, load_model, load_system, load_tier, names
 from tokenmath.pricing_records import date_key
 
-runner = CliRunner()
-
 TIERS = names("tiers")
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
-
-
-def _one_line_error(r, *needles):
-    assert r.exit_code != 0
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in err, err
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,13 @@ import json
 
 import numpy as np
 import pytest
+from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tokenmath.cli.app import app
 from tokenmath.errors import InputError
 from tokenmath.lifecycle import lifecycle, sensitivity
 
-runner = CliRunner()
 LECTURE = dict(serving_tokens_per_s=5e7, lifetime_days=60, active_params=1e11)
 
 
@@ -112,9 +110,6 @@ def test_bad_inputs_are_refused(kw):
 
 
 # ---- CLI --------------------------------------------------------------------------------------------
-
-def run(*args):
-    return runner.invoke(app, list(args))
 
 
 def test_cli_lifecycle_json_lecture_case():

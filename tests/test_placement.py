@@ -7,21 +7,15 @@ import json
 
 import numpy as np
 import pytest
+from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tokenmath.cli.app import app
 from tokenmath.load import CatalogError, load_model, load_system
 from tokenmath.placement import kv_per_chip, largest_model, place, weights_per_chip
 from tokenmath.records import Model, MoE
 
-runner = CliRunner()
 FAST = settings(max_examples=40, deadline=None)
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
 
 
 def frontier() -> Model:

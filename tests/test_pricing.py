@@ -10,36 +10,29 @@ from __future__ import annotations
 import json
 
 import pytest
+from clirun import one_line_error as _one_line_error
+from clirun import run
 from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tokenmath.cli.app import app
-from tokenmath.load import (CatalogError, load_model, load_offer, load_price_sheet, load_system, names,
-                            price_sheet_dates, providers)
+from tokenmath.load import (
+    CatalogError,
+    load_model,
+    load_offer,
+    load_price_sheet,
+    load_system,
+    names,
+    price_sheet_dates,
+    providers,
+)
 from tokenmath.pricing import api_usd, margin, price_workload, serving_usd
 from tokenmath.pricing_records import date_key
-
-runner = CliRunner()
 
 SHEETS = names("prices")
 PRICE_FIELDS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
                 "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "cache_storage_per_mtok_hour",
                 "batch_discount", "context_window_tokens", "cache_lifetimes_s")
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
-
-
-def _one_line_error(r, *needles):
-    assert r.exit_code != 0
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in err, err
 
 
 # ---- catalog ------------------------------------------------------------------------------------------

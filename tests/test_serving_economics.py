@@ -7,25 +7,26 @@ import json
 
 import numpy as np
 import pytest
+from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from tokenmath.batching import mean_latency, simulate_cadence, worst_latency
-from tokenmath.cli.app import app
 from tokenmath.disagg import disaggregate
 from tokenmath.load import CatalogError, load_model, load_system
-from tokenmath.modes import (batch_ratio, fast_slow_modes, kv_share_for_multiples, pareto_frontier,
-                             slow_mode_saving, standard_batch_compute_bound, standard_batch_memory_bound)
+from tokenmath.modes import (
+    batch_ratio,
+    fast_slow_modes,
+    kv_share_for_multiples,
+    pareto_frontier,
+    slow_mode_saving,
+    standard_batch_compute_bound,
+    standard_batch_memory_bound,
+)
 from tokenmath.records import Chip, Model, MoE, System
 from tokenmath.sweep import balance_batch, kv_crossover_context, sweep, unbatched_ratio
 
-runner = CliRunner()
 FAST = settings(max_examples=40, deadline=None)
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
 
 
 # ---- fixtures: records built here so the numbers do not move when the catalog does ---------------

@@ -13,18 +13,31 @@ import math
 from pathlib import Path
 
 import pytest
+from clirun import one_line_error as _one_line_error
+from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from tokenmath import arch
-from tokenmath.cli.app import app
 from tokenmath.derive import given as given_q
 from tokenmath.errors import InputError
-from tokenmath.load import load_chip, load_model, load_system, load_training_priors, read_table
+from tokenmath.load import (
+    load_chip,
+    load_model,
+    load_system,
+    load_training_priors,
+    read_table,
+)
 from tokenmath.training import (
-    OPTIMIZER_BYTES_PER_PARAM, activation_bytes, pipeline_bubble, predict_training_row, recompute_ratio,
-    search_splits, state_bytes, train, validate_training,
+    OPTIMIZER_BYTES_PER_PARAM,
+    activation_bytes,
+    pipeline_bubble,
+    predict_training_row,
+    recompute_ratio,
+    search_splits,
+    state_bytes,
+    train,
+    validate_training,
 )
 
 LLAMA = load_model("llama-3.1-405b")
@@ -32,7 +45,6 @@ DSV3 = load_model("deepseek-v3")
 H100 = load_system("hgx-h100")
 H800 = load_system("hgx-h800")
 TABLE = Path(__file__).resolve().parents[1] / "validation" / "public_measurements.csv"
-runner = CliRunner()
 
 # TRN-004, copied from validation/public_measurements.csv (Llama 3.1 model card): 30.84M H100-hours
 TRN_004 = {"id": "TRN-004", "source": "Llama 3.1 model card (meta-llama/llama-models MODEL_CARD.md) via a "
@@ -303,18 +315,6 @@ def test_validate_training_over_the_table():
 
 
 # ---- CLI --------------------------------------------------------------------------------------------
-
-def run(*args):
-    return runner.invoke(app, list(args))
-
-
-def _one_line_error(r, *needles):
-    assert r.exit_code != 0
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in err, err
 
 
 def test_cli_train_llama_json():

@@ -7,18 +7,19 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from clirun import run
 
 from tokenmath import kernels
-from tokenmath.cli.app import app
-from tokenmath.load import load_aliases, load_alias_model, read_table
-from tokenmath.validate import COLUMNS, PACKAGE_TABLE, Aliases, engine_batch, predict_row, validate, validate_table
-
-runner = CliRunner()
-
-
-def run(*args):
-    return runner.invoke(app, list(args))
+from tokenmath.load import load_alias_model, load_aliases, read_table
+from tokenmath.validate import (
+    COLUMNS,
+    PACKAGE_TABLE,
+    Aliases,
+    engine_batch,
+    predict_row,
+    validate,
+    validate_table,
+)
 
 
 def _row(**kw) -> dict:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .units import fmt
 
-__all__ = ["Q", "formula", "given", "value_of", "lift", "FORMULAS"]
+__all__ = ["Q", "formula", "given", "value_of", "lift", "plain", "nest", "FORMULAS"]
 
 FORMULAS: list[Callable] = []  # every @formula, for the consistency test
 
@@ -107,7 +107,7 @@ class Q:
         return out
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"symbol": self.name, "value": _jsonable(self.value), "unit": self.unit}
+        d: dict[str, Any] = {"symbol": self.name, "value": plain(self.value), "unit": self.unit}
         if self.formula:
             d["formula"] = self.formula
             d["substituted"] = self.substituted()
@@ -117,14 +117,30 @@ class Q:
         return d
 
 
-def _jsonable(v):
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.floating, np.integer)):
-        return v.item()
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
+def plain(x):
+    """A value as JSON can hold it: Q unwrapped, arrays as lists, NumPy scalars as Python numbers."""
+    x = value_of(x)
+    if isinstance(x, dict):
+        return {k: plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.floating, np.integer, np.bool_)):
+        return x.item()
+    return x
+
+
+def nest(numbers: dict) -> dict:
+    """{'decode.step_time_s': q, ...} -> {'decode': {'step_time_s': value}}: dotted keys as nested JSON."""
+    out: dict = {}
+    for key, q in numbers.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = plain(q)
+    return out
 
 
 def value_of(x):

@@ -261,7 +261,7 @@ def _long_context(sheet: PriceSheet, oid: str, o: Offer, band: LongContextBand, 
         not_implies.append(f"a precision: FP4 matmuls (R up to {fmt(max(r[2] for r in fp4))}) halve the "
                            "answer against FP8, and nothing in a price tells them apart (A3e)")
     assumptions = [
-        f"the step sits at the decode crossover: 2·N_active/F = S*·kv/W (weights amortised by a large batch)",
+        "the step sits at the decode crossover: 2·N_active/F = S*·kv/W (weights amortised by a large batch)",
         f"N_active {fmt(N_mid, 'params')} ({fmt(N_lo, 'params')}–{fmt(N_hi, 'params')}): "
         f"{a.source_of('active_params')}",
         f"R at the lecture's {fmt(a.lecture_hardware_ratio)}; range over {', '.join(a.chips_for(sheet.provider))} "

@@ -27,10 +27,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, plain, value_of
 from .errors import InputError
 from .load import load_chip, load_tier, names
 from .pricing_records import MemoryTier
@@ -244,9 +243,9 @@ class KVReport:
         out: dict = {"price_date": self.price_date or "latest", "hold_times_s": list(self.hold_times_s)}
         if self.model is not None:
             out.update({"model": self.model.name, "system": self.system.name})
-        out.update({k: _plain(v) for k, v in self.numbers.items()})
+        out.update({k: plain(v) for k, v in self.numbers.items()})
         out["tiers"] = tiers
-        out["choices"] = {f"{T:g}": _plain(c) for T, c in self.choices.items()}
+        out["choices"] = {f"{T:g}": plain(c) for T, c in self.choices.items()}
         out["flags"] = self.flags
         out["assumptions"] = self.assumptions
         if derivations:
@@ -269,15 +268,6 @@ class KVReport:
             if isinstance(be, Q):
                 parts.append(f"── break-even hold time in {name} ──\n{be.explain(max_depth=2)}")
         return "\n\n".join(parts)
-
-
-def _plain(x):
-    x = value_of(x)
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    return x
 
 
 def kv_report(model: Model | None = None, system: System | None = None, *, prefix_tokens: int = 100_000,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, plain, value_of
 from .errors import InputError
 from .records import Model, System
 from .roofline import step
@@ -133,7 +133,7 @@ class Modes:
     def to_dict(self, derivations: bool = False) -> dict:
         out: dict = {"price_multiple": self.p, "speed_multiple": self.s, "chips_multiple": self.m}
         for k, q in self.numbers.items():
-            out[k] = _plain(value_of(q))
+            out[k] = plain(value_of(q))
         if self.model is not None:
             out.update({"model": self.model.name, "system": self.system.name, "chips": self.G, "context": self.S,
                         "basis": self.basis})
@@ -144,19 +144,7 @@ class Modes:
             out["points"] = self.points
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
-        return _plain(out)
-
-
-def _plain(x):
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    return x
+        return plain(out)
 
 
 def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None = None, system: System | None = None,

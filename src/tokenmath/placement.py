@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, plain, value_of
 from .errors import InputError
 from .load import load_priors
 from .records import Model, System
@@ -123,7 +123,7 @@ class Placement:
         return bool(i is not None and self.splits["fits"][i])
 
     def row(self, i: int) -> dict:
-        return {k: _plain(v[i]) for k, v in self.splits.items()}
+        return {k: plain(v[i]) for k, v in self.splits.items()}
 
     def explain(self) -> str:
         return "\n\n".join(f"── {k} ──\n{q.explain()}" for k, q in self.numbers.items()
@@ -138,19 +138,11 @@ class Placement:
                "requested": None if self.requested is None else self.row(self.requested),
                "best": None if self.best is None else self.row(self.best)}
         for k, q in self.numbers.items():
-            out[k] = _plain(value_of(q))
+            out[k] = plain(value_of(q))
         out["splits"] = [self.row(i) for i in range(len(self.splits["tp"]))]
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
         return out
-
-
-def _plain(x):
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    return x
 
 
 def place(m: Model, system: System, *, B: float = 128, S: float = 4096, max_chips: int | None = None,

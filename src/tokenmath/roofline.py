@@ -223,7 +223,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
                                     getattr(pri, fld), unit, "spec: peak" if spec and fld.startswith("eta")
                                     else pri.source_of(fld))
 
-    Bq, Sq, Gq = g("B", B, "seq", "given"), g("S", S, "tok", "given"), g("G", G, "chips", "given")
+    Bq, Gq = g("B", B, "seq", "given"), g("G", G, "chips", "given")
     S_new = g("S_new", S if phase == "prefill" else 1, "tok", f"{phase}: new tokens per sequence")
     T = step_tokens(Bq, S_new)
     pc = arch.param_counts(m, explain)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, nest, plain, value_of
 from .errors import InputError
 from .load import load_priors
 from .records import Model, Priors, System
@@ -100,24 +100,11 @@ class ServeReport:
 
     def to_dict(self, derivations: bool = True) -> dict:
         """The JSON the CLI prints: nested keys as documented in the README."""
-        def jv(x):
-            x = value_of(x)
-            if isinstance(x, np.ndarray):
-                return x.tolist()
-            if isinstance(x, (np.floating, np.integer, np.bool_)):
-                return x.item()
-            return x
-
         out: dict = {
-            "model": self.model.name, "system": self.system.name, "chips": self.G, "batch": jv(self.B),
-            "context": jv(self.S), "precision": self.precision, "kv_dtype": self.kv_dtype, "basis": self.basis,
+            "model": self.model.name, "system": self.system.name, "chips": self.G, "batch": plain(self.B),
+            "context": plain(self.S), "precision": self.precision, "kv_dtype": self.kv_dtype, "basis": self.basis,
+            **nest(self.numbers),
         }
-        for key, q in self.numbers.items():
-            node = out
-            parts = key.split(".")
-            for p in parts[:-1]:
-                node = node.setdefault(p, {})
-            node[parts[-1]] = jv(q)
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q)}
         return out

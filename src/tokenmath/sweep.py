@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, plain, value_of
 from .records import Model, System
 from .roofline import hardware_ratio, optimal_batch, step
 from .serve import check_inputs, usd_per_mtok
@@ -192,7 +192,7 @@ class Sweep:
                      "precision": self.precision, "kv_dtype": self.kv_dtype, "basis": self.basis,
                      "context": self.S_ref}
         for k, q in self.marks.items():
-            out[k] = _plain(value_of(q))
+            out[k] = plain(value_of(q))
         out["points"] = {
             "batch": self.batch, "context": self.context, "step_time_s": self.step_time_s,
             "tokens_per_s_per_chip": self.tokens_per_s_per_chip, "usd_per_mtok": self.usd_per_mtok,
@@ -206,14 +206,6 @@ class Sweep:
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.marks.items() if isinstance(q, Q) and q.formula}
         return out
-
-
-def _plain(x):
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    return x
 
 
 def sweep(m: Model, system: System, *, G: int | None = None, batch=None, context=None, S_ref: float | None = None,

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Q, formula, lift, nest, value_of
 from .errors import InputError
 from .load import CatalogError, load_chip, load_model, load_priors, load_system, load_training_priors
 from .records import Chip, Model, System, TrainingPrior
@@ -423,20 +423,8 @@ class TrainReport:
         return bool(self.split.fits)
 
     def to_dict(self, derivations: bool = True) -> dict:
-        def jv(x):
-            x = value_of(x)
-            if isinstance(x, (np.floating, np.integer, np.bool_)):
-                return x.item()
-            return x
-
         out: dict = {"model": self.model.name, "system": self.system.name, "chips": self.G, "tokens": self.tokens,
-                     "seq_len": self.S}
-        for key, q in self.numbers.items():
-            node = out
-            parts = key.split(".")
-            for p in parts[:-1]:
-                node = node.setdefault(p, {})
-            node[parts[-1]] = jv(q)
+                     "seq_len": self.S, **nest(self.numbers)}
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
         return out
@@ -604,7 +592,7 @@ def _memory_numbers(m: Model, system: System, sp: Split, S: int, recompute: str,
 def _split_numbers(sp: Split, bt: float, bt_src: str, S: int, v: int, n_fitting: int, explain: bool) -> dict:
     g = lambda sym, val, unit="", src=None: lift(explain, sym, val, unit, src)  # noqa: E731
     bub = pipeline_bubble(g("pp", sp.pp, "", "chosen split"), g("v", v, "", "interleaved virtual stages (--interleave)"),
-                          g("M", sp.M, "", f"micro-batches per step: global batch ÷ (dp · b)"))
+                          g("M", sp.M, "", "micro-batches per step: global batch ÷ (dp · b)"))
     return {"bubble": bub, "split.tp": sp.tp, "split.pp": sp.pp, "split.dp": sp.dp, "split.ep": sp.ep,
             "split.zero": sp.zero, "split.microbatches": sp.M, "split.micro_batch_seqs": sp.b,
             "split.global_batch_tokens": bt, "split.global_batch_source": bt_src, "split.interleave": v,
