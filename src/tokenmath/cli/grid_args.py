@@ -15,15 +15,17 @@ __all__ = ["parse_number", "parse_grid", "parse_list"]
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
-def parse_number(text: str, name: str) -> float:
-    t = text.strip().replace("_", "").replace(",", "")
+def parse_number(text: str, name: str, suffixes: dict[str, float] = _SUFFIX,
+                 example: str = "4096, 4k, 1M") -> float:
+    """'4k' -> 4000.0 with the given decimal suffixes; a clear one-line error otherwise."""
+    t = str(text).strip().replace("_", "").replace(",", "")
     mult = 1.0
-    if t and t[-1] in _SUFFIX:
-        mult, t = _SUFFIX[t[-1]], t[:-1]
+    if t and t[-1] in suffixes:
+        mult, t = suffixes[t[-1]], t[:-1]
     try:
         x = float(t) * mult
     except ValueError:
-        raise InputError(f"{name} {text!r} is not a number (e.g. 4096, 4k, 1M)") from None
+        raise InputError(f"{name} {text!r} is not a number (e.g. {example})") from None
     if not np.isfinite(x):
         raise InputError(f"{name} {text!r} is not a finite number")
     return x
