@@ -94,11 +94,6 @@ def ep_alltoall_time(L_moe, T, G, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out
                     + 2 * lat)
 
 
-@formula("t_step = max(t_math, t_weights + t_kv) + (1 − overlap)·t_comm + t_overhead", unit="s")
-def step_time(t_math, t_weights, t_kv, overlap, t_comm, t_overhead):
-    return np.maximum(t_math, t_weights + t_kv) + (1 - overlap) * t_comm + t_overhead
-
-
 @formula("t_overhead = t_fixed + L · n_gemm · t_kernel", unit="s")
 def overhead_time(t_fixed, L, n_gemm, t_kernel):
     return t_fixed + L * n_gemm * t_kernel
@@ -133,7 +128,7 @@ def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
 
 
 @formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
-def step_time_serial(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
+def step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
     return np.maximum(t_math, t_weights + t_kv) + t_serial + (1 - overlap) * t_comm + t_overhead
 
 
@@ -273,14 +268,15 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         overlap = p("overlap", "comm_overlap")
     extras = {"W_touched": W_touched, "layout": layout, "precision": prec}
     if spec:
-        t = step_time(t_math, t_weights, t_kv, overlap, t_comm, t_over)
+        t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
     else:
         t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_attn)
         t_mm = value_of(t_math) - value_of(t_attn)
         t_mm = Q("t_mm", t_mm, "s", source="t_math − t_attn (the matmul kernels' FLOP time)") if explain else t_mm
         t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
-        t = step_time_serial(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
-        extras.update(t_attn=t_attn, t_mm=t_mm, t_serial=t_serial)
+        extras.update(t_attn=t_attn, t_mm=t_mm)
+    extras["t_serial"] = t_serial
+    t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
