@@ -24,7 +24,7 @@ import numpy as np
 
 from .units import fmt
 
-__all__ = ["Q", "formula", "given", "value_of", "lift", "plain", "nest", "FORMULAS"]
+__all__ = ["Q", "Numbers", "formula", "given", "value_of", "lift", "plain", "nest", "FORMULAS"]
 
 FORMULAS: list[Callable] = []  # every @formula, for the consistency test
 
@@ -141,6 +141,24 @@ def nest(numbers: dict) -> dict:
             node = node.setdefault(p, {})
         node[leaf] = plain(q)
     return out
+
+
+class Numbers:
+    """Mixin for a result that holds `numbers` (key -> Q or plain value): read, explain and export them."""
+
+    numbers: dict
+
+    def value(self, key: str):
+        return value_of(self.numbers.get(key))
+
+    def derivations(self) -> dict:
+        return {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+
+    def explain(self, keys=None, max_depth: int = 12) -> str:
+        """The worked derivation of each derived number (or of `keys`), one block each."""
+        keys = keys or [k for k, q in self.numbers.items() if isinstance(q, Q) and q.formula]
+        return "\n\n".join(f"── {k} ──\n{self.numbers[k].explain(max_depth)}" for k in keys
+                           if isinstance(self.numbers.get(k), Q))
 
 
 def value_of(x):

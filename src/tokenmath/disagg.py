@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Numbers, Q, formula, lift, value_of
 from .errors import InputError
 from .records import Model, System
 from .roofline import step
@@ -92,7 +92,7 @@ def check_workload(input_len, output_len, cache_hit) -> None:
 
 
 @dataclass
-class Disagg:
+class Disagg(Numbers):
     model: Model
     system: System
     input_len: float
@@ -107,13 +107,6 @@ class Disagg:
     basis: str
     numbers: dict  # key -> Q or value
 
-    def value(self, key: str):
-        return value_of(self.numbers.get(key))
-
-    def explain(self) -> str:
-        return "\n\n".join(f"── {k} ──\n{q.explain()}" for k, q in self.numbers.items()
-                           if isinstance(q, Q) and q.formula)
-
     def to_dict(self, derivations: bool = False) -> dict:
         out = {"model": self.model.name, "system": self.system.name, "input_len": self.input_len,
                "output_len": self.output_len, "cache_hit": self.cache_hit, "prefill_chips": self.G_p,
@@ -123,7 +116,7 @@ class Disagg:
             x = value_of(q)
             out[k] = x.item() if isinstance(x, np.generic) else (float(x) if isinstance(x, np.ndarray) else x)
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            out["derivations"] = self.derivations()
         return out
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 
 from . import arch
-from .derive import Q, formula, lift, plain, value_of
+from .derive import Numbers, Q, formula, lift, plain, value_of
 from .errors import InputError
 from .load import load_chip, load_tier, names
 from .pricing_records import MemoryTier
@@ -210,7 +210,7 @@ def lecture_tier_flags(rows: list[TierRow], lecture_media: dict[str, str]) -> li
 # ---- one model's cached prefix ---------------------------------------------------------------
 
 @dataclass
-class KVReport:
+class KVReport(Numbers):
     rows: list[TierRow]
     price_date: str | None
     hold_times_s: tuple[float, ...]
@@ -221,9 +221,6 @@ class KVReport:
     choices: dict = field(default_factory=dict)  # T -> {...}
     flags: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
-
-    def value(self, key: str):
-        return value_of(self.numbers[key])
 
     def to_dict(self, derivations: bool = False) -> dict:
         tiers = []
@@ -249,7 +246,7 @@ class KVReport:
         out["flags"] = self.flags
         out["assumptions"] = self.assumptions
         if derivations:
-            dv = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            dv = self.derivations()
             for name, extra in self.per_tier.items():
                 for T, q in extra["hold_usd"].items():
                     if isinstance(q, Q):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .derive import Q, formula, lift, value_of
+from .derive import Numbers, Q, formula, lift, value_of
 from .errors import InputError
 
 __all__ = ["Lifecycle", "lifecycle", "sensitivity", "RL_MULTIPLIER", "DECODE_INEFFICIENCY",
@@ -80,20 +80,17 @@ def phase_compute(N, D_pre):
 
 
 @dataclass
-class Lifecycle:
+class Lifecycle(Numbers):
     """The balanced token counts; `numbers` maps each key to a Q (with derivation) or a value."""
 
     numbers: dict
     inputs: dict
 
-    def value(self, key: str):
-        return value_of(self.numbers[key])
-
     def to_dict(self, derivations: bool = True) -> dict:
         out: dict = {"inputs": dict(self.inputs)}
         out.update({k: float(value_of(q)) for k, q in self.numbers.items()})
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            out["derivations"] = self.derivations()
         return out
 
     def explain(self, keys: tuple[str, ...] = ("pretrain_tokens", "rl_tokens", "overtraining_factor")) -> str:

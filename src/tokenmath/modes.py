@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .derive import Q, formula, lift, plain, value_of
+from .derive import Numbers, Q, formula, lift, plain, value_of
 from .errors import InputError
 from .records import Model, System
 from .roofline import step
@@ -103,7 +103,7 @@ def pareto_frontier(latency_s, cost) -> np.ndarray:
 
 
 @dataclass
-class Modes:
+class Modes(Numbers):
     """Fast/slow-mode analysis: model-free numbers, and with a model its frontier and operating points."""
 
     p: float
@@ -123,13 +123,6 @@ class Modes:
     frontier_index: np.ndarray | None = None
     points: dict = field(default_factory=dict)  # 'standard', 'fast', 'standard_roofline', 'fast_roofline'
 
-    def value(self, key: str):
-        return value_of(self.numbers.get(key))
-
-    def explain(self) -> str:
-        return "\n\n".join(f"── {k} ──\n{q.explain()}" for k, q in self.numbers.items()
-                           if isinstance(q, Q) and q.formula)
-
     def to_dict(self, derivations: bool = False) -> dict:
         out: dict = {"price_multiple": self.p, "speed_multiple": self.s, "chips_multiple": self.m}
         for k, q in self.numbers.items():
@@ -143,7 +136,7 @@ class Modes:
                                "chip_hours_per_mtok": self.chip_hours_per_mtok[f]}
             out["points"] = self.points
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            out["derivations"] = self.derivations()
         return plain(out)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, plain, value_of
+from .derive import Numbers, Q, formula, lift, plain, value_of
 from .errors import InputError
 from .load import load_priors
 from .records import Model, System
@@ -103,7 +103,7 @@ def candidate_splits(m: Model, system: System, max_chips: int, tp=None, ep=None,
 
 
 @dataclass
-class Placement:
+class Placement(Numbers):
     model: Model
     system: System
     B: float
@@ -125,10 +125,6 @@ class Placement:
     def row(self, i: int) -> dict:
         return {k: plain(v[i]) for k, v in self.splits.items()}
 
-    def explain(self) -> str:
-        return "\n\n".join(f"── {k} ──\n{q.explain()}" for k, q in self.numbers.items()
-                           if isinstance(q, Q) and q.formula)
-
     def to_dict(self, derivations: bool = False) -> dict:
         chosen = self.requested if self.requested is not None else self.best
         out = {"model": self.model.name, "system": self.system.name, "batch": self.B, "context": self.S,
@@ -141,7 +137,7 @@ class Placement:
             out[k] = plain(value_of(q))
         out["splits"] = [self.row(i) for i in range(len(self.splits["tp"]))]
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            out["derivations"] = self.derivations()
         return out
 
 

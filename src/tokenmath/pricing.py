@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, value_of
+from .derive import Numbers, Q, formula, lift, value_of
 from .errors import InputError
 from .load import load_offer, load_priors
 from .pricing_records import Offer, PriceSheet
@@ -138,16 +138,13 @@ def offers_for_model(model_name: str) -> list[tuple[PriceSheet, str, Offer]]:
 
 
 @dataclass
-class PriceReport:
+class PriceReport(Numbers):
     model: Model
     system: System
     G: int
     numbers: dict  # key -> Q or value: the serving side
     offers: list[dict] = field(default_factory=list)  # one per API offer: prices, api_usd, margin (Q or value)
     assumptions: list[str] = field(default_factory=list)
-
-    def value(self, key: str):
-        return value_of(self.numbers[key])
 
     def to_dict(self, derivations: bool = False) -> dict:
         def plain(x):
@@ -166,7 +163,7 @@ class PriceReport:
         out["offers"] = [{k: plain(v) for k, v in o.items() if k != "_q"} for o in self.offers]
         out["assumptions"] = self.assumptions
         if derivations:
-            d = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            d = self.derivations()
             for o in self.offers:
                 for k, q in o.get("_q", {}).items():
                     d[f"{o['offer']}.{k}"] = q.to_dict()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, nest, plain, value_of
+from .derive import Numbers, Q, formula, lift, nest, plain, value_of
 from .errors import InputError
 from .load import load_priors
 from .records import Model, Priors, System
@@ -78,7 +78,7 @@ def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis
 
 
 @dataclass
-class ServeReport:
+class ServeReport(Numbers):
     model: Model
     system: System
     G: int
@@ -90,9 +90,6 @@ class ServeReport:
     prefill: Step
     decode: Step
     numbers: dict  # key -> Q or value: everything the CLI prints
-
-    def value(self, key: str):
-        return value_of(self.numbers[key])
 
     @property
     def fits(self) -> bool:
@@ -106,16 +103,9 @@ class ServeReport:
             **nest(self.numbers),
         }
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q)}
+            out["derivations"] = self.derivations()
         return out
 
-    def explain(self, keys: list[str] | None = None) -> str:
-        parts = []
-        for k in keys or [k for k, q in self.numbers.items() if isinstance(q, Q) and q.formula]:
-            q = self.numbers[k]
-            if isinstance(q, Q):
-                parts.append(f"── {k} ──\n{q.explain()}")
-        return "\n\n".join(parts)
 
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,

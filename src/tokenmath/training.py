@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import arch
-from .derive import Q, formula, lift, nest, value_of
+from .derive import Numbers, Q, formula, lift, nest, value_of
 from .errors import InputError
 from .load import CatalogError, load_chip, load_model, load_priors, load_system, load_training_priors
 from .records import Chip, Model, System, TrainingPrior
@@ -405,7 +405,7 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
 # ---- the report ----------------------------------------------------------------------------------
 
 @dataclass
-class TrainReport:
+class TrainReport(Numbers):
     model: Model
     system: System
     G: int
@@ -415,9 +415,6 @@ class TrainReport:
     split: Split
     numbers: dict  # key -> Q or value
 
-    def value(self, key: str):
-        return value_of(self.numbers[key])
-
     @property
     def fits(self) -> bool:
         return bool(self.split.fits)
@@ -426,7 +423,7 @@ class TrainReport:
         out: dict = {"model": self.model.name, "system": self.system.name, "chips": self.G, "tokens": self.tokens,
                      "seq_len": self.S, **nest(self.numbers)}
         if derivations:
-            out["derivations"] = {k: q.to_dict() for k, q in self.numbers.items() if isinstance(q, Q) and q.formula}
+            out["derivations"] = self.derivations()
         return out
 
     def explain(self, keys: list[str] | None = None) -> str:
