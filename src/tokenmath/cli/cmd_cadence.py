@@ -11,7 +11,10 @@ from ..load import load_system
 from ..roofline import step
 from ..serve import check_inputs
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, PRECISION_OPTION, SET_OPTION,
+    console, emit_json, guard, load_pair,
+)
 from .grid_args import parse_number
 
 
@@ -24,15 +27,15 @@ def register(app: typer.Typer) -> None:
         step_ms: float = typer.Option(None, "--step-ms", help="The step (ms), e.g. 20; overrides the others."),
         batch: str = typer.Option("128", "--batch", "-B", help="Sequences per train (decode batch)."),
         context: str = typer.Option("4096", "--context", "-S", help="KV length per sequence (with a model)."),
-        chips: int = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain)."),
-        precision: str = typer.Option(None, "--precision", help="fp8, bf16, fp4 (default: model's)."),
+        chips: int = CHIPS_OPTION,
+        precision: str = PRECISION_OPTION,
         basis: str = typer.Option("prior", "--basis", help="'prior' or 'spec' for the model's step."),
         rate: float = typer.Option(None, "--rate", help="Arrivals per second to simulate (default: 80 % of batch ÷ step)."),
         arrivals: int = typer.Option(100_000, "--arrivals", help="Arrivals to simulate."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the simulation."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Fixed-cadence batching: worst and mean latency, throughput, and a simulation that checks them."""
         ex = explain or as_json

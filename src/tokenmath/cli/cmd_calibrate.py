@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ..calibrate import calibrate, profile_dict, write_profile
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, err_console, fail, guard
+from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 
 def register(app: typer.Typer) -> None:
@@ -19,8 +19,8 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", help="Small buffers and few shapes: seconds, for tests."),
         backend: str = typer.Option("auto", "--backend", help="'auto' (PyTorch if installed, else NumPy), "
                                     "'torch' or 'numpy'."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Matmul FLOP/s by shape, streaming and attention-decode bandwidth, per-op overhead -> a profile."""
         if backend not in ("auto", "torch", "numpy"):

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..load import load_entry, load_model, load_system
 from ..roofline import step
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, err_console, fail, guard
+from .common import EXPLAIN_HELP, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 
 def _ints(text: str, flag: str) -> list[int]:
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         rounds: int = typer.Option(2, "--rounds", help="Time the whole grid this many times; keep each point's best."),
         save_csv: str = typer.Option(None, "--csv", help="Also write the rows to this CSV file."),
         explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (for the first point)."),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Predicted (calibrated roofline) vs measured decode-step time over batch × context."""
         if rounds < 1:

@@ -9,7 +9,10 @@ from rich.table import Table
 from ..errors import InputError
 from ..modes import fast_slow_modes
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, PRECISION_OPTION,
+    SET_OPTION, console, emit_json, guard, load_pair,
+)
 from .grid_args import parse_grid, parse_number
 
 
@@ -26,15 +29,15 @@ def register(app: typer.Typer) -> None:
                                              help="Chips per replica, fast ÷ standard (1 = same replica)."),
         on: str = typer.Option(None, "--on", help="System for the model (e.g. gb200-nvl72)."),
         context: str = typer.Option("4096", "--context", "-S", help="Context per sequence (tokens; 4k, 1M accepted)."),
-        chips: int = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain)."),
+        chips: int = CHIPS_OPTION,
         batch: str = typer.Option(None, "--batch", "-B", help="Batches for the frontier (default 1:262144, 120 points)."),
-        precision: str = typer.Option(None, "--precision", help="fp8, bf16, fp4 (default: model's)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
+        precision: str = PRECISION_OPTION,
+        kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = typer.Option("prior", "--basis", help="'prior' or 'spec' for the roofline frontier."),
         plot: str = typer.Option(None, "--plot", help="Write the latency–cost frontier with fast mode to this PNG."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch ratio 1/(p·s), the KV share that makes p and s consistent, the slow-mode saving, the frontier."""
         m = s = None

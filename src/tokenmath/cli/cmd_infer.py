@@ -8,7 +8,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..infer import read_all, read_offer
 from ..units import fmt, parse_quantity
-from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, guard
+from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
 
 
 def _active(text: str | None):
@@ -33,8 +33,8 @@ def register(app: typer.Typer) -> None:
                                       "(default: catalog/assumptions)."),
         active_params: str = typer.Option(None, "--active-params", help="Active parameters: N or LOW:CENTRAL:HIGH "
                                           "(default: catalog/assumptions, 50B:100B:200B)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Read prices backwards: KV bytes per token, decode utilisation, cache tiers, fast-mode batch ratio."""
         precisions = [p.strip() for p in precision.split(",")] if precision else None

@@ -8,7 +8,10 @@ from rich.table import Table
 from ..kvtiers import HOLD_TIMES_S, kv_report
 from ..load import load_assumptions
 from ..units import fmt, parse_quantity
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, SET_OPTION, console,
+    emit_json, guard, load_pair,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,12 +25,12 @@ def register(app: typer.Typer) -> None:
                                        "default: 5 min and 1 h)."),
         price_date: str = typer.Option(None, "--price-date", help="Tier prices as of this date, e.g. 2025-09 "
                                        "(default: latest)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
+        kv_dtype: str = KV_DTYPE_OPTION,
         precision: str = typer.Option(None, "--precision", help="Weights and matmuls for the recompute."),
         plot: str = typer.Option(None, "--plot", help="Write a PNG: tiers by drain time vs price (log-log)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Tiers with capacity, bandwidth, dated USD/GB and drain time; the right tier for each hold time."""
         holds = tuple(parse_quantity(h, "s") for h in hold) or HOLD_TIMES_S

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .common import JSON_HELP, console, emit_json, guard
+from .common import JSON_OPTION, console, emit_json, guard
 
 SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s), "
                     "ROLE.FIELD=VALUE (chip., system., model., priors.) or FIELD=VALUE for every record that has it.")
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("lecture-report"), "--out", help="Folder for the report and its pictures."),
         form: str = typer.Option("html", "--format", help="html (self-contained page), md or text."),
         set_: list[str] = typer.Option([], "--set", help=SET_HELP_LECTURE),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Run every claim of the lecture against the catalog and write the report (HTML, Markdown or text)."""
         from ..lecture import LectureContext, ids

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ..lifecycle import DECODE_INEFFICIENCY, OUTPUTS, RL_MULTIPLIER, lifecycle, sensitivity
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, guard
+from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
 from .count_args import parse_count
 
 INPUT_LABELS = {"serving_tokens_per_s": "serving tok/s", "lifetime_days": "lifetime", "active_params": "active params",
@@ -29,8 +29,8 @@ def register(app: typer.Typer) -> None:
                                             help="RL FLOP per parameter per token, 2–6 (flashcards: 3)."),
         decode_inefficiency: float = typer.Option(DECODE_INEFFICIENCY, "--decode-inefficiency",
                                                   help="Cost of a decode FLOP ÷ a pre-training FLOP (flashcards: 3)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Equal compute in pre-training (6ND), RL (r·e·ND) and inference (2·e·ND) over the serving lifetime."""
         kw = dict(serving_tokens_per_s=parse_count(serving_tokens_per_s, "--serving-tokens-per-s"),

@@ -10,7 +10,10 @@ from rich.table import Table
 from ..disagg import disaggregate
 from ..load import load_price_sheet, names, providers
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
+    PRECISION_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
+)
 from .grid_args import parse_number
 
 
@@ -46,7 +49,7 @@ def register(app: typer.Typer) -> None:
     @guard
     def phases_cmd(
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
-        on: str = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML."),
+        on: str = ON_OPTION,
         input_len: str = typer.Option("4096", "--input-len", "-I", help="Prompt tokens per request (4k accepted)."),
         output_len: str = typer.Option("512", "--output-len", "-O", help="Generated tokens per request."),
         cache_hit: float = typer.Option(0.0, "--cache-hit", help="Fraction of prompt tokens served from a cache."),
@@ -54,12 +57,12 @@ def register(app: typer.Typer) -> None:
         decode_chips: int = typer.Option(None, "--decode-chips", help="Chips per decode replica (default: domain)."),
         prefill_batch: float = typer.Option(None, "--prefill-batch", help="Prompts per prefill step (default: knee)."),
         decode_batch: float = typer.Option(None, "--decode-batch", help="Sequences per decode step (default: knee)."),
-        precision: str = typer.Option(None, "--precision", help="fp8, bf16, fp4 (default: model's)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
-        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        precision: str = PRECISION_OPTION,
+        kv_dtype: str = KV_DTYPE_OPTION,
+        basis: str = BASIS_OPTION,
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Prefill vs decode per token and their ratio vs published prices; disaggregated chip ratio and cost."""
         m, s = load_pair(model, on, set_)

@@ -8,7 +8,10 @@ from rich.table import Table
 
 from ..placement import place
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, SET_OPTION, console,
+    emit_json, guard, load_pair,
+)
 from .grid_args import parse_number
 
 
@@ -26,12 +29,12 @@ def register(app: typer.Typer) -> None:
         ep: int = typer.Option(None, "--ep", help="Expert-parallel ways (fix it; default: try all)."),
         pp: int = typer.Option(None, "--pp", help="Pipeline stages (fix it; default: try all)."),
         precision: str = typer.Option(None, "--precision", help="Weights: fp8, bf16, fp4 (default: model's)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
+        kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = typer.Option("prior", "--basis", help="'prior' or 'spec' for step and comm times."),
         show_all: bool = typer.Option(False, "--all", help="List every split, not the best 15."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Splits that fit (memory per chip, comm per step and its tier), the best one, the largest model a domain holds."""
         m, s = load_pair(model, on, set_)

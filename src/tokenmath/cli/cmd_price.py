@@ -7,7 +7,10 @@ from rich.table import Table
 
 from ..pricing import price_workload
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
+    PRECISION_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -15,7 +18,7 @@ def register(app: typer.Typer) -> None:
     @guard
     def price_cmd(
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
-        on: str = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML."),
+        on: str = ON_OPTION,
         input_len: int = typer.Option(2000, "--input-len", help="Prompt tokens per request."),
         output_len: int = typer.Option(500, "--output-len", help="Output tokens per request."),
         cache_hit: float = typer.Option(0.0, "--cache-hit", help="Share of the prompt served from the prefix cache, 0–1."),
@@ -25,12 +28,12 @@ def register(app: typer.Typer) -> None:
         chips: int = typer.Option(None, "--chips", "-G", help="Chips per replica (default: fewest domains that fit)."),
         batch: int = typer.Option(None, "--batch", "-B", help="Decode batch (default: the cheapest that fits)."),
         prefill_chunk: int = typer.Option(8192, "--prefill-chunk", help="Prompt tokens batched per prefill step."),
-        precision: str = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
-        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        precision: str = PRECISION_OPTION,
+        kv_dtype: str = KV_DTYPE_OPTION,
+        basis: str = BASIS_OPTION,
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Cost per request on rented chips, each API's charge for it, and the implied margin."""
         m, s = load_pair(model, on, set_)

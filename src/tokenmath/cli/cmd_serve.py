@@ -7,7 +7,10 @@ from rich.table import Table
 
 from ..serve import serve
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, fail, guard, load_triple
+from .common import (
+    BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
+    PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -15,16 +18,16 @@ def register(app: typer.Typer) -> None:
     @guard
     def serve_cmd(
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
-        on: str = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML."),
-        chips: int = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain)."),
+        on: str = ON_OPTION,
+        chips: int = CHIPS_OPTION,
         batch: int = typer.Option(128, "--batch", "-B", help="Sequences in flight (decode tokens per step)."),
         context: int = typer.Option(4096, "--context", "-S", help="KV length per sequence (prompt length in prefill)."),
-        precision: str = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
-        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        precision: str = PRECISION_OPTION,
+        kv_dtype: str = KV_DTYPE_OPTION,
+        basis: str = BASIS_OPTION,
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         m, s, priors = load_triple(model, on, set_)

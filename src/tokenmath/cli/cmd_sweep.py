@@ -9,7 +9,9 @@ from rich.table import Table
 from ..errors import InputError
 from ..sweep import default_contexts, sweep
 from ..units import PRECISION_BYTES, fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, guard, load_pair
+from .common import (
+    BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
+)
 from .grid_args import parse_grid, parse_list
 
 MARK_KEYS = ["optimal_batch", "balance_batch", "kv_crossover_context", "kv_crossover_context_roofline",
@@ -21,7 +23,7 @@ def register(app: typer.Typer) -> None:
     @guard
     def sweep_cmd(
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
-        on: str = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML."),
+        on: str = ON_OPTION,
         batch: str = typer.Option("1:131072", "--batch", "-B",
                                   help="Batches: a value, a list '1,8,64', or a log range '1:131072[:N]'."),
         context: str = typer.Option("4096", "--context", "-S",
@@ -30,12 +32,12 @@ def register(app: typer.Typer) -> None:
                                       help="Matmul/weight precision, or a list 'fp8,fp4' to compare."),
         chips: str = typer.Option(None, "--chips", "-G",
                                   help="Chips per replica, or a list '8,64,72' (default: one scale-up domain)."),
-        kv_dtype: str = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's)."),
-        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
+        kv_dtype: str = KV_DTYPE_OPTION,
+        basis: str = BASIS_OPTION,
         plot: str = typer.Option(None, "--plot", help="Write cost-vs-batch and cost-vs-context to this PNG."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch and context sweeps: B*, balance batch with KV, KV crossover context L*, cost floor, c(1)/c_min."""
         m, s = load_pair(model, on, set_)

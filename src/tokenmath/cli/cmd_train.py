@@ -12,7 +12,10 @@ from ..errors import InputError
 from ..load import read_table
 from ..training import CARRY, RECOMPUTE, train, validate_training
 from ..units import fmt
-from .common import EXPLAIN_HELP, JSON_HELP, SET_HELP, console, emit_json, err_console, guard, load_pair
+from .common import (
+    EXPLAIN_OPTION, JSON_OPTION, SET_OPTION, console, emit_json, err_console,
+    guard, load_pair,
+)
 from .count_args import parse_count
 
 # the repository's measurement table (validation/public_measurements.csv), as `tokenmath validate` uses it
@@ -47,9 +50,9 @@ def register(app: typer.Typer) -> None:
         in_sample: bool = typer.Option(False, "--in-sample",
                                        help="--validate: let a run's own published MFU predict it."),
         carry: str = typer.Option("hfu", "--carry", help="--validate: carry 'hfu' (default) or 'mfu' across runs."),
-        explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-        set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+        explain: bool = EXPLAIN_OPTION,
+        as_json: bool = JSON_OPTION,
+        set_: list[str] = SET_OPTION,
     ) -> None:
         """Training FLOP (6·N·D + attention), time and cost at an MFU prior, memory per chip, bubble, split."""
         if validate:

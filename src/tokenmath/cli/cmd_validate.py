@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from ..validate import SERVING_GROUPS, ValidationReport, validate_table
-from .common import EXPLAIN_HELP, JSON_HELP, console, emit_json, fail, guard
+from .common import BASIS_OPTION, EXPLAIN_HELP, JSON_OPTION, console, emit_json, fail, guard
 
 
 def register(app: typer.Typer) -> None:
@@ -19,11 +19,11 @@ def register(app: typer.Typer) -> None:
                                   "validation/public_measurements.csv (default: that table)."),
         group: str = typer.Option(None, "--group", help="Comma-separated id prefixes, e.g. TRT,MLP,BS1,VLLM "
                                   "(default: every group)."),
-        basis: str = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound)."),
+        basis: str = BASIS_OPTION,
         row: list[str] = typer.Option([], "--row", help="Only this row id (repeatable)."),
         worst: int = typer.Option(12, "--worst", help="How many of the worst rows to explain."),
         explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (serving rows; use --row to pick)."),
-        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+        as_json: bool = JSON_OPTION,
     ) -> None:
         """Predicted vs measured for every row; median and p90 |error| per group; the worst rows and why."""
         groups = [g.strip() for g in group.split(",") if g.strip()] if group else None

@@ -18,12 +18,23 @@ from ..records import Model, Priors, System
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-__all__ = ["console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
+__all__ = ["JSON_OPTION", "EXPLAIN_OPTION", "SET_OPTION", "ON_OPTION", "CHIPS_OPTION", "PRECISION_OPTION",
+           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
            "EXPLAIN_HELP"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
 JSON_HELP = "Print the results (and their derivations) as JSON."
 EXPLAIN_HELP = "Unfold every number into its formula, the values substituted, and each input's source."
+
+# The options most commands share, declared once.
+JSON_OPTION = typer.Option(False, "--json", help=JSON_HELP)
+EXPLAIN_OPTION = typer.Option(False, "--explain", help=EXPLAIN_HELP)
+SET_OPTION = typer.Option([], "--set", help=SET_HELP)
+ON_OPTION = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML.")
+CHIPS_OPTION = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain).")
+PRECISION_OPTION = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's).")
+KV_DTYPE_OPTION = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's).")
+BASIS_OPTION = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound).")
 
 
 def fail(message: str, code: int = 1):
