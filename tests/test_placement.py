@@ -7,25 +7,14 @@ import json
 
 import numpy as np
 import pytest
-from clirun import run
+from clirun import frontier, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath.load import CatalogError, load_model, load_system
+from tokenmath.load import load_model, load_system
 from tokenmath.placement import kv_per_chip, largest_model, place, weights_per_chip
-from tokenmath.records import Model, MoE
 
 FAST = settings(max_examples=40, deadline=None)
-
-
-def frontier() -> Model:
-    try:
-        return load_model("frontier-5t")
-    except CatalogError:
-        return Model(name="frontier-5t", file="test", n_layers=48, d_model=16384, n_heads=128, n_kv_heads=8,
-                     head_dim=128, n_kv_layers=1, d_ff=2048, vocab_size=262144,
-                     moe=MoE(n_routed_experts=1024, experts_per_token=12, n_shared_experts=1, d_ff_expert=2048),
-                     weight_dtype="fp8", kv_dtype="fp8")
 
 
 # ---- P4: pipelining shrinks weights per chip, not KV ----------------------------------------------

@@ -7,13 +7,13 @@ import json
 
 import numpy as np
 import pytest
-from clirun import run
+from clirun import frontier, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenmath.batching import mean_latency, simulate_cadence, worst_latency
 from tokenmath.disagg import disaggregate
-from tokenmath.load import CatalogError, load_model, load_system
+from tokenmath.load import load_model, load_system
 from tokenmath.modes import (
     batch_ratio,
     fast_slow_modes,
@@ -23,7 +23,7 @@ from tokenmath.modes import (
     standard_batch_compute_bound,
     standard_batch_memory_bound,
 )
-from tokenmath.records import Chip, Model, MoE, System
+from tokenmath.records import Chip, Model, System
 from tokenmath.sweep import balance_batch, kv_crossover_context, sweep, unbatched_ratio
 
 FAST = settings(max_examples=40, deadline=None)
@@ -47,17 +47,6 @@ def dense_tied() -> Model:
     """A dense 70B-class model with tied embeddings: every weight read is a weight multiplied."""
     return Model(name="dense-70b", file="test", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, head_dim=128,
                  d_ff=28672, vocab_size=128256, tie_embeddings=True, weight_dtype="fp8", kv_dtype="fp8")
-
-
-def frontier() -> Model:
-    """The catalog's frontier-5t (≈100B active, 2 KB KV at FP8), or an equivalent record if it is absent."""
-    try:
-        return load_model("frontier-5t")
-    except CatalogError:
-        return Model(name="frontier-5t", file="test", n_layers=48, d_model=16384, n_heads=128, n_kv_heads=8,
-                     head_dim=128, n_kv_layers=1, d_ff=2048, vocab_size=262144,
-                     moe=MoE(n_routed_experts=1024, experts_per_token=12, n_shared_experts=1, d_ff_expert=2048),
-                     weight_dtype="fp8", kv_dtype="fp8")
 
 
 # ---- R3: what not batching costs ------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 
 from .derive import formula
 
-__all__ = ["worst_latency", "mean_latency", "drain_time", "throughput", "simulate_cadence"]
+__all__ = ["worst_latency", "mean_latency", "simulate_cadence"]
 
 
 @formula("t_worst = 2 · t_step", unit="s")
@@ -30,16 +30,6 @@ def worst_latency(t_step):
 @formula("t_mean = 1.5 · t_step", unit="s")
 def mean_latency(t_step):
     return 1.5 * t_step
-
-
-@formula("t_drain = hbm / W", unit="s")
-def drain_time(hbm, W):
-    return hbm / W
-
-
-@formula("tokens_per_s = B / t_step", unit="tok/s")
-def throughput(B, t_step):
-    return B / t_step
 
 
 def simulate_cadence(t_step: float, rate_per_s: float, n: int = 100_000, seed: int = 0) -> dict:

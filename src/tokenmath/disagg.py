@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arch
-from .derive import Numbers, Q, formula, lift, value_of
+from .derive import Numbers, formula, lift, value_of
 from .errors import InputError
 from .records import Model, System
 from .roofline import step

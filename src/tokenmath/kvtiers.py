@@ -34,6 +34,7 @@ from .errors import InputError
 from .load import load_chip, load_tier, names
 from .pricing_records import MemoryTier
 from .records import Model, System
+from .roofline import drain_time
 
 __all__ = ["TierRow", "tier_rows", "drain_time", "usd_per_gb_hour_rental", "usd_per_gb_hour_purchase",
            "hold_usd", "break_even_hold_s", "recompute_usd", "lecture_tier_flags", "runner_up_tier", "nearest_drain_tier", "drains_within_tier", "cheapest_tier",
@@ -41,11 +42,6 @@ __all__ = ["TierRow", "tier_rows", "drain_time", "usd_per_gb_hour_rental", "usd_
 
 # the cache lifetimes providers sell (Anthropic's 5-minute and 1-hour writes; Gemini's default 1-hour TTL)
 HOLD_TIMES_S = (300.0, 3600.0)
-
-
-@formula("t_drain = capacity / bandwidth", unit="s")
-def drain_time(capacity, bandwidth):
-    return capacity / bandwidth
 
 
 @formula("usd_per_gb_hour = usd_per_chip_hour / capacity_gb", unit="USD")

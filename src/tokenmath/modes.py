@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .derive import Numbers, Q, formula, lift, plain, value_of
+from .derive import Numbers, formula, lift, plain, value_of
 from .errors import InputError
 from .records import Model, System
 from .roofline import step

@@ -45,7 +45,7 @@ from .kernels import small_m_efficiency
 from .load import load_priors
 from .records import Model, Priors, System
 
-__all__ = ["Step", "Layout", "step", "default_layout", "hardware_ratio", "optimal_batch", "latency_floor",
+__all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
            "gemms_per_layer", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
@@ -130,6 +130,12 @@ def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
 @formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
 def step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
     return np.maximum(t_math, t_weights + t_kv) + t_serial + (1 - overlap) * t_comm + t_overhead
+
+
+@formula("t_drain = capacity / bandwidth", unit="s")
+def drain_time(capacity, bandwidth):
+    """Time to stream a whole memory once (HBM: the lecture's ~20 ms step; a tier: its hold-time match)."""
+    return capacity / bandwidth
 
 
 @formula("R = F / (2 · W / b_w)", unit="")

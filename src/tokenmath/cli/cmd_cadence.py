@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from ..batching import drain_time, mean_latency, simulate_cadence, throughput, worst_latency
+from ..batching import mean_latency, simulate_cadence, worst_latency
+from ..roofline import drain_time
+from ..serve import tokens_per_s
 from ..derive import lift, value_of
 from ..errors import InputError
 from ..load import load_system
@@ -69,7 +71,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("give --step-ms MS, or MODEL --on SYSTEM, or --on SYSTEM (its HBM drain time)")
         t_s = float(value_of(t))
         worst, mean = worst_latency(t), mean_latency(t)
-        tput = throughput(lift(ex, "B", B, "seq", "given: sequences per train"), t)
+        tput = tokens_per_s(lift(ex, "B", B, "seq", "given: sequences per train"), t)
         lam = rate if rate else 0.8 * B / t_s
         sim = simulate_cadence(t_s, lam, arrivals, seed)
         if as_json:

@@ -1,6 +1,6 @@
 """The departing-train schedule (ledger rows T1–T6): HBM drain time, queueing, throughput per deployment.
 
-    t_drain, worst latency, throughput              (batching: drain_time, worst_latency, throughput)
+    t_drain, worst latency, throughput              (roofline.drain_time, batching.worst_latency, serve.tokens_per_s)
     tok_per_s    = tokens_per_month / (days · day_s)
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..derive import formula, given
 from ..units import fmt, parse_quantity
 from .claim import Finding, claim, judge, need, unverifiable
-from ..batching import drain_time
+from ..roofline import drain_time
+from ..serve import tokens_per_s
 from .common import ratio, said_q, v
 
 SECTION = "schedule"
@@ -60,10 +61,9 @@ def t3(ctx):
 
 @claim("T4", SECTION)
 def t4(ctx):
-    batching = need("tokenmath.batching", "fixed-cadence batching, issue 3")
     B = said_q(ctx, "T4", "B", "B", "tok")
     t = chip_drain(ctx, "vr200").renamed("t_step")
-    q = batching.throughput(B, t)
+    q = tokens_per_s(B, t)
     verdict, note = judge(q, ctx.said("T4")["said_value"], 0.25, unit="tok/s",
                           what="B / t_step with t_step = Rubin drain")
     note += (" — the arithmetic holds, but B = 2,000 is not R7's 2,400 (nor the corrected B*), and a 15–20 ms step "

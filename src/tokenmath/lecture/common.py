@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arch
-from ..batching import drain_time  # noqa: F401  (re-exported: the one HBM drain-time formula)
+from ..roofline import drain_time  # noqa: F401  (re-exported: the one drain-time formula)
 from ..derive import Q, formula, given, value_of
 from ..records import Model, System
 from ..roofline import hardware_ratio, optimal_batch, step
