@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from tokenmath.load import load_model, load_system
-from tokenmath.roofline import step
+from tokenmath.core.load import load_model, load_system
+from tokenmath.core.roofline import step
 
 
 def main() -> None:

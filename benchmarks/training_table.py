@@ -15,7 +15,7 @@ import argparse
 import time
 from pathlib import Path
 
-from tokenmath.load import read_table
+from tokenmath.core.load import read_table
 from tokenmath.training import validate_training
 
 ROOT = Path(__file__).resolve().parents[1]

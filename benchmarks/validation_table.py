@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from tokenmath.validate import SERVING_GROUPS, validate_table
+from tokenmath.measure.validate import SERVING_GROUPS, validate_table
 
 
 def _f(x) -> str:

@@ -23,8 +23,8 @@ def one_line_error(r, *needles):
 
 def frontier():
     """The catalog's frontier-5t (≈100B active, 2 KB KV at FP8), or an equivalent record if it is absent."""
-    from tokenmath.load import CatalogError, load_model
-    from tokenmath.records import Model, MoE
+    from tokenmath.core.load import CatalogError, load_model
+    from tokenmath.core.records import Model, MoE
 
     try:
         return load_model("frontier-5t")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from clirun import run
 
-from tokenmath import kernels
-from tokenmath.calibrate import Measurement, fit_gemm_priors
-from tokenmath.load import load_model, load_priors, load_system
-from tokenmath.roofline import step
+from tokenmath.core import kernels
+from tokenmath.measure.calibrate import Measurement, fit_gemm_priors
+from tokenmath.core.load import load_model, load_priors, load_system
+from tokenmath.core.roofline import step
 
 DATA = Path(__file__).parent / "data"
 TINY = str(DATA / "tiny-llama-config.json")

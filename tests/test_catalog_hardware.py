@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tokenmath.load import load_chip, load_system, names
-from tokenmath.records import Chip, System
+from tokenmath.core.load import load_chip, load_system, names
+from tokenmath.core.records import Chip, System
 
 BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
 

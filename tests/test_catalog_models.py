@@ -1,6 +1,6 @@
 """Catalog model entries against their published figures, and the Hugging Face config.json reader.
 
-Anchors: parameter counts computed from the shapes (tokenmath.arch.param_counts) against each model's
+Anchors: parameter counts computed from the shapes (tokenmath.core.arch.param_counts) against each model's
 published total/active counts (sources in the YAML), KV bytes per token against shared/reference
 catalog-notes.md Table D and lecture-claims.md §2.2 (rows A3, A4).
 """
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tokenmath.arch import (
+from tokenmath.core.arch import (
     kv_bytes_per_token,
     kv_stored_bytes,
     n_moe_layers,
     param_counts,
 )
-from tokenmath.load import CatalogError, load_model, names
-from tokenmath.records import Model
+from tokenmath.core.load import CatalogError, load_model, names
+from tokenmath.core.records import Model
 
 MODELS = names("models")
 

@@ -8,7 +8,7 @@ from clirun import run
 from typer.testing import CliRunner
 
 from tokenmath.cli.app import app
-from tokenmath.load import load_priors
+from tokenmath.core.load import load_priors
 
 runner = CliRunner()
 
@@ -133,7 +133,7 @@ def test_set_reaches_priors_and_nested_peaks():
 
 
 def test_user_catalog_directory_adds_entries(tmp_path, monkeypatch):
-    from tokenmath import load
+    from tokenmath.core import load
     monkeypatch.setattr(load, "_extra_dirs", [])
     load._index.cache_clear()
     load._load_cached.cache_clear()

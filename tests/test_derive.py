@@ -5,7 +5,7 @@ import pkgutil
 import re
 
 import tokenmath
-from tokenmath.derive import FORMULAS, Q, formula, given
+from tokenmath.core.derive import FORMULAS, Q, formula, given
 
 ALLOWED = {"max", "min", "exp", "log", "sqrt", "e", "ln", "floor", "ceil", "min_", "max_"}
 

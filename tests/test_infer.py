@@ -15,13 +15,13 @@ from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from tokenmath.infer import (
+from tokenmath.economics.infer import (
     hardware_ratio_range,
     kv_from_price_step,
     read_all,
     read_offer,
 )
-from tokenmath.load import (
+from tokenmath.core.load import (
     load_assumptions,
     load_price_sheet,
     price_sheet_dates,

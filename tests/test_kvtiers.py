@@ -15,7 +15,7 @@ from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from tokenmath.kvtiers import (
+from tokenmath.economics.kvtiers import (
     break_even_hold_s,
     cheapest_tier,
     drains_within_tier,
@@ -25,8 +25,8 @@ from tokenmath.kvtiers import (
     nearest_drain_tier,
     tier_rows,
 )
-from tokenmath.load import load_assumptions, load_model, load_system, load_tier, names
-from tokenmath.pricing_records import date_key
+from tokenmath.core.load import load_assumptions, load_model, load_system, load_tier, names
+from tokenmath.core.pricing_records import date_key
 
 TIERS = names("tiers")
 

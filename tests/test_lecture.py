@@ -101,8 +101,8 @@ def test_golden_r4_latency_floor():
 
 
 def test_a3_kv_bytes_when_infer_exists():
-    if importlib.util.find_spec("tokenmath.infer") is None:
-        pytest.skip("tokenmath.infer (issue 5) not in this build")
+    if importlib.util.find_spec("tokenmath.economics.infer") is None:
+        pytest.skip("tokenmath.economics.infer (issue 5) not in this build")
     (c,) = run(only=["A3"])
     if c.verdict == NOT_COMPUTABLE:
         pytest.skip(c.note)
@@ -110,8 +110,8 @@ def test_a3_kv_bytes_when_infer_exists():
 
 
 def test_c5_c7_lifecycle_when_it_exists():
-    if importlib.util.find_spec("tokenmath.lifecycle") is None:
-        pytest.skip("tokenmath.lifecycle (issue 6) not in this build")
+    if importlib.util.find_spec("tokenmath.training.lifecycle") is None:
+        pytest.skip("tokenmath.training.lifecycle (issue 6) not in this build")
     c5, c7 = run(only=["C5", "C7"])
     if NOT_COMPUTABLE in (c5.verdict, c7.verdict):
         pytest.skip(c5.note + " / " + c7.note)

@@ -1,4 +1,4 @@
-"""The lifecycle balance (tokenmath.lifecycle, `tokenmath lifecycle`): ledger rows C2, C4, C5, C7.
+"""The lifecycle balance (tokenmath.training.lifecycle, `tokenmath lifecycle`): ledger rows C2, C4, C5, C7.
 
 Anchors: 5e7 tok/s × 60 days = 2.592e14 tokens (C5, corrected from the lecture's "~200 T");
 D_pre = D_inf = 1.5·D_RL with the flashcards' algebra (C4); 2.592e14 / (20 × 1e11) = 129.6× (C7;
@@ -15,8 +15,8 @@ from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath.errors import InputError
-from tokenmath.lifecycle import lifecycle, sensitivity
+from tokenmath.core.errors import InputError
+from tokenmath.training.lifecycle import lifecycle, sensitivity
 
 LECTURE = dict(serving_tokens_per_s=5e7, lifetime_days=60, active_params=1e11)
 

@@ -11,8 +11,8 @@ from clirun import frontier, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath.load import load_model, load_system
-from tokenmath.placement import kv_per_chip, largest_model, place, weights_per_chip
+from tokenmath.core.load import load_model, load_system
+from tokenmath.serving.placement import kv_per_chip, largest_model, place, weights_per_chip
 
 FAST = settings(max_examples=40, deadline=None)
 

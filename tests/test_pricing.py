@@ -16,7 +16,7 @@ from hypothesis import given as hgiven
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from tokenmath.load import (
+from tokenmath.core.load import (
     CatalogError,
     load_model,
     load_offer,
@@ -26,8 +26,8 @@ from tokenmath.load import (
     price_sheet_dates,
     providers,
 )
-from tokenmath.pricing import api_usd, margin, price_workload, serving_usd
-from tokenmath.pricing_records import date_key
+from tokenmath.economics.pricing import api_usd, margin, price_workload, serving_usd
+from tokenmath.core.pricing_records import date_key
 
 SHEETS = names("prices")
 PRICE_FIELDS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",

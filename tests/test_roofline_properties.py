@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath import arch
-from tokenmath.load import load_model, load_system
-from tokenmath.roofline import step
+from tokenmath.core import arch
+from tokenmath.core.load import load_model, load_system
+from tokenmath.core.roofline import step
 
 SETTINGS = settings(max_examples=40, deadline=None)
 MODEL = load_model("deepseek-v3")
@@ -57,7 +57,7 @@ def test_scaling_every_rate_by_k_divides_every_time_by_k(k, B, S, phase):
 
 def test_optimal_batch_independent_of_model_scale():
     """Scale the model's widths (params ×c) and the domain's chips together: B* = R·rho is unchanged."""
-    from tokenmath.serve import serve
+    from tokenmath.serving.serve import serve
     m = load_model("deepseek-v3")
     big = m.evolve(d_model=m.d_model * 2, moe=m.moe.model_copy(update={"d_ff_expert": m.moe.d_ff_expert * 2}),
                    d_ff=m.d_ff * 2, n_heads=m.n_heads * 2, mla=m.mla.model_copy(update={"kv_lora_rank": 1024}),
@@ -102,7 +102,7 @@ def test_spec_is_a_lower_bound_on_prior():
 
 
 def test_batch_one_reads_only_the_active_parameters():
-    from tokenmath.serve import serve
+    from tokenmath.serving.serve import serve
     r = serve(MODEL, SYSTEM, G=64, B=1, S=0, basis="spec", precision="fp8")
     pc = arch.param_counts(MODEL)
     # at B=1 an MoE reads only active experts, so the step is faster than reading every weight once

@@ -11,10 +11,10 @@ from clirun import frontier, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath.batching import mean_latency, simulate_cadence, worst_latency
-from tokenmath.disagg import disaggregate
-from tokenmath.load import load_model, load_system
-from tokenmath.modes import (
+from tokenmath.serving.batching import mean_latency, simulate_cadence, worst_latency
+from tokenmath.serving.disagg import disaggregate
+from tokenmath.core.load import load_model, load_system
+from tokenmath.serving.modes import (
     batch_ratio,
     fast_slow_modes,
     kv_share_for_multiples,
@@ -23,8 +23,8 @@ from tokenmath.modes import (
     standard_batch_compute_bound,
     standard_batch_memory_bound,
 )
-from tokenmath.records import Chip, Model, System
-from tokenmath.sweep import balance_batch, kv_crossover_context, sweep, unbatched_ratio
+from tokenmath.core.records import Chip, Model, System
+from tokenmath.serving.sweep import balance_batch, kv_crossover_context, sweep, unbatched_ratio
 
 FAST = settings(max_examples=40, deadline=None)
 

@@ -1,4 +1,4 @@
-"""Training runs (tokenmath.training, `tokenmath train`): each derivation, the invariants, the TRN-* anchors.
+"""Training runs (tokenmath.training.runs, `tokenmath train`): each derivation, the invariants, the TRN-* anchors.
 
 Anchors: Llama 3 405B, 15.6T tokens, 16,384 H100 at 41 % MFU (arXiv 2407.21783; TRN-002) against the
 30.84M H100-hours of the Llama 3.1 model card (TRN-004); DeepSeek-V3's 180K H800-hours per trillion
@@ -18,10 +18,10 @@ from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenmath import arch
-from tokenmath.derive import given as given_q
-from tokenmath.errors import InputError
-from tokenmath.load import (
+from tokenmath.core import arch
+from tokenmath.core.derive import given as given_q
+from tokenmath.core.errors import InputError
+from tokenmath.core.load import (
     load_chip,
     load_model,
     load_system,
@@ -183,10 +183,10 @@ flop = flop_6nd + flop_attn  = 3.96e+25 FLOP
   flop_attn = 3 · attn_fwd · D_tok  = 1.58e+24 FLOP
             = 3 · 33.8 GFLOP/tok · 1.56e+13 tok
 sources:
-  N_active: catalog/models/llama-3.1-405b.yaml: active parameters (tokenmath.arch.param_counts)
+  N_active: catalog/models/llama-3.1-405b.yaml: active parameters (tokenmath.core.arch.param_counts)
   D_tok: given (--tokens)
   attn_fwd: catalog/models/llama-3.1-405b.yaml: forward QK and AV per token over a causal sequence of 8,192 \
-(tokenmath.arch)"""
+(tokenmath.core.arch)"""
 
 
 def test_golden_derivations_llama_405b_tp8_pp16():
@@ -249,7 +249,7 @@ pow2 = st.sampled_from([1, 2, 4, 8, 16, 32, 64])
 @given(pow2, pow2, pow2, st.sampled_from([1, 2, 4, 8]), st.integers(0, 3), st.integers(1, 512),
        st.integers(1, 262_144), st.sampled_from(["none", "selective", "full"]), st.booleans())
 def test_memory_is_never_negative(tp, pp, dp, ep, zero, M, s, recompute, reversible):
-    from tokenmath.training import _memory, _shape
+    from tokenmath.training.memory import _memory, _shape
     for m in (LLAMA, DSV3):
         total, parts = _memory(_shape(m), s, 1.0, tp, pp, dp, ep, zero, M, recompute, reversible, 2.0)
         assert all(v >= 0 for v in parts.values()) and total >= 0
@@ -258,7 +258,7 @@ def test_memory_is_never_negative(tp, pp, dp, ep, zero, M, s, recompute, reversi
 @SETTINGS
 @given(st.sampled_from([1, 2, 4, 8, 16, 32]), st.sampled_from([2, 4]), st.integers(0, 3), st.sampled_from([1, 8]))
 def test_more_stages_means_fewer_weight_bytes_per_chip(pp, factor, zero, tp):
-    from tokenmath.training import _memory, _shape
+    from tokenmath.training.memory import _memory, _shape
     for m in (LLAMA, DSV3):
         sh = _shape(m)
         lo = _memory(sh, 4096, 1.0, tp, pp, 16, 1, zero, 8, "selective", False, 2.0)[1]

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from tokenmath.units import UnitError, fmt, parse_quantity
+from tokenmath.core.units import UnitError, fmt, parse_quantity
 
 
 @pytest.mark.parametrize("text,dim,expected", [

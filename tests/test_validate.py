@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from clirun import run
 
-from tokenmath import kernels
-from tokenmath.load import load_alias_model, load_aliases, read_table
-from tokenmath.validate import (
+from tokenmath.core import kernels
+from tokenmath.core.load import load_alias_model, load_aliases, read_table
+from tokenmath.measure.validate import (
     COLUMNS,
     PACKAGE_TABLE,
     Aliases,

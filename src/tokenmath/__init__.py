@@ -9,11 +9,11 @@ Start with `tokenmath lecture`, or from Python:
 
 __version__ = "0.1.0"
 
-from .arch import kv_bytes_per_token, param_counts  # noqa: E402
-from .derive import Q, formula  # noqa: E402
-from .load import CatalogError, load_chip, load_model, load_priors, load_system  # noqa: E402
-from .roofline import Step, hardware_ratio, latency_floor, optimal_batch, step  # noqa: E402
-from .serve import ServeReport, serve  # noqa: E402
+from .core.arch import kv_bytes_per_token, param_counts  # noqa: E402
+from .core.derive import Q, formula  # noqa: E402
+from .core.load import CatalogError, load_chip, load_model, load_priors, load_system  # noqa: E402
+from .core.roofline import Step, hardware_ratio, latency_floor, optimal_batch, step  # noqa: E402
+from .serving.serve import ServeReport, serve  # noqa: E402
 
 __all__ = [
     "__version__", "Q", "formula", "CatalogError", "load_chip", "load_model", "load_priors", "load_system",

@@ -12,7 +12,7 @@ import pkgutil
 import typer
 
 from .. import __version__
-from ..load import add_catalog_dir
+from ..core.load import add_catalog_dir
 from .common import guard
 
 app = typer.Typer(

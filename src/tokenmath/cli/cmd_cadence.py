@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from ..batching import mean_latency, simulate_cadence, worst_latency
-from ..roofline import drain_time
-from ..serve import tokens_per_s
-from ..derive import lift, value_of
-from ..errors import InputError
-from ..load import load_system
-from ..roofline import step
-from ..serve import check_inputs
-from ..units import fmt
+from ..serving.batching import mean_latency, simulate_cadence, worst_latency
+from ..core.roofline import drain_time
+from ..serving.serve import tokens_per_s
+from ..core.derive import lift, value_of
+from ..core.errors import InputError
+from ..core.load import load_system
+from ..core.roofline import step
+from ..serving.serve import check_inputs
+from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, PRECISION_OPTION, SET_OPTION,
     console, emit_json, guard, load_pair,

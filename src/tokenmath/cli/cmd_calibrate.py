@@ -6,8 +6,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..calibrate import calibrate, profile_dict, write_profile
-from ..units import fmt
+from ..measure.calibrate import calibrate, profile_dict, write_profile
+from ..core.units import fmt
 from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 
@@ -71,7 +71,7 @@ def _print(c, out: str) -> None:
 
 def _explain(c) -> None:
     console.print("\nper matmul: t = max(2·M·N·K / (F · eta_flop · M/(M + M_half·[M>1])), bytes / (W · eta_bw)) "
-                  "+ t_kernel  (tokenmath.kernels)", markup=False)
+                  "+ t_kernel  (tokenmath.core.kernels)", markup=False)
     pri = profile_dict(c)["priors"]
     for k, v in pri.items():
         console.print(f"  {k} = {v['value']}: {v['source']}", markup=False)

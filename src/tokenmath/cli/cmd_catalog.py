@@ -6,9 +6,9 @@ import typer
 import yaml
 from rich.table import Table
 
-from .. import arch
-from ..load import KINDS, CatalogError, _index, load_entry, names, suggest
-from ..units import fmt
+from ..core import arch
+from ..core.load import KINDS, CatalogError, _index, load_entry, names, suggest
+from ..core.units import fmt
 from .common import console, emit_json, guard
 
 LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors",

@@ -9,12 +9,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..calibrate import Backend, calibrate, write_profile
-from ..checklocal import check_local, plan, truncate
-from ..errors import InputError
-from ..load import load_entry, load_model, load_system
-from ..roofline import step
-from ..units import fmt
+from ..measure.calibrate import Backend, calibrate, write_profile
+from ..measure.checklocal import check_local, plan, truncate
+from ..core.errors import InputError
+from ..core.load import load_entry, load_model, load_system
+from ..core.roofline import step
+from ..core.units import fmt
 from .common import EXPLAIN_HELP, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..errors import InputError
-from ..modes import fast_slow_modes
-from ..units import fmt
+from ..core.errors import InputError
+from ..serving.modes import fast_slow_modes
+from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, PRECISION_OPTION,
     SET_OPTION, console, emit_json, guard, load_pair,

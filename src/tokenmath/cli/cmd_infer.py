@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..errors import InputError
-from ..infer import read_all, read_offer
-from ..units import fmt, parse_quantity
+from ..core.errors import InputError
+from ..economics.infer import read_all, read_offer
+from ..core.units import fmt, parse_quantity
 from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
 
 

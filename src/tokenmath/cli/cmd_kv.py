@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..kvtiers import HOLD_TIMES_S, kv_report
-from ..load import load_assumptions
-from ..units import fmt, parse_quantity
+from ..economics.kvtiers import HOLD_TIMES_S, kv_report
+from ..core.load import load_assumptions
+from ..core.units import fmt, parse_quantity
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, SET_OPTION, console,
     emit_json, guard, load_pair,
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Tiers with capacity, bandwidth, dated USD/GB and drain time; the right tier for each hold time."""
         holds = tuple(parse_quantity(h, "s") for h in hold) or HOLD_TIMES_S
         if price_date is not None:
-            from ..pricing_records import date_key
+            from ..core.pricing_records import date_key
 
             date_key(price_date)
         m = s = None

@@ -6,8 +6,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..lifecycle import DECODE_INEFFICIENCY, OUTPUTS, RL_MULTIPLIER, lifecycle, sensitivity
-from ..units import fmt
+from ..training.lifecycle import DECODE_INEFFICIENCY, OUTPUTS, RL_MULTIPLIER, lifecycle, sensitivity
+from ..core.units import fmt
 from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
 from .count_args import parse_count
 

@@ -7,9 +7,9 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..disagg import disaggregate
-from ..load import load_price_sheet, names, providers
-from ..units import fmt
+from ..serving.disagg import disaggregate
+from ..core.load import load_price_sheet, names, providers
+from ..core.units import fmt
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, guard, load_pair,

@@ -6,8 +6,8 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..placement import place
-from ..units import fmt
+from ..serving.placement import place
+from ..core.units import fmt
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, SET_OPTION, console,
     emit_json, guard, load_pair,

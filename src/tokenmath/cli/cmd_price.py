@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..pricing import price_workload
-from ..units import fmt
+from ..economics.pricing import price_workload
+from ..core.units import fmt
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, guard, load_pair,

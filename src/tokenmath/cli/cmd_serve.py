@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..serve import serve
-from ..units import fmt
+from ..serving.serve import serve
+from ..core.units import fmt
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,

@@ -6,9 +6,9 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..errors import InputError
-from ..sweep import default_contexts, sweep
-from ..units import PRECISION_BYTES, fmt
+from ..core.errors import InputError
+from ..serving.sweep import default_contexts, sweep
+from ..core.units import PRECISION_BYTES, fmt
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
 )

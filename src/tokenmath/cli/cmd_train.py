@@ -8,10 +8,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..errors import InputError
-from ..load import read_table
+from ..core.errors import InputError
+from ..core.load import read_table
 from ..training import CARRY, RECOMPUTE, train, validate_training
-from ..units import fmt
+from ..core.units import fmt
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, SET_OPTION, console, emit_json, err_console,
     guard, load_pair,

@@ -7,7 +7,7 @@ from collections import defaultdict
 import typer
 from rich.table import Table
 
-from ..validate import SERVING_GROUPS, ValidationReport, validate_table
+from ..measure.validate import SERVING_GROUPS, ValidationReport, validate_table
 from .common import BASIS_OPTION, EXPLAIN_HELP, JSON_OPTION, console, emit_json, fail, guard
 
 

@@ -11,9 +11,9 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ..errors import TokenmathError
-from ..load import apply_overrides, load_model, load_priors, load_system
-from ..records import Model, Priors, System
+from ..core.errors import TokenmathError
+from ..core.load import apply_overrides, load_model, load_priors, load_system
+from ..core.records import Model, Priors, System
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 __all__ = ["parse_number", "parse_grid", "parse_list"]
 

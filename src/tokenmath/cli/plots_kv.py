@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..kvtiers import tier_rows
-from ..units import fmt
+from ..economics.kvtiers import tier_rows
+from ..core.units import fmt
 
 __all__ = ["plot_tiers"]
 

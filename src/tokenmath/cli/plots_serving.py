@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import fmt
+from ..core.units import fmt
 
 __all__ = ["plot_sweep", "plot_frontier"]
 

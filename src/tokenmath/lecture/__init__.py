@@ -15,8 +15,8 @@ import re
 import time
 from typing import Callable
 
-from ..derive import Q, value_of
-from ..errors import TokenmathError
+from ..core.derive import Q, value_of
+from ..core.errors import TokenmathError
 from .claim import NOT_COMPUTABLE, REGISTRY, VERDICTS, Claim, Finding, NotComputable
 from .context import LectureContext
 

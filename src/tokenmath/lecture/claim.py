@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from ..derive import Q, value_of
-from ..units import fmt
+from ..core.derive import Q, value_of
+from ..core.units import fmt
 
 __all__ = ["Claim", "Finding", "NotComputable", "REGISTRY", "claim", "judge", "factor_text", "VERDICTS",
            "REPRODUCED", "OFF", "WRONG", "NOT_COMPUTABLE", "need"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 
-from .. import arch
-from ..derive import formula, given
-from ..units import fmt
+from ..core import arch
+from ..core.derive import formula, given
+from ..core.units import fmt
 from .claim import NOT_COMPUTABLE, Finding, claim, judge, unverifiable
 from .common import model_or_skip, ref, said_q, solve_increasing
 

@@ -1,14 +1,14 @@
 """The lifecycle balance (ledger rows C1–C8): 6ND vs RL vs 2ND, tokens over a model's life, over-training.
 
-Numbers come from `tokenmath.lifecycle` and `tokenmath.training` (issue 6).
+Numbers come from `tokenmath.training.lifecycle` and `tokenmath.training` (issue 6).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..derive import given
-from ..units import fmt
+from ..core.derive import given
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, claim, judge, need, unverifiable
 from .common import ratio, said_q, v
 
@@ -36,7 +36,7 @@ def c1(ctx):
 
 
 def _lc(ctx, explain=True):
-    lifecycle = need("tokenmath.lifecycle", "lifecycle balance, issue 6")
+    lifecycle = need("tokenmath.training.lifecycle", "lifecycle balance, issue 6")
     days = ctx.said_input("C5", "lifetime_s") / 86400
     return lifecycle.lifecycle(ctx.said_input("C5", "serving_tokens_per_s"), days,
                                ctx.said_input("C5", "active_params"), explain=explain)
@@ -49,7 +49,7 @@ def c2(ctx):
     D = given("D_tok", 1.0, "tok", "one token")
     q = training.flop_dense(N, D)
     per = v(q) / v(N)
-    lifecycle = need("tokenmath.lifecycle", "lifecycle balance, issue 6")
+    lifecycle = need("tokenmath.training.lifecycle", "lifecycle balance, issue 6")
     ok = abs(per - 6) < 1e-9
     note = (f"training.flop_dense: {fmt(per)} FLOP per parameter per token (forward 2 + backward 4); lifecycle: "
             f"inference 2·e·N·D and RL r_RL·e·N·D with r_RL = {fmt(lifecycle.RL_MULTIPLIER)} (range 2–6) and decode "

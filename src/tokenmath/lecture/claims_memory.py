@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..derive import given
-from ..units import fmt
+from ..core.derive import given
+from ..core.units import fmt
 from .claim import Finding, claim, judge, unverifiable
 from .common import ratio, v
 

@@ -1,11 +1,11 @@
 """Fast and slow modes (ledger rows FM1–FM4): the batch a fast mode must run, and what a slow mode saves.
 
-Numbers come from `tokenmath.modes` (issue 3) and the price sheets read by `tokenmath.infer` (issue 5).
+Numbers come from `tokenmath.serving.modes` (issue 3) and the price sheets read by `tokenmath.economics.infer` (issue 5).
 """
 
 from __future__ import annotations
 
-from ..units import fmt
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, NotComputable, claim, judge, need
 from .common import ref, said_q, v
 
@@ -18,7 +18,7 @@ def _multiples(ctx):
 
 @claim("FM1", SECTION)
 def fm1(ctx):
-    infer = need("tokenmath.infer", "price sheets, issue 5")
+    infer = need("tokenmath.economics.infer", "price sheets, issue 5")
     rd = infer.read_offer(ctx.said("FM1")["offer"])
     fast = [i for i in rd.inferences if i.kind == "service_tier" and i.values.get("tier_kind") == "fast"]
     if not fast:
@@ -34,7 +34,7 @@ def fm1(ctx):
 
 @claim("FM2", SECTION)
 def fm2(ctx):
-    modes = need("tokenmath.modes", "fast and slow modes, issue 3")
+    modes = need("tokenmath.serving.modes", "fast and slow modes, issue 3")
     p, s = _multiples(ctx)
     q = modes.batch_ratio(p, s, 1.0)
     ok = v(q) < 1
@@ -46,7 +46,7 @@ def fm2(ctx):
 
 @claim("FM3", SECTION)
 def fm3(ctx):
-    modes = need("tokenmath.modes", "fast and slow modes, issue 3")
+    modes = need("tokenmath.serving.modes", "fast and slow modes, issue 3")
     r = ref(ctx)
     p, s = ctx.said_input("FM1", "price_multiple"), ctx.said_input("FM1", "speed_multiple")
     md = modes.fast_slow_modes(p, s, model=r.model, system=r.system, G=r.G, S=ctx.said_input("FM3", "S"),
@@ -62,7 +62,7 @@ def fm3(ctx):
 
 @claim("FM4", SECTION)
 def fm4(ctx):
-    modes = need("tokenmath.modes", "fast and slow modes, issue 3")
+    modes = need("tokenmath.serving.modes", "fast and slow modes, issue 3")
     r = ref(ctx)
     p, s = ctx.said_input("FM1", "price_multiple"), ctx.said_input("FM1", "speed_multiple")
     md = modes.fast_slow_modes(p, s, model=r.model, system=r.system, G=r.G, S=ctx.said_input("FM3", "S"),

@@ -8,11 +8,11 @@ scale-out, what a rack holds.
 
 from __future__ import annotations
 
-from .. import arch
-from ..derive import formula, given
-from ..roofline import Layout, step
-from ..serve import memory_capacity, memory_required, weight_bytes
-from ..units import fmt
+from ..core import arch
+from ..core.derive import formula, given
+from ..core.roofline import Layout, step
+from ..serving.serve import memory_capacity, memory_required, weight_bytes
+from ..core.units import fmt
 from .claim import NotComputable, Finding, claim, judge, unverifiable
 from .common import model_or_skip, ratio, ref, said_q, v
 

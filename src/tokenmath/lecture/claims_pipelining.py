@@ -6,10 +6,10 @@ Hop time, stage memory and the bubble come from `placement` (issue 3) and `train
 
 from __future__ import annotations
 
-from .. import arch
-from ..derive import formula, given
-from ..serve import memory_capacity, weight_bytes
-from ..units import fmt
+from ..core import arch
+from ..core.derive import formula, given
+from ..serving.serve import memory_capacity, weight_bytes
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, NotComputable, claim, judge, need, unverifiable
 from .common import model_or_skip, ratio, ref, said_q, v
 
@@ -42,8 +42,8 @@ def p1(ctx):
 
 @claim("P2", SECTION)
 def p2(ctx):
-    need("tokenmath.placement", "pipeline placement, issue 3")
-    raise NotComputable("tokenmath.placement exposes no per-token latency by stage count yet")
+    need("tokenmath.serving.placement", "pipeline placement, issue 3")
+    raise NotComputable("tokenmath.serving.placement exposes no per-token latency by stage count yet")
 
 
 unverifiable("P3", SECTION, "a schedule definition (micro-batches = stages); P4 checks its consequence")
@@ -51,7 +51,7 @@ unverifiable("P3", SECTION, "a schedule definition (micro-batches = stages); P4 
 
 @claim("P4", SECTION)
 def p4(ctx):
-    placement = need("tokenmath.placement", "pipeline placement, issue 3")
+    placement = need("tokenmath.serving.placement", "pipeline placement, issue 3")
     m = model_or_skip(ctx, ctx.lecture["reference"]["frontier_model"])
     ep, B, S = (ctx.said_input("P4", k) for k in ("EP", "B", "S"))
     N_dense, N_routed = placement.split_params(m)
@@ -99,7 +99,7 @@ def p7(ctx):
     r = ref(ctx)
     s = r.system
     pri = ctx.priors(s.chip.priors)
-    placement = need("tokenmath.placement", "pipeline hop time, issue 3")
+    placement = need("tokenmath.serving.placement", "pipeline hop time, issue 3")
     q = placement.pipeline_hop_time(given("hops", 1), said_q(ctx, "P7", "B", "B", "seq"),
                                     given("D", r.model.d_model, "", r.model.source_of("d_model")),
                                     said_q(ctx, "P7", "act_bytes", "b_act", "B"),

@@ -1,15 +1,15 @@
 """Reading API prices (ledger rows A1–A9): the price-sheet catalog read forwards and backwards.
 
-Every number comes from `tokenmath.infer.read_offer` (which reads the dated price sheets and the
-assumptions catalog) and, for the crossover context, from `tokenmath.sweep`.
+Every number comes from `tokenmath.economics.infer.read_offer` (which reads the dated price sheets and the
+assumptions catalog) and, for the crossover context, from `tokenmath.serving.sweep`.
 """
 
 from __future__ import annotations
 
-from .. import arch
-from ..derive import given
-from ..records import Model
-from ..units import fmt
+from ..core import arch
+from ..core.derive import given
+from ..core.records import Model
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, NotComputable, claim, judge, need, unverifiable
 from .common import model_or_skip, ratio, v
 
@@ -17,7 +17,7 @@ SECTION = "pricing"
 
 
 def _read(ref: str):
-    infer = need("tokenmath.infer", "reading price sheets backwards, issue 5")
+    infer = need("tokenmath.economics.infer", "reading price sheets backwards, issue 5")
     return infer.read_offer(ref)
 
 
@@ -45,7 +45,7 @@ def a1(ctx):
 
 @claim("A2", SECTION)
 def a2(ctx):
-    sweep = need("tokenmath.sweep", "KV crossover context, issue 3")
+    sweep = need("tokenmath.serving.sweep", "KV crossover context, issue 3")
     m = model_or_skip(ctx, ctx.said_input("A2", "model"))
     ref = ctx.lecture["reference"]
     s = ctx.system(ref["frontier_system"])

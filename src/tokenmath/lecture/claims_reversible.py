@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arch
-from ..derive import given
-from ..units import fmt
+from ..core import arch
+from ..core.derive import given
+from ..core.units import fmt
 from .claim import REPRODUCED, WRONG, Finding, claim, judge, need, unverifiable
 from .common import model_or_skip
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arch
-from ..derive import given
-from ..roofline import hardware_ratio, latency_floor, optimal_batch
-from ..units import fmt
+from ..core import arch
+from ..core.derive import given
+from ..core.roofline import hardware_ratio, latency_floor, optimal_batch
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, claim, judge, need
 from .common import model_or_skip, bstar, chip_W, drain_time, mfu, ratio, ref, said_q, solve_increasing, spec_step, v
 
@@ -34,7 +34,7 @@ def r1(ctx):
 
 
 def _sweep(r, S_ref: float, batch=None, context=None, explain: bool = True):
-    sweep = need("tokenmath.sweep", "batch and context sweeps, issue 3")
+    sweep = need("tokenmath.serving.sweep", "batch and context sweeps, issue 3")
     return sweep.sweep(r.model, r.system, G=r.G, batch=batch, context=[S_ref] if context is None else context,
                        S_ref=S_ref, precision=r.precision, basis="spec", explain=explain)
 

@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-from ..derive import formula, given
-from ..units import fmt, parse_quantity
+from ..core.derive import formula, given
+from ..core.units import fmt, parse_quantity
 from .claim import Finding, claim, judge, need, unverifiable
-from ..roofline import drain_time
-from ..serve import tokens_per_s
+from ..core.roofline import drain_time
+from ..serving.serve import tokens_per_s
 from .common import ratio, said_q, v
 
 SECTION = "schedule"
@@ -49,7 +49,7 @@ unverifiable("T2", SECTION, "a design argument (read each byte of HBM once per s
 
 @claim("T3", SECTION)
 def t3(ctx):
-    batching = need("tokenmath.batching", "fixed-cadence batching, issue 3")
+    batching = need("tokenmath.serving.batching", "fixed-cadence batching, issue 3")
     step_s = said_q(ctx, "T3", "step_s", "t_step", "s")
     q = batching.worst_latency(step_s)
     sim = batching.simulate_cadence(v(step_s), 100 / v(step_s), n=20_000, seed=1)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .. import arch
-from ..derive import given
-from ..roofline import hardware_ratio, latency_floor
-from ..units import fmt
+from ..core import arch
+from ..core.derive import given
+from ..core.roofline import hardware_ratio, latency_floor
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, Finding, claim, judge, unverifiable
 from .common import model_or_skip, said_q, v
 

@@ -1,18 +1,18 @@
 """Memory tiers (ledger rows K1–K4): drain time = capacity ÷ bandwidth, and which tier holds a cache.
 
-Every number comes from `tokenmath.kvtiers` over the memory-tier catalog (dated prices).
+Every number comes from `tokenmath.economics.kvtiers` over the memory-tier catalog (dated prices).
 """
 
 from __future__ import annotations
 
-from ..units import fmt
+from ..core.units import fmt
 from .claim import OFF, REPRODUCED, WRONG, Finding, NotComputable, claim, judge, need, unverifiable
 
 SECTION = "tiers"
 
 
 def _kv():
-    return need("tokenmath.kvtiers", "memory tiers, issue 5")
+    return need("tokenmath.economics.kvtiers", "memory tiers, issue 5")
 
 
 @claim("K1", SECTION)

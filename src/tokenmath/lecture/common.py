@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arch
-from ..roofline import drain_time  # noqa: F401  (re-exported: the one drain-time formula)
-from ..derive import Q, formula, given, value_of
-from ..records import Model, System
-from ..roofline import hardware_ratio, optimal_batch, step
+from ..core import arch
+from ..core.roofline import drain_time  # noqa: F401  (re-exported: the one drain-time formula)
+from ..core.derive import Q, formula, given, value_of
+from ..core.records import Model, System
+from ..core.roofline import hardware_ratio, optimal_batch, step
 from .claim import NotComputable
 from .context import LectureContext
 
@@ -89,7 +89,7 @@ def solve_increasing(f, lo: float, hi: float, iters: int = 80) -> float:
 
 def model_or_skip(ctx: LectureContext, name: str) -> Model:
     """A catalog model, or NotComputable naming the missing entry."""
-    from ..load import CatalogError
+    from ..core.load import CatalogError
 
     try:
         return ctx.model(name)

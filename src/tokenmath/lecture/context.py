@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..load import CatalogError, PACKAGE_CATALOG, apply_overrides, load_chip, load_model, load_priors, load_system
-from ..load import names, read_entry, suggest
-from ..records import Chip, Model, Priors, Record, System
+from ..core.load import CatalogError, PACKAGE_CATALOG, apply_overrides, load_chip, load_model, load_priors, load_system
+from ..core.load import names, read_entry, suggest
+from ..core.records import Chip, Model, Priors, Record, System
 
 __all__ = ["LectureContext", "LECTURE_FILE"]
 

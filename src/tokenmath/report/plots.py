@@ -13,12 +13,12 @@ from typing import Callable
 
 import numpy as np
 
-from .. import arch
+from ..core import arch
 from ..lecture.claim import NotComputable
 from ..lecture.common import bstar, drain_time, ref
-from ..roofline import hardware_ratio, step
-from ..serve import usd_per_mtok
-from ..units import fmt
+from ..core.roofline import hardware_ratio, step
+from ..serving.serve import usd_per_mtok
+from ..core.units import fmt
 
 __all__ = ["PLOTS", "draw_all"]
 
@@ -79,9 +79,9 @@ def sweep_picture(ctx, out: Path) -> tuple[str, str]:
     """Cost vs batch and cost vs context with the KV wall, from `tokenmath sweep`'s own plot."""
     try:
         from ..cli.plots_serving import plot_sweep
-        from ..sweep import default_contexts, sweep
+        from ..serving.sweep import default_contexts, sweep
     except ImportError:
-        raise NotComputable("tokenmath.sweep / cli.plots_serving not in this build") from None
+        raise NotComputable("tokenmath.serving.sweep / cli.plots_serving not in this build") from None
     r = ref(ctx)
     sw = sweep(r.model, r.system, G=r.G, context=default_contexts(), S_ref=4096, precision=r.precision, basis="spec")
     name = "sweep_cost_vs_batch_and_context.png"
@@ -93,10 +93,10 @@ def sweep_picture(ctx, out: Path) -> tuple[str, str]:
 def frontier_picture(ctx, out: Path) -> tuple[str, str]:
     """The latency–cost frontier with fast mode on it, from `tokenmath fastmode`'s own plot."""
     try:
-        from .. import modes
+        from ..serving import modes
         from ..cli.plots_serving import plot_frontier
     except ImportError:
-        raise NotComputable("tokenmath.modes (fast and slow modes, issue 3) not in this build") from None
+        raise NotComputable("tokenmath.serving.modes (fast and slow modes, issue 3) not in this build") from None
     r = ref(ctx)
     p, s = ctx.said_input("FM1", "price_multiple"), ctx.said_input("FM1", "speed_multiple")
     S = ctx.said_input("FM3", "S")
@@ -159,10 +159,10 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
 def memory_tiers(ctx, out: Path) -> tuple[str, str]:
     """Memory tiers by drain time and holding price, from `tokenmath kv`'s own plot."""
     try:
-        from .. import kvtiers
+        from ..economics import kvtiers
         from ..cli.plots_kv import plot_tiers
     except ImportError:
-        raise NotComputable("tokenmath.kvtiers (memory tiers, issue 5) not in this build") from None
+        raise NotComputable("tokenmath.economics.kvtiers (memory tiers, issue 5) not in this build") from None
     rep = kvtiers.kv_report(lecture_media={"300": "flash", "3600": "HDD"})
     name = "memory_tiers.png"
     plot_tiers(rep, str(out / name))

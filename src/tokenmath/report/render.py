@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..lecture import SECTIONS
 from ..lecture.claim import NOT_COMPUTABLE, OFF, REPRODUCED, VERDICTS, WRONG, Claim
-from ..units import fmt
+from ..core.units import fmt
 
 __all__ = ["write_report", "FORMATS", "value_text", "FILE_NAMES"]
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import arch
-from .derive import Numbers, formula, lift, value_of
-from .errors import InputError
-from .records import Model, System
-from .roofline import step
+from ..core import arch
+from ..core.derive import Numbers, formula, lift, value_of
+from ..core.errors import InputError
+from ..core.records import Model, System
+from ..core.roofline import step
 from .serve import check_inputs
 from .sweep import balance_batch, compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, memory_batch_limit, \
     roofline_inputs

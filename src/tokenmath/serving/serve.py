@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import arch
-from .derive import Numbers, Q, formula, lift, nest, plain, value_of
-from .errors import InputError
-from .load import load_priors
-from .records import Model, Priors, System
-from .roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
-from .units import PRECISION_BYTES
+from ..core import arch
+from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
+from ..core.errors import InputError
+from ..core.load import load_priors
+from ..core.records import Model, Priors, System
+from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
+from ..core.units import PRECISION_BYTES
 
 __all__ = ["ServeReport", "serve", "check_inputs", "tokens_per_s", "usd_per_mtok"]
 

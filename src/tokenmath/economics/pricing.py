@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import arch
-from .derive import Numbers, Q, formula, lift, value_of
-from .errors import InputError
-from .load import load_offer, load_priors
-from .pricing_records import Offer, PriceSheet
-from .records import Model, System
-from .roofline import step
-from .serve import check_inputs, usd_per_mtok
+from ..core import arch
+from ..core.derive import Numbers, Q, formula, lift, value_of
+from ..core.errors import InputError
+from ..core.load import load_offer, load_priors
+from ..core.pricing_records import Offer, PriceSheet
+from ..core.records import Model, System
+from ..core.roofline import step
+from ..serving.serve import check_inputs, usd_per_mtok
 
 __all__ = ["PriceReport", "price_workload", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
@@ -125,7 +125,7 @@ def parse_offer_ref(ref: str) -> tuple[str, str | None]:
 
 def offers_for_model(model_name: str) -> list[tuple[PriceSheet, str, Offer]]:
     """Every offer that serves this catalog model, each from the latest sheet that lists it."""
-    from .load import load_price_sheet, price_sheet_dates, providers
+    from ..core.load import load_price_sheet, price_sheet_dates, providers
 
     found: dict[str, tuple[PriceSheet, str, Offer]] = {}
     for p in providers():

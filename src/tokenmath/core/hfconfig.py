@@ -1,4 +1,4 @@
-"""Read a Hugging Face `config.json` into a `Model` record (what `tokenmath.load.load_model` calls for *.json).
+"""Read a Hugging Face `config.json` into a `Model` record (what `tokenmath.core.load.load_model` calls for *.json).
 
 Families (by `model_type`, else by `architectures`): Llama 3 (`llama`), Mistral (`mistral`), Mixtral
 (`mixtral`), Qwen2 / Qwen3 (`qwen2`, `qwen3`), Qwen3-MoE (`qwen3_moe`), DeepSeek-V2/V3 and Kimi K2
@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .load import CatalogError
+from .errors import CatalogError
 from .records import MLA, Model, MoE, SparseAttention
 
 __all__ = ["model_from_hf_config", "FAMILIES"]

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .derive import Numbers, Q, formula, lift, value_of
-from .errors import InputError
+from ..core.derive import Numbers, Q, formula, lift, value_of
+from ..core.errors import InputError
 
 __all__ = ["Lifecycle", "lifecycle", "sensitivity", "RL_MULTIPLIER", "DECODE_INEFFICIENCY",
            "CHINCHILLA_TOKENS_PER_PARAM", "OUTPUTS"]

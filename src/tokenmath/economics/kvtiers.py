@@ -28,13 +28,13 @@ import math
 from dataclasses import dataclass, field
 
 
-from . import arch
-from .derive import Numbers, Q, formula, lift, plain, value_of
-from .errors import InputError
-from .load import load_chip, load_tier, names
-from .pricing_records import MemoryTier
-from .records import Model, System
-from .roofline import drain_time
+from ..core import arch
+from ..core.derive import Numbers, Q, formula, lift, plain, value_of
+from ..core.errors import InputError
+from ..core.load import load_chip, load_tier, names
+from ..core.pricing_records import MemoryTier
+from ..core.records import Model, System
+from ..core.roofline import drain_time
 
 __all__ = ["TierRow", "tier_rows", "drain_time", "usd_per_gb_hour_rental", "usd_per_gb_hour_purchase",
            "hold_usd", "break_even_hold_s", "recompute_usd", "lecture_tier_flags", "runner_up_tier", "nearest_drain_tier", "drains_within_tier", "cheapest_tier",
@@ -154,7 +154,7 @@ def medium_span(rows: list[TierRow], medium: str) -> tuple[float, float] | None:
 
 def lecture_drain_flags(rows: list[TierRow]) -> list[str]:
     """The lecture's drain times (K2) against the catalog's, one line per medium it got wrong."""
-    from .units import fmt
+    from ..core.units import fmt
 
     flags = []
     by_medium: dict[str, list[TierRow]] = {}
@@ -176,7 +176,7 @@ def lecture_drain_flags(rows: list[TierRow]) -> list[str]:
 
 def lecture_tier_flags(rows: list[TierRow], lecture_media: dict[str, str]) -> list[str]:
     """The lecture's mapping of cache lifetimes to media (K3), against the drain-time rule it stated (K1)."""
-    from .units import fmt
+    from ..core.units import fmt
 
     flags = []
     media = {float(T): nearest_drain_tier(rows, float(T)).tier.medium for T in lecture_media}

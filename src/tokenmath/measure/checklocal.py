@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import arch
-from .errors import InputError
-from .records import Model, System
-from .roofline import step
+from ..core import arch
+from ..core.errors import InputError
+from ..core.records import Model, System
+from ..core.roofline import step
 
 __all__ = ["LocalPoint", "LocalCheck", "check_local", "plan", "truncate"]
 

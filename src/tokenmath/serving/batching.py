@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .derive import formula
+from ..core.derive import formula
 
 __all__ = ["worst_latency", "mean_latency", "simulate_cadence"]
 

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import arch
-from .derive import Numbers, Q, formula, lift, plain, value_of
-from .errors import InputError
-from .load import load_priors
-from .records import Model, System
-from .roofline import Layout, step
+from ..core import arch
+from ..core.derive import Numbers, formula, lift, plain, value_of
+from ..core.errors import InputError
+from ..core.load import load_priors
+from ..core.records import Model, System
+from ..core.roofline import Layout, step
 from .serve import check_inputs
 
 __all__ = ["weights_per_chip", "kv_per_chip", "pipeline_hop_time", "largest_model", "Placement", "place",

@@ -1,6 +1,6 @@
 """The errors a user can cause: each carries one line that says what was wrong and what to do."""
 
-__all__ = ["TokenmathError", "InputError"]
+__all__ = ["TokenmathError", "InputError", "CatalogError"]
 
 
 class TokenmathError(ValueError):
@@ -9,3 +9,7 @@ class TokenmathError(ValueError):
 
 class InputError(TokenmathError):
     """An impossible or absurd input value (negative batch, zero chips, unknown precision...)."""
+
+
+class CatalogError(TokenmathError):
+    """A catalog name that does not exist, or an entry that does not validate; one line for the user."""

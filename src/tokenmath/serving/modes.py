@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .derive import Numbers, formula, lift, plain, value_of
-from .errors import InputError
-from .records import Model, System
-from .roofline import step
+from ..core.derive import Numbers, formula, lift, plain, value_of
+from ..core.errors import InputError
+from ..core.records import Model, System
+from ..core.roofline import step
 from .sweep import compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, roofline_inputs, sweep
 
 __all__ = ["batch_ratio", "kv_share_for_multiples", "standard_batch_memory_bound", "standard_batch_compute_bound",

@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernels
+from ..core import kernels
 
 __all__ = ["Backend", "Measurement", "Calibration", "calibrate", "fit_gemm_priors", "profile_dict", "write_profile",
            "backend", "host_label"]

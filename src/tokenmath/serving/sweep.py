@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import arch
-from .derive import Q, formula, lift, plain, value_of
-from .records import Model, System
-from .roofline import hardware_ratio, optimal_batch, step
+from ..core import arch
+from ..core.derive import Q, formula, lift, plain, value_of
+from ..core.records import Model, System
+from ..core.roofline import hardware_ratio, optimal_batch, step
 from .serve import check_inputs, usd_per_mtok
 
 __all__ = ["Sweep", "Inputs", "sweep", "roofline_inputs", "compute_time_per_seq", "kv_time_per_seq",

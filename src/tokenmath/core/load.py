@@ -19,7 +19,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .errors import TokenmathError
+from .errors import CatalogError
+from .hfconfig import model_from_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
 from .records import Chip, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
@@ -30,7 +31,7 @@ __all__ = [
     "load_aliases", "load_alias_model", "read_table", "load_training_priors",
 ]
 
-PACKAGE_CATALOG = Path(__file__).parent / "catalog"
+PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
@@ -41,10 +42,6 @@ KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": Inferenc
 NESTED_KINDS = {"prices"}
 
 _extra_dirs: list[Path] = []
-
-
-class CatalogError(TokenmathError):
-    """A catalog name that does not exist, or an entry that does not validate; one line for the user."""
 
 
 def add_catalog_dir(path: str | Path) -> None:
@@ -233,8 +230,6 @@ def load_model(name: str) -> Model:
             cfg = json.loads(p.read_text())
         except json.JSONDecodeError as e:
             raise CatalogError(f"{p}: malformed JSON at line {e.lineno} ({e.msg})") from None
-        from .hfconfig import model_from_hf_config
-
         return model_from_hf_config(cfg, p)
     return _load_cached("models", name)  # type: ignore[return-value]
 

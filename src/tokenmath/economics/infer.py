@@ -27,16 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import arch
-from .derive import Q, formula, given, value_of
-from .errors import InputError
+from ..core import arch
+from ..core.derive import Q, formula, given, value_of
+from ..core.errors import InputError
 from .kvtiers import drains_within_tier, lecture_drain_flags, lecture_tier_flags, nearest_drain_tier, tier_rows
-from .load import CatalogError, load_assumptions, load_chip, load_model, load_offer, load_price_sheet, \
+from ..core.load import CatalogError, load_assumptions, load_chip, load_model, load_offer, load_price_sheet, \
     price_sheet_dates, providers
-from .modes import batch_ratio, kv_share_for_multiples
-from .pricing_records import InferenceAssumptions, LongContextBand, Offer, PriceSheet
-from .roofline import hardware_ratio
-from .units import PRECISION_BYTES, fmt
+from ..serving.modes import batch_ratio, kv_share_for_multiples
+from ..core.pricing_records import InferenceAssumptions, LongContextBand, Offer, PriceSheet
+from ..core.roofline import hardware_ratio
+from ..core.units import PRECISION_BYTES, fmt
 
 __all__ = ["Inference", "Reading", "read_offer", "read_all", "kv_from_price_step", "decode_utilisation_relative",
            "holding_rate_from_write", "break_even_hold_s", "implied_usd_per_gb_hour", "cost_parity_context",

@@ -1,0 +1,120 @@
+"""Predict a table of published measurements and report how far the predictions land.
+
+Each row (columns of validation/public_measurements.csv) is matched to catalog entries through the
+alias table `catalog/aliases/validation.yaml`, predicted with the core, and compared:
+error = (predicted − measured) / measured. Rows the tool cannot express are listed with the reason.
+
+Serving rows use `roofline.step` for every step (one replica of G chips, `n_rep` replicas):
+
+    engine batch (max load):  kv_pool  = f_kv · (G · C − W_all)
+                              B_engine = min(floor(kv_pool / kv_held(ISL + OSL)), B_max)
+    a run (offline rows):     t_run    = n_prefill · t_prefill(B_p, ISL) + OSL · mean_j t_decode(B, ISL + j)
+                              B_p      = max(1, floor(tokens_max / ISL)),  n_prefill = B / B_p
+                              tokens/s = n_rep · B · OSL / t_run
+    one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
+    batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
+
+With basis='spec' (peaks, everything overlapped) the engine may fill the whole HBM with KV, there is
+no batch cap, and a run takes max(Σ t_math, Σ (t_weights + t_kv)) over all its steps: a lower bound
+on time, so an upper bound on throughput. A measurement above its spec bound is reported as a bug.
+
+Microbenchmark rows use the single-kernel rooflines of `kernels` (one GEMM, one stream, one
+all-to-all) with the same priors. Training rows belong to `tokenmath train`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...core.errors import CatalogError, InputError
+from ...core.load import read_table
+from ...core.records import Priors
+from ...training import predict_training_row
+from .match import Aliases
+from .microbench import predict_microbenchmark
+from .report import Prediction, Unexpressed, ValidationReport
+from .rows import COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, group_of, row_kind, to_float, unit_scale
+from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
+
+__all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
+           "COLUMNS", "SERVING_GROUPS", "engine_batch", "run_time", "run_throughput", "kv_pool_bytes", "predict_row"]
+
+
+def validate_table(path: str | Path | None = None, *, basis: str = "prior", groups: list[str] | None = None,
+                   priors: Priors | None = None, aliases: str = "validation", explain: bool = False,
+                   ids: list[str] | None = None) -> ValidationReport:
+    """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
+    p = Path(path) if path else PACKAGE_TABLE
+    rows = read_table(p)
+    if rows:
+        missing = [c for c in ("id", "model", "hardware", "metric", "value", "unit") if c not in rows[0]]
+        if missing:
+            raise InputError(f"{p}: missing column(s) {', '.join(missing)}; expected the columns of "
+                             f"public_measurements.csv ({', '.join(COLUMNS)})")
+    return validate(rows, basis=basis, groups=groups, priors=priors, aliases=aliases, table=str(p), explain=explain,
+                    ids=ids)
+
+
+def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None = None,
+             priors: Priors | None = None, aliases: str = "validation", table: str = "", explain: bool = False,
+             ids: list[str] | None = None) -> ValidationReport:
+    """Predict every row (or those of `groups` / `ids`); rows that cannot be predicted are listed with the reason."""
+    if basis not in ("prior", "spec"):
+        raise InputError(f"--basis must be 'prior' or 'spec' (got {basis!r})")
+    al = Aliases(aliases)
+    want = {g.upper() for g in groups} if groups else None
+    preds: list[Prediction] = []
+    skipped: list[Unexpressed] = []
+    for raw in rows:
+        row = {c: raw.get(c, "") or "" for c in COLUMNS}
+        if not row["id"]:
+            continue
+        g = group_of(row["id"])
+        if (want is not None and g not in want) or (ids and row["id"] not in ids):
+            continue
+        out = predict_row(row, al, basis=basis, priors=priors, explain=explain)
+        (preds if isinstance(out, Prediction) else skipped).append(out)
+    return ValidationReport(basis, table, preds, skipped)
+
+
+def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,
+                explain: bool = False) -> Prediction | Unexpressed:
+    rid, g = row["id"], group_of(row["id"])
+    skip = lambda why: Unexpressed(rid, g, why)  # noqa: E731
+    kind = row_kind(row)
+    if kind == "training":
+        return _training(row)
+    measured = to_float(row["value"])
+    if measured is None or measured <= 0:
+        return skip(f"measured value {row['value']!r} is not a positive number (a bound or a range)")
+    scale = unit_scale(row["unit"])
+    if scale is None:
+        return skip(f"unit {row['unit']!r} is not one this validation predicts")
+    reason = al.unsupported(row)
+    if reason:
+        return skip(reason)
+    if kind == "unknown":
+        return skip(f"metric {row['metric']!r}: not a serving, kernel or training quantity this tool predicts")
+    system, hw_note = al.system(row["hardware"])
+    if system is None:
+        return skip(hw_note)
+    try:
+        if kind == "serving":
+            return predict_serving(row, al, system, hw_note, measured, scale, basis, priors, explain)
+        return predict_microbenchmark(row, kind, al, system, hw_note, measured, scale, basis, priors)
+    except (ValueError, CatalogError) as e:
+        return skip(str(e))
+
+
+# ---- training rows ------------------------------------------------------------------------------------
+
+def _training(row: dict) -> Prediction | Unexpressed:
+    """TRN-* rows belong to `tokenmath train`: predicted through tokenmath.training."""
+    rid, g = row["id"], group_of(row["id"])
+    out = predict_training_row(row)
+    if out is None or out.get("predicted") is None or not out.get("measured"):
+        why = (out or {}).get("reason", "not a training row")
+        return Unexpressed(rid, g, f"training row not predicted by tokenmath train: {why}")
+    why = [f"tokenmath train at the MFU prior {out.get('prior')} (from {out.get('prior_row')}); {out.get('basis')}"]
+    return Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
+                      "hours" not in out.get("metric", "").lower(), why)

@@ -1,0 +1,293 @@
+"""Serving rows (TRT, MLP, BS1, VLLM): the engine's batch, a run of prefill and decode steps, one phase, batch 1.
+
+Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
+
+    engine batch (max load):  kv_pool  = f_kv · (G · C − W_all)
+                              B_engine = min(floor(kv_pool / kv_held(ISL + OSL)), B_max)
+    a run (offline rows):     t_run    = n_prefill · t_prefill(B_p, ISL) + OSL · mean_j t_decode(B, ISL + j)
+                              B_p      = max(1, floor(tokens_max / ISL)),  n_prefill = B / B_p
+                              tokens/s = n_rep · B · OSL / t_run
+    one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
+    batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
+
+With basis='spec' (peaks, everything overlapped) the engine may fill the whole HBM with KV, there is
+no batch cap, and a run takes max(Σ t_math, Σ (t_weights + t_kv)) over all its steps: a lower bound
+on time, so an upper bound on throughput.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core import arch
+from ...core.derive import Q, formula, lift
+from ...core.records import Model, Priors, System
+from ...core.roofline import Layout, default_layout, step
+from .match import Aliases
+from .report import Prediction, Unexpressed
+from .rows import group_of, to_int
+
+__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput"]
+
+
+# ---- formulas ------------------------------------------------------------------------------------
+
+@formula("kv_pool = f_kv · (G · C − W_all)", unit="B")
+def kv_pool_bytes(f_kv, G, C, W_all):
+    return f_kv * (G * C - W_all)
+
+
+@formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
+def engine_batch(kv_pool, kv_held, B_max):
+    return np.minimum(np.floor(kv_pool / kv_held), B_max)
+
+
+@formula("t_run = n_prefill · t_prefill + OSL · t_decode_mean", unit="s")
+def run_time(n_prefill, t_prefill, OSL, t_decode_mean):
+    return n_prefill * t_prefill + OSL * t_decode_mean
+
+
+@formula("tokens_per_s = n_rep · B · OSL / t_run", unit="tok/s")
+def run_throughput(n_rep, B, OSL, t_run):
+    return n_rep * B * OSL / t_run
+
+
+@formula("tokens_per_s = n_rep · T / t_step", unit="tok/s")
+def phase_throughput(n_rep, T, t_step):
+    return n_rep * T / t_step
+
+@dataclass
+class _Setup:
+    m: Model
+    system: System
+    G: int
+    n_rep: int
+    layout: Layout
+    prec: str
+    kv: str
+    ISL: int
+    OSL: int | None
+    B: int | None  # stated batch, or None for the engine's
+    notes: list[str]
+    assumptions: list[str]
+    priors: Priors | None = None
+
+
+def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
+             priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
+    rid, g = row["id"], group_of(row["id"])
+    m, note = al.model(row["model"])
+    if m is None:
+        return Unexpressed(rid, g, note)
+    prec, kv, pnote = al.precision(row["precision"])
+    if prec is None:
+        return Unexpressed(rid, g, pnote)
+    metric, unit = row["metric"].lower(), row["unit"].lower()
+    per_gpu = "per_gpu" in metric or "/gpu" in unit
+    per_user = "per_user" in metric or "/user" in unit
+    phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
+    notes = [n for n in (hw_note, note, pnote) if n]
+    assumptions: list[str] = []
+    if kv == "fp8":
+        assumptions.append(al.source("precision_notes.fp8_kv"))
+    if re.search("blackwell low precision", row["precision"], re.I):
+        assumptions.append(al.source("precision_notes.blackwell_low_precision"))
+
+    ISL, OSL = to_int(row["input_len"]), to_int(row["output_len"])
+    if ISL is None and m.name in al.datasets:
+        d = al.datasets[m.name]
+        ISL, OSL = int(d["input_len"]), int(d["output_len"])
+        assumptions += [al.source(f"datasets.{m.name}.input_len"), al.source(f"datasets.{m.name}.output_len")]
+    if ISL is None:
+        return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
+                                   "alias table)")
+    B = to_int(row["batch"])
+    if per_user or (B is not None and OSL is None and phase is None):
+        if OSL is None:
+            OSL = int(al.engine["bs1_output_len"])
+            assumptions.append(al.source("engine.bs1_output_len"))
+        mode = "per_user" if per_user else "decode_fixed"
+    elif phase is not None:
+        mode = phase
+    else:
+        mode = "run"
+    if OSL is None and mode in ("run", "decode"):
+        return Unexpressed(rid, g, "output length not in the table")
+
+    G_row = to_int(row["n_chips"])
+    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
+    if lnote:
+        assumptions.append(lnote)
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors)
+    pri = priors
+    value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
+    if isinstance(value, str):
+        return Unexpressed(rid, g, value)
+    spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
+    div = (G * n_rep if per_gpu else 1)
+    pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
+    why += notes + _diagnose(row, su, mode)
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
+
+
+def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
+    """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
+    out = []
+    fill = arch.param_counts(su.m).total * arch.bytes_per(su.prec) / (su.G * su.system.chip.hbm_capacity_bytes)
+    if fill > 0.5 and su.B is None and mode in ("run", "decode"):
+        out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
+                   "shrinks the KV pool, so the real batch is smaller")
+    if su.prec == "fp4":
+        out.append("no microbenchmark of FP4 GEMMs: eta_flop is carried over from FP8")
+    if re.search(r"weight-only|awq", row["precision"], re.I):
+        out.append("weight-only quantised kernels dequantise on the fly and stream below eta_bw "
+                   "(the row's notes give the achieved bandwidth)")
+    if "preliminary" in row["notes"].lower():
+        out.append("the source calls the figure preliminary")
+    if re.search(r"\bv0\.\d", row["source"]):
+        out.append("an early engine release (TensorRT-LLM v0.x, 2023); the v1.0-era tables run such models faster")
+    if "batch from footnote" in row["notes"].lower():
+        out.append("the batch is read off the order of a footnote")
+    if row["confidence"] in ("paraphrased", "interpolated"):
+        out.append(f"the figure is {row['confidence']}")
+    if su.m.moe is not None and su.layout.ep > 1:
+        out.append("uniform expert routing assumed (no load imbalance)")
+    return out
+
+
+def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases):
+    """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule)."""
+    par = row["parallelism"].lower()
+    tp = re.search(r"\btp\s*(\d+)", par)
+    inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
+    note = ""
+    if inst:
+        G = int(inst.group(1))
+    elif tp:
+        G = int(tp.group(1))
+    elif "single" in par or G_row == 1:
+        G = 1
+    else:
+        G = _replica_chips(m, system, prec, G_row or system.domain_chips, al)
+        note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
+    n_rep = max(1, (G_row or G) // G) if not inst else 1
+    if m.moe is not None and re.search(r"\bep\b|dp\s*\+\s*ep|ep per", par) and not re.search(r"\bep\s*1\b", par):
+        layout = Layout(tp=int(tp.group(1)) if tp else 1, ep=G)
+    elif m.moe is not None and not tp:
+        layout = default_layout(m, G)
+    else:
+        layout = Layout(tp=G, ep=1)
+    return G, n_rep, layout, note
+
+
+def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
+    f = float(al.engine["replica_weight_fraction"])
+    W_all = arch.param_counts(m).total * arch.bytes_per(prec)
+    G = 1
+    while G < G_max and W_all > f * G * system.chip.hbm_capacity_bytes:
+        G *= 2
+    return min(G, G_max)
+
+
+def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al: Aliases, explain: bool):
+    """(value in SI tokens/s for the whole row's chips, why-notes, derivation) — or (reason, ...) if impossible."""
+    m, sysm, G = su.m, su.system, su.G
+    spec = basis == "spec"
+    kw = dict(G=G, precision=su.prec, kv_dtype=su.kv, basis=basis, priors=priors, layout=su.layout)
+    why: list[str] = []
+    tokens_max = int(al.engine["max_num_tokens"])
+    if mode in ("per_user", "decode_fixed"):
+        B = su.B or 1
+        S = su.ISL + su.OSL / 2
+        st = step(m, sysm, B=B, S=S, phase="decode", explain=explain, **kw)
+        t = float(st.v("t_step"))
+        why.append(f"decode at batch {B}, context {S:.0f}: {st.bound}-bound, step {t * 1e3:.3g} ms")
+        value = 1 / t if mode == "per_user" else su.n_rep * B / t
+        return value, why, (st.t_step if explain else None)
+    if mode == "prefill":
+        B_p = max(1, tokens_max // su.ISL)
+        st = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", explain=explain, **kw)
+        t = float(st.v("t_step"))
+        why.append(f"prefill {B_p} prompt(s) of {su.ISL} per step: {st.bound}-bound")
+        return su.n_rep * B_p * su.ISL / t, why, (st.t_step if explain else None)
+    # engine batch for 'decode' and 'run'
+    if su.B is not None:
+        B = su.B
+        why.append(f"batch {B} as stated")
+    else:
+        B = _engine_batch(su, spec, al)
+        if isinstance(B, str):
+            return B, why, None
+        why.append(f"engine batch {B} (KV pool / KV per sequence at {su.ISL}+{su.OSL} tokens"
+                   f"{'' if spec else ', capped at ' + str(int(al.engine['max_batch']))})")
+    if mode == "decode":
+        S = su.ISL + su.OSL / 2
+        st = step(m, sysm, B=B, S=S, phase="decode", explain=explain, **kw)
+        t = float(st.v("t_step"))
+        why.append(f"decode at context {S:.0f}: {st.bound}-bound")
+        return su.n_rep * B / t, why, (st.t_step if explain else None)
+    # a whole run: prefill every prompt, then OSL decode steps over the growing context
+    B_p = B if spec else max(1, min(B, tokens_max // su.ISL))
+    n_prefill = B / B_p  # prompts are prefilled B_p at a time (the last chunk pro rata)
+    pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
+    dec = step(m, sysm, B=B, S=su.ISL + np.arange(su.OSL), phase="decode", **kw)
+    if spec:  # everything overlapped: the run is bound by its total math or its total memory traffic
+        math_s = float(n_prefill * pre.v("t_math") + np.sum(dec.v("t_math")))
+        mem = lambda s: np.broadcast_to(s.v("t_weights") + s.v("t_kv"), np.shape(s.v("t_step")))  # noqa: E731
+        mem_s = float(n_prefill * np.sum(mem(pre)) + np.sum(mem(dec)))
+        t_run = max(math_s, mem_s)
+        return su.n_rep * B * su.OSL / t_run, why, None
+    t_prefill_total = n_prefill * float(pre.v("t_step"))
+    t_dec = np.asarray(dec.v("t_step"), dtype=float)
+    kinds = {str(b) for b in np.atleast_1d(dec.bound)}
+    why.append(f"prefill {t_prefill_total:.3g} s ({pre.bound}-bound) + decode {t_dec.sum():.3g} s "
+               f"({'/'.join(sorted(kinds))}-bound)")
+    deriv = _explain_run(su, B, B_p, t_dec, al) if explain else None
+    t_run = t_prefill_total + t_dec.sum()
+    return su.n_rep * B * su.OSL / t_run, why, deriv
+
+
+def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
+    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
+    f_kv = 1.0 if spec else float(al.engine["kv_memory_fraction"])
+    pool = kv_pool_bytes(f_kv, su.G, su.system.chip.hbm_capacity_bytes, W_all)
+    if pool < kv_held:
+        return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
+                f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
+    cap = math.inf if spec else float(al.engine["max_batch"])
+    return int(engine_batch(pool, kv_held, cap))
+
+
+def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
+    """The run's derivation: the engine batch, one prefill step, the mean decode step, and the total."""
+    e = True
+    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    cap = su.system.chip.hbm_capacity_bytes
+    kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
+    Bq: Q | int
+    if su.B is None:
+        pool = kv_pool_bytes(lift(e, "f_kv", al.engine["kv_memory_fraction"], "", al.source("engine.kv_memory_fraction")),
+                             lift(e, "G", su.G, "chips", "row"),
+                             lift(e, "C", cap, "B", su.system.chip.source_of("hbm_capacity_bytes")),
+                             lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: N_total · b_w ({su.prec})"))
+        Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
+                          lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
+    else:
+        Bq = lift(e, "B", B, "seq", "row: stated batch")
+    n_pre = B / B_p
+    mid = step(su.m, su.system, G=su.G, B=B, S=su.ISL + su.OSL // 2, phase="decode", precision=su.prec,
+               kv_dtype=su.kv, layout=su.layout, priors=su.priors, explain=True)
+    pre = step(su.m, su.system, G=su.G, B=B_p, S=su.ISL, phase="prefill", precision=su.prec, kv_dtype=su.kv,
+               layout=su.layout, priors=su.priors, explain=True)
+    t_run = run_time(lift(e, "n_prefill", n_pre, "", f"B / B_p, B_p = min(B, tokens_max // ISL) = {B_p}"),
+                     pre.t_step.renamed("t_prefill"), lift(e, "OSL", su.OSL, "tok", "row"),
+                     Q("t_decode_mean", float(np.mean(t_dec)), "s",
+                       source=f"mean of roofline.step decode over S = {su.ISL}…{su.ISL + su.OSL - 1}; "
+                              f"at the middle: {float(mid.t_step.value) * 1e3:.3g} ms"))
+    return run_throughput(lift(e, "n_rep", su.n_rep, "", "replicas"), Bq, lift(e, "OSL", su.OSL, "tok", "row"),
+                          t_run)
