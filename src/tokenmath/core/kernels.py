@@ -26,7 +26,7 @@ import numpy as np
 from .derive import formula
 
 __all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
-           "achieved_rate"]
+           "achieved_rate", "curve_value", "efficiency"]
 
 
 @formula("FLOP_gemm = 2 · M · N · K · groups", unit="FLOP")
@@ -64,3 +64,22 @@ def alltoall_time(T_chip, k, D, b, EP, bw_link, lat):
 @formula("rate = work / t", unit="")
 def achieved_rate(work, t):
     return work / t
+
+
+def curve_value(curve, x):
+    """A measured curve read at x: linear in log x between its points, flat beyond its ends."""
+    lx = np.log(np.maximum(np.asarray(x, dtype=float), 1e-300))
+    return np.interp(lx, np.log(np.asarray(curve.x, dtype=float)), np.asarray(curve.y, dtype=float))
+
+
+def efficiency(priors, name: str, precision: str | None, x):
+    """The prior `name` at size x: the precision's measured curve, else the plain curve, else the scalar.
+
+    Returns (value, source): value broadcasts with x where a curve applies, else it is the scalar.
+    """
+    for key in ((f"{name}.{precision}",) if precision else ()) + (name,):
+        c = priors.curves.get(key)
+        if c is not None:
+            where = f"{priors.file}: " if priors.file else ""
+            return curve_value(c, x), f"{where}curve {key} read at the step's size ({c.source or 'no source given'})"
+    return getattr(priors, name), priors.source_of(name)

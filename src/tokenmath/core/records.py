@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "TrainingPrior", "Record"]
+__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record"]
 
 
 class Record(BaseModel):
@@ -216,8 +216,38 @@ class Model(Record):
         return self
 
 
+class Curve(BaseModel):
+    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
+    linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
+    point's relative measurement spread (repeat-to-repeat), when it was measured."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    spread: tuple[float, ...] | None = None
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if not self.x or len(self.x) != len(self.y) or (self.spread is not None and len(self.spread) != len(self.x)):
+            raise ValueError("a curve needs x and y (and spread, if given) of the same non-zero length")
+        if any(not v > 0 for v in self.x) or any(b <= a for a, b in zip(self.x, self.x[1:])):
+            raise ValueError("curve x must be positive and strictly increasing")
+        if any(not 0 < v <= 1.5 for v in self.y):
+            raise ValueError("curve y is an efficiency: a fraction of a peak in (0, 1.5]")
+        return self
+
+
 class Priors(Record):
-    """Efficiency priors: what fraction of the peaks real kernels reach, and fixed costs per step."""
+    """Efficiency priors: what fraction of the peaks real kernels reach, and fixed costs per step.
+
+    `curves` refine a scalar prior where it was measured by size, keyed `<prior>.<precision>` or
+    `<prior>` (kernels.efficiency looks up the precision's curve first, then the plain one, then the
+    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
+    rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
+    `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
+    predicting another is refused unless extrapolation is allowed.
+    """
 
     kind: Literal["priors"] = "priors"
     eta_flop: float  # large-shape GEMM, fraction of dense peak
@@ -231,6 +261,8 @@ class Priors(Record):
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
+    curves: dict[str, Curve] = Field(default_factory=dict)
+    formats: tuple[str, ...] | None = None
 
     @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv")
     @classmethod

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import arch
 from .derive import Q, formula, lift, value_of
-from .kernels import small_m_efficiency
+from .kernels import efficiency, small_m_efficiency
 from .load import load_priors
 from .records import Model, Priors, System
 
@@ -233,12 +233,24 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
     F_attn = g("F_attn", chip.peak("bf16"), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision('bf16')}"))
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
-    eta_flop, eta_bw = p("eta_flop", "eta_flop"), p("eta_bw", "eta_bw")
+    eta_flop = p("eta_flop", "eta_flop")
+    kv = kv_dtype or m.kv_dtype
+
+    def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
+        if spec:
+            return g(sym, 1.0, "", "spec: peak")
+        v, src = efficiency(pri, name, fmt_, value_of(x))
+        return g(sym, v, "", src)
+
+    eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
 
     flop_attn = attention_flop(T, attn_pt)
     flop_mm = matmul_flop(pc.matmul, T)
     eta_attn = eta_flop
-    if pri.matmul_m_half and not spec:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
+    if not spec and (f"eta_mm.{prec}" in pri.curves or "eta_mm" in pri.curves):  # GEMM efficiency measured by rows
+        eta_mm = c("eta_mm", "eta_mm", prec, T)
+        t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
+    elif pri.matmul_m_half and not spec:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
         M_half = p("M_half", "matmul_m_half", "tok")
         eta_mm = small_m_efficiency(eta_flop, T, M_half)  # the weight GEMMs: M = T tokens
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
@@ -257,7 +269,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes written per prompt of S tokens")
-    eta_kv = p("eta_kv", "eta_kv") if pri.eta_kv is not None and not spec else eta_bw
+    has_kv = pri.eta_kv is not None or f"eta_kv.{kv}" in pri.curves or "eta_kv" in pri.curves
+    eta_kv = c("eta_kv", "eta_kv", kv, S) if has_kv and not spec else eta_bw
     t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
 
     if spec:
