@@ -426,3 +426,20 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
     return out
+
+
+# ---- serving-engine settings (the simulator's defaults) -----------------------------------------
+
+__all__ += ["load_engine"]
+
+
+def load_engine(name: str = "default") -> dict:
+    """An engine's scheduler settings, `catalog/engines/NAME.yaml` (figures parsed, with sources)."""
+    found = None
+    for d in catalog_dirs():
+        f = d / "engines" / f"{name}.yaml"
+        if f.is_file():
+            found = f
+    if found is None:
+        raise CatalogError(f"no engine settings {name!r} (catalog/engines/{name}.yaml)")
+    return read_entry(found)

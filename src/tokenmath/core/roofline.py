@@ -202,10 +202,11 @@ class Step:
 
 def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-         layout: Layout | None = None, explain: bool = False) -> Step:
+         layout: Layout | None = None, explain: bool = False, S_new=None) -> Step:
     """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
 
-    Decode: each of the B sequences adds one token and reads its S-token KV cache.
+    Decode: each of the B sequences adds S_new tokens (default one; K + 1 when verifying K draft
+    tokens, or a prompt chunk) and reads its S-token KV cache.
     Prefill: each of the B sequences is a prompt of S tokens, processed in one pass (causal).
     """
     if phase not in PHASES:
@@ -225,7 +226,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
                                     else pri.source_of(fld))
 
     Bq, Gq = g("B", B, "seq", "given"), g("G", G, "chips", "given")
-    S_new = g("S_new", S if phase == "prefill" else 1, "tok", f"{phase}: new tokens per sequence")
+    n_new = S if phase == "prefill" else (1 if S_new is None else S_new)
+    S_new = g("S_new", n_new, "tok", f"{phase}: new tokens per sequence")
     T = step_tokens(Bq, S_new)
     pc = arch.param_counts(m, explain)
     attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
@@ -254,7 +256,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         M_half = p("M_half", "matmul_m_half", "tok")
         eta_mm = small_m_efficiency(eta_flop, T, M_half)  # the weight GEMMs: M = T tokens
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
-        M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * (S if phase == "prefill" else 1),
+        M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * n_new,
                    "rows", "query rows per KV head and sequence")
         eta_attn = small_m_efficiency(eta_flop, M_attn, M_half).renamed("eta_attn") if explain else \
             small_m_efficiency(eta_flop, M_attn, M_half)

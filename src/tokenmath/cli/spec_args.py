@@ -1,0 +1,33 @@
+"""Command-line options for speculative decoding / MTP, shared by serve, simulate and frontier."""
+
+from __future__ import annotations
+
+import typer
+
+from ..core.errors import InputError
+from ..core.load import load_engine, load_model
+from ..serving.speculative import Speculation, acceptance_from_length
+
+__all__ = ["MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION", "DRAFT_OPTION", "speculation"]
+
+MTP_OPTION = typer.Option(None, "--mtp", help="Draft tokens per step K (MTP or a draft model: speculative decoding).")
+ACCEPTANCE_OPTION = typer.Option(None, "--acceptance", help="Per-token acceptance rate α of the drafts, in [0, 1].")
+ACCEPTANCE_LENGTH_OPTION = typer.Option(None, "--acceptance-length",
+                                        help="Or: mean tokens per verify step (1 ≤ L ≤ K + 1), as papers report it.")
+DRAFT_OPTION = typer.Option(None, "--draft", help="Draft model from the catalog (default: an MTP module of the model).")
+
+
+def speculation(mtp: int | None, acceptance: float | None, acceptance_length: float | None,
+                draft: str | None) -> Speculation | None:
+    """The Speculation the options describe, or None when --mtp is not given."""
+    if mtp is None:
+        if acceptance is not None or acceptance_length is not None or draft is not None:
+            raise InputError("--acceptance/--acceptance-length/--draft need --mtp K (draft tokens per step)")
+        return None
+    if not 1 <= mtp <= 64:
+        raise InputError(f"--mtp (draft tokens per step) must be a whole number from 1 to 64 (got {mtp})")
+    if (acceptance is None) == (acceptance_length is None):
+        raise InputError("with --mtp give one of --acceptance RATE or --acceptance-length TOKENS")
+    alpha = acceptance if acceptance is not None else acceptance_from_length(acceptance_length, mtp)
+    layers = int(load_engine()["mtp_layers"])
+    return Speculation(K=mtp, alpha=alpha, draft=load_model(draft) if draft else None, mtp_layers=layers)
