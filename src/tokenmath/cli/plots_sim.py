@@ -41,9 +41,9 @@ def plot_simulation(r, path: str) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.2), constrained_layout=True)
     load = f"concurrency {st['concurrency']}" if "concurrency" in st else f"{fmt(st.get('rate_per_s', 0))} req/s"
     fig.suptitle(f"{st['model']} on {st['chips']} × {st['chip']} · {st['policy']} · {load} · "
-                 f"{st['requests']:,} requests, ISL {fmt(st['isl_mean'])} / OSL {fmt(st['osl_mean'])} · "
-                 f"{fmt(r['output_tokens_per_s'], 'tok/s')} ({fmt(r['tokens_per_s_per_chip'], 'tok/s')} per chip)",
-                 fontsize=12)
+                 f"{st['requests']:,} requests, ISL {fmt(st['isl_mean'])} / OSL {fmt(st['osl_mean'])}\n"
+                 f"{fmt(r['output_tokens_per_s'], 'tok/s')} output, {fmt(r['tokens_per_s_per_chip'], 'tok/s')} per chip"
+                 f" (simulated)", fontsize=12)
     _hist(axes[0], r.ttft_s, _BLUE, "time to first token (s)")
     axes[0].set_title("TTFT: queueing + prefill")
     _hist(axes[1], r.tpot_s, _ORANGE, "time per output token (s)")
@@ -80,9 +80,9 @@ def plot_frontier_points(fr, path: str) -> str:
         c = [p["tokens_per_s_per_chip"] for p in pts]
         col = colors[j % len(colors)]
         ax.plot(u, c, "o-", ms=3, lw=1.2, color=col, alpha=0.8, label=f"{G} chips, {lay}")
-        for p in (pts[0], pts[-1]):
-            ax.annotate(f"C={p['concurrency']}", (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"]),
-                        textcoords="offset points", xytext=(4, 4), fontsize=8, color=col)
+        p = pts[-1]
+        ax.annotate(f"C={p['concurrency']}", (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"]),
+                    textcoords="offset points", xytext=(4, 4), fontsize=8, color=col)
     front = [fr.points[i] for i in fr.frontier]
     ax.plot([p["tokens_per_s_per_user"] for p in front], [p["tokens_per_s_per_chip"] for p in front], color="black",
             lw=2.4, alpha=0.35, label="Pareto frontier", zorder=0)
@@ -98,8 +98,8 @@ def plot_frontier_points(fr, path: str) -> str:
     ax.set_xlabel("tokens/s per user (1 / TPOT)")
     ax.set_ylabel("output tokens/s per chip")
     ax.set_yscale("log")
-    ax.set_title(f"{fr.model.display_name or fr.model.name} on {fr.system.display_name or fr.system.name} · "
-                 f"ISL {fmt(fr.isl)} / OSL {fmt(fr.osl)} · {fr.policy} · {fr.method}")
+    ax.set_title(f"{fr.model.name} on {fr.system.name} · ISL {fmt(fr.isl)} / OSL {fmt(fr.osl)} · {fr.policy}\n"
+                 f"throughput per chip against speed per user, over concurrency C ({fr.method})")
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(loc="lower left")
     fig.savefig(path, dpi=140)

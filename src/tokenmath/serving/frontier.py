@@ -103,10 +103,17 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
     if policy == "disagg":
         kw.update(prefill_chips=prefill_chips, decode_chips=decode_chips)
     points: list[dict] = []
+    notes: list[str] = []
     for G in chips:
         for kind in dict.fromkeys(layouts or ("default",)):
             lay = _layout(kind, m, G)
-            C = _concurrencies(m, system, G, isl, osl, concurrencies, lay, kw, policy)
+            try:
+                C = _concurrencies(m, system, G, isl, osl, concurrencies, lay, kw, policy)
+            except InputError as e:
+                if len(chips) == 1:
+                    raise
+                notes.append(f"{G} chips {_name(lay)} left out: {e}")
+                continue
             if policy in FAST_POLICIES:
                 ss = steady_state(m, system, G=G, concurrency=C, isl=isl, osl=osl, policy=policy, layout=lay, **kw)
                 cols = {k: np.broadcast_to(ss[k], C.shape) for k in _KEYS}
@@ -118,8 +125,10 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
                                **{k: float(cols[k][i]) for k in _KEYS}})
     user = [p["tokens_per_s_per_user"] for p in points]
     chip = [p["tokens_per_s_per_chip"] for p in points]
+    if not points:
+        raise InputError("; ".join(notes))
     fr = Frontier(m, system, float(isl), float(osl), policy, points, [int(i) for i in pareto(user, chip)],
-                  method="closed form (sim/fastpath.py)" if policy in FAST_POLICIES else "simulator")
+                  method="closed form (sim/fastpath.py)" if policy in FAST_POLICIES else "simulator", notes=notes)
     if at_user_speed is not None or at_ttft is not None:
         fr.at = _answer(fr, at_user_speed, at_ttft)
         if confirm and fr.at.get("met") and policy in FAST_POLICIES:

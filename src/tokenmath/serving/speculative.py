@@ -1,21 +1,21 @@
 """Speculative decoding and multi-token prediction (MTP): tokens per verify step, and what the draft costs.
 
-A draft proposes K tokens; the target model checks them in one step that carries K + 1 new tokens
-per sequence, keeps the accepted prefix and adds one token of its own. With each draft token
-accepted with probability α (given the one before it was):
+A draft proposes K tokens (n_draft in the formulas: K is the KV heads); the target model checks them
+in one step that carries K + 1 new tokens per sequence, keeps the accepted prefix and adds one token
+of its own. With each draft token accepted with probability α (given the one before it was):
 
-    E          = (1 − α^(K+1)) / (1 − α)          expected tokens per step (α = 1: K + 1)
+    tau        = (1 − α^(K+1)) / (1 − α)          expected tokens per step (α = 1: K + 1)
                                                   (Leviathan, Kalman & Matias 2023, "Fast Inference
                                                   from Transformers via Speculative Decoding", eq. 1)
     t_spec     = t_verify + K · t_draft           the verify step (B sequences, K + 1 new tokens
                                                   each, at context S) plus K one-token draft steps
-    tpot       = t_spec / E
+    tpot       = t_spec / tau
 
 The draft is an MTP module — DeepSeek-V3's is one transformer block that shares the embedding and
 the output head, applied K times for K tokens (DeepSeek-V3 technical report §2.2, arXiv:2412.19437)
 — modelled as the target model cut to `mtp_layers` blocks; or a draft model from the catalog. Both
 run on the replica's chips, and every step time is `roofline.step`. An acceptance length (the mean
-tokens per step that papers such as EAGLE report) is turned into α by inverting E(α).
+tokens per step that papers such as EAGLE report) is turned into α by inverting tau(α).
 """
 
 from __future__ import annotations
@@ -34,26 +34,26 @@ __all__ = ["Speculation", "SpecStep", "tokens_per_step", "spec_step_time", "spec
            "mtp_module", "speculative_step"]
 
 
-@formula("E = (1 − alpha^(K + 1)) / (1 − alpha)", unit="tok")
-def tokens_per_step(alpha, K):
+@formula("tau = (1 − alpha^(n_draft + 1)) / (1 − alpha)", unit="tok")
+def tokens_per_step(alpha, n_draft):
     a = np.asarray(alpha, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(a < 1, (1 - a ** (K + 1)) / np.where(a < 1, 1 - a, 1.0), K + 1.0)
+        out = np.where(a < 1, (1 - a ** (n_draft + 1)) / np.where(a < 1, 1 - a, 1.0), n_draft + 1.0)
     return float(out) if out.ndim == 0 else out
 
 
-@formula("t_spec = t_verify + K · t_draft", unit="s")
-def spec_step_time(t_verify, K, t_draft):
-    return t_verify + K * t_draft
+@formula("t_spec = t_verify + n_draft · t_draft", unit="s")
+def spec_step_time(t_verify, n_draft, t_draft):
+    return t_verify + n_draft * t_draft
 
 
-@formula("tpot = t_spec / E", unit="s")
-def spec_tpot(t_spec, E):
-    return t_spec / E
+@formula("tpot = t_spec / tau", unit="s")
+def spec_tpot(t_spec, tau):
+    return t_spec / tau
 
 
 def acceptance_from_length(length, K: int) -> float:
-    """α such that E(α, K) equals a stated acceptance length (mean tokens per verify step, 1 ≤ L ≤ K + 1)."""
+    """α such that tau(α, K) equals a stated acceptance length (mean tokens per verify step, 1 ≤ L ≤ K + 1)."""
     L = float(length)
     if not 1 <= L <= K + 1:
         raise InputError(f"an acceptance length of {L:g} tokens per step is impossible with {K} draft tokens "
@@ -61,7 +61,7 @@ def acceptance_from_length(length, K: int) -> float:
     if L >= K + 1:
         return 1.0
     lo, hi = 0.0, 1.0
-    for _ in range(60):  # E(α) rises monotonically from 1 to K + 1
+    for _ in range(60):  # tau(α) rises monotonically from 1 to K + 1
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if tokens_per_step(mid, K) < L else (lo, mid)
     return (lo + hi) / 2
@@ -119,12 +119,12 @@ class Speculation:
 
 @dataclass
 class SpecStep:
-    """One speculative step: the verify step, one draft step, their sum, and tokens per step."""
+    """One speculative step: the verify step, one draft step, their sum, and tokens per step (tau)."""
 
     verify: Step
     draft: Step
     t_spec: object
-    E: object
+    tau: object
     tpot: object
 
     def v(self, name: str):
@@ -134,17 +134,17 @@ class SpecStep:
 def speculative_step(m: Model, system: System, spec: Speculation, *, G: int, B, S, precision: str | None = None,
                      kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
                      layout: Layout | None = None, explain: bool = False) -> SpecStep:
-    """t_spec = t_verify(B, S, K + 1 tokens each) + K · t_draft(B, S); E tokens per sequence per step."""
+    """t_spec = t_verify(B, S, K + 1 tokens each) + K · t_draft(B, S); tau tokens per sequence per step."""
     kw = dict(G=G, B=B, S=S, phase="decode", precision=precision, kv_dtype=kv_dtype or m.kv_dtype, basis=basis,
               priors=priors, explain=explain)
     verify = step(m, system, layout=layout, S_new=spec.K + 1, **kw)
     d = spec.draft_model(m)
     draft = step(d, system, layout=layout if spec.draft is None else default_layout(d, G), **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
-    K = g("K", spec.K, "tok", "given: draft tokens per step")
+    K = g("n_draft", spec.K, "tok", "given: draft tokens per step (--mtp)")
     alpha = g("alpha", spec.alpha, "", "given: per-token acceptance rate")
     t_v = verify.t_step.renamed("t_verify") if isinstance(verify.t_step, Q) else verify.t_step
     t_d = draft.t_step.renamed("t_draft") if isinstance(draft.t_step, Q) else draft.t_step
     t = spec_step_time(t_v, K, t_d)
-    E = tokens_per_step(alpha, K)
-    return SpecStep(verify, draft, t, E, spec_tpot(t, E))
+    tau = tokens_per_step(alpha, K)
+    return SpecStep(verify, draft, t, tau, spec_tpot(t, tau))

@@ -27,6 +27,7 @@ from ...core import arch
 from ...core.derive import Q, formula, lift
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
+from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import group_of, to_int
@@ -35,16 +36,6 @@ __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_
 
 
 # ---- formulas ------------------------------------------------------------------------------------
-
-@formula("kv_pool = f_kv · (G · C − W_all)", unit="B")
-def kv_pool_bytes(f_kv, G, C, W_all):
-    return f_kv * (G * C - W_all)
-
-
-@formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
-def engine_batch(kv_pool, kv_held, B_max):
-    return np.minimum(np.floor(kv_pool / kv_held), B_max)
-
 
 @formula("t_run = n_prefill · t_prefill + OSL · t_decode_mean", unit="s")
 def run_time(n_prefill, t_prefill, OSL, t_decode_mean):

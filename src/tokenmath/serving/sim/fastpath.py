@@ -1,12 +1,12 @@
 """The closed-loop steady state in closed form: throughput, TPOT and TTFT at a concurrency, vectorised.
 
-C clients keep one request each in the system (prompt I, output O tokens). Every step time is
-`roofline.step` (with speculation, serving/speculative.py: t_d = t_spec, E tokens per step):
+U clients (the concurrency) keep one request each in the system (prompt I, output O tokens). Every step time is
+`roofline.step` (with speculation, serving/speculative.py: t_d = t_spec, tau tokens per step):
 
-    kv_pool  = f_kv · (G · C_hbm − W_all)              what the engine leaves for KV
+    kv_pool  = f_kv · (G · C − W_all)                  what the engine leaves for KV (C: HBM per chip)
     B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences whose whole KV fits (kv_held at I + O)
-    B        = min(C, B_cap)                           sequences decoding
-    n_d      = (O − 1) / E                             decode steps per request (the first token is the prefill's)
+    B        = min(U, B_cap)                           sequences decoding
+    n_d      = (O − 1) / tau                           decode steps per request (the first token is the prefill's)
     n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget)
 
 continuous (prefill first; t_d = t_decode(B, I + O/2), t_p = t_prefill(n_b, I)). With fixed lengths
@@ -17,7 +17,7 @@ B / n_b back-to-back steps (the j-th group's first token after j steps), then de
     t_life   = n_d · t_d + (B / n_b − 1) · t_p / 2     first to last token: on average half the wave's
                                                        other prefill steps come after one's first token
     tpot     = t_life / (O − 1)
-    T_resp   = C / X                                   Little's law for the closed loop
+    T_resp   = U / X                                   Little's law for the closed loop
     ttft     = T_resp − t_life                         (B / n_b + 1) / 2 prefill steps, plus any wait for a seat
 
 disagg (prefill pool G_p, decode pool G_d, KV transfer t_x; decodes never stall; a request is
@@ -25,7 +25,7 @@ admitted, its KV reserved on the decode pool, before its prefill). The returning
 clients find the prefill pool free; t_d is read at the decode batch B_d = X · n_d · t_d (a fixed
 point, 6 rounds):
 
-    X        = min(C / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)
+    X        = min(U / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)
                                                        clients, decode seats, prefill capacity
     tpot     = n_d · t_d / (O − 1),   ttft = T_resp − t_x − n_d · t_d
 
@@ -50,13 +50,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import arch
-from ...core.derive import Numbers, Q, formula, lift, nest, value_of
+from ...core.derive import Numbers, formula, lift, nest, value_of
 from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ..disagg import kv_transfer_time
-from ..serve import check_inputs, tokens_per_s
+from ..serve import check_inputs
 from ..speculative import Speculation, speculative_step
 from .steps import mixed_time
 
@@ -75,14 +75,14 @@ def engine_batch(kv_pool, kv_held, B_max):
     return np.minimum(np.floor(kv_pool / kv_held), B_max)
 
 
-@formula("B = min(C, B_cap)", unit="seq")
-def decode_batch(C, B_cap):
-    return np.minimum(C, B_cap)
+@formula("B = min(U, B_cap)", unit="seq")
+def decode_batch(U, B_cap):
+    return np.minimum(U, B_cap)
 
 
-@formula("n_d = (O − 1) / E", unit="step")
-def decode_steps(O, E):
-    return (O - 1) / E
+@formula("n_d = (O − 1) / tau", unit="step")
+def decode_steps(O, tau):
+    return (O - 1) / tau
 
 
 @formula("n_b = min(B, max(1, floor(budget / I)))", unit="seq")
@@ -100,9 +100,9 @@ def decode_life(n_d, t_d, B, n_b, t_p):
     return n_d * t_d + (B / n_b - 1) * t_p / 2
 
 
-@formula("X = min(C / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)", unit="req/s")
-def disagg_rate(C, t_p, t_x, n_d, t_d, B_cap, n_b):
-    return np.minimum(np.minimum(C / (t_p + t_x + n_d * t_d), B_cap / (n_d * t_d)), n_b / t_p)
+@formula("X = min(U / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)", unit="req/s")
+def disagg_rate(U, t_p, t_x, n_d, t_d, B_cap, n_b):
+    return np.minimum(np.minimum(U / (t_p + t_x + n_d * t_d), B_cap / (n_d * t_d)), n_b / t_p)
 
 
 @formula("X = B / ((n_d + 1) · t_c)", unit="req/s")
@@ -120,9 +120,9 @@ def life_tpot(t_life, O):
     return t_life / (O - 1)
 
 
-@formula("T_resp = C / X", unit="s")
-def littles_law_time(C, X):
-    return C / X
+@formula("T_resp = U / X", unit="s")
+def littles_law_time(U, X):
+    return U / X
 
 
 @formula("ttft = T_resp − t_life", unit="s")
@@ -187,7 +187,7 @@ def _step_time(m, system, spec, explain, **kw):
     return speculative_step(m, system, spec, explain=explain, **kw).t_spec
 
 
-def _disagg(m, system, spec, ex, g, C, I, I_arr, S_dec, n_d, B_cap, n_b, budget, G_p, G_d, layout, lay, pri, kw):
+def _disagg(m, system, spec, ex, g, U, I_arr, S_dec, n_d, B_cap, n_b, G_p, G_d, layout, lay, pri, kw):
     """The disaggregated steady state: the decode batch's fixed point, then the formulas with derivations."""
     crosses = G_p + G_d > system.domain_chips
     bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
@@ -199,17 +199,17 @@ def _disagg(m, system, spec, ex, g, C, I, I_arr, S_dec, n_d, B_cap, n_b, budget,
     t_p = step(m, system, G=G_p, B=value_of(n_b), S=I_arr, phase="prefill", explain=ex,
                layout=layout or default_layout(m, G_p), **kw).t_step
     t_dec = lambda B, e=False: _step_time(m, system, spec, e, G=G_d, B=B, S=S_dec, layout=lay, **kw)  # noqa: E731
-    C0, cap, nd, tx, tp = (np.asarray(value_of(x), dtype=float) for x in (C, B_cap, n_d, t_x, t_p))
-    B_d = np.minimum(C0, cap)
+    U0, cap, nd, tx, tp = (np.asarray(value_of(x), dtype=float) for x in (U, B_cap, n_d, t_x, t_p))
+    B_d = np.minimum(U0, cap)
     for _ in range(6):
         t_d = np.asarray(value_of(t_dec(B_d)), dtype=float)
-        B_d = np.clip(disagg_rate(C0, tp, tx, nd, t_d, cap, value_of(n_b)) * nd * t_d, 1.0, cap)
+        B_d = np.clip(disagg_rate(U0, tp, tx, nd, t_d, cap, value_of(n_b)) * nd * t_d, 1.0, cap)
     t_d = t_dec(B_d, ex)
     if ex:
         t_p, t_d, t_x = t_p.renamed("t_p"), t_d.renamed("t_d"), t_x.renamed("t_x")
-    X = disagg_rate(C, t_p, t_x, n_d, t_d, B_cap, n_b)
+    X = disagg_rate(U, t_p, t_x, n_d, t_d, B_cap, n_b)
     life = stall_free_life(n_d, t_d)
-    T_resp = littles_law_time(C, X)
+    T_resp = littles_law_time(U, X)
     ttft = ttft_disagg(T_resp, t_x, life)
     more = {"decode_step_s": t_d, "prefill_step_s": t_p, "prefill_batch": n_b, "kv_transfer_s": t_x}
     return X, life, T_resp, ttft, B_d, more
@@ -218,8 +218,8 @@ def _disagg(m, system, spec, ex, g, C, I, I_arr, S_dec, n_d, B_cap, n_b, budget,
 def cadence_period(m: Model, system: System, spec: Speculation | None, *, seats, I, O, G: int, layout, precision: str,
                    kv_dtype: str, basis: str, priors: Priors | None):
     """The train's period: `seats` decoding at I + O/2 plus seats / (n_d + 1) prompts of I tokens boarding."""
-    E = spec.tokens_per_step if spec else 1.0
-    board = seats / ((O - 1) / E + 1)
+    tau = spec.tokens_per_step if spec else 1.0
+    board = seats / ((O - 1) / tau + 1)
     return mixed_time(m, system, spec, n_dec=seats, ctx_dec=seats * (I + O / 2), n_pre=board, T_pre=board * I,
                       ctx_pre=board * I / 2, G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
                       layout=layout)
@@ -249,7 +249,8 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     g = lambda sym, v, unit="", src=None: lift(ex, sym, v, unit, src)  # noqa: E731
     eng_src = lambda k: f"{eng['file']}: {eng['sources'].get(k, eng.get('source', ''))}"  # noqa: E731
 
-    C, I, O = g("C", C_arr, "seq", "given: concurrency"), g("I", I_arr, "tok", "given: ISL"), g("O", O_arr, "tok", "given: OSL")
+    U, I, O = g("U", C_arr, "seq", "given: concurrency (users in flight)"), g("I", I_arr, "tok", "given: ISL"), \
+        g("O", O_arr, "tok", "given: OSL")
     W_all = arch.param_counts(m).total * arch.bytes_per(precision) + (spec.extra_weight_bytes(m, precision) if spec else 0)
     pool = kv_pool_bytes(g("f_kv", float(eng["kv_memory_fraction"]), "", eng_src("kv_memory_fraction")),
                          g("G", G_d, "chips", "given"),
@@ -269,21 +270,21 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
                          f"{G_d} × {system.chip.name}")
     if ex:
         B_cap = B_cap.renamed("B_cap")
-    E = g("E", spec.tokens_per_step if spec else 1.0, "tok", "speculation: (1 − α^(K+1)) / (1 − α)" if spec else
-          "one token per decode step")
-    n_d = decode_steps(O, E)
+    tau = g("tau", spec.tokens_per_step if spec else 1.0, "tok", "speculation: (1 − α^(K+1)) / (1 − α)" if spec else
+            "one token per decode step")
+    n_d = decode_steps(O, tau)
     budget = g("budget", float(eng["max_num_tokens"]), "tok", eng_src("max_num_tokens"))
     S_dec = I_arr + O_arr / 2
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri)
     nums: dict = {"batch_cap": B_cap}
 
-    B = decode_batch(C, B_cap)
+    B = decode_batch(U, B_cap)
     if policy == "cadence":
         t_c = g("t_c", cadence_period(m, system, spec, seats=value_of(B), I=I_arr, O=O_arr, G=G_d, layout=lay, **kw),
                 "s", "steps.mixed_time: the seats decoding plus the prompts boarding")
         X = cadence_rate(B, n_d, t_c)
         life = stall_free_life(n_d, t_c)
-        T_resp = littles_law_time(C, X)
+        T_resp = littles_law_time(U, X)
         ttft = ttft_closed_loop(T_resp, life)
         nums.update(decode_step_s=t_c)
     elif policy == "continuous":
@@ -294,23 +295,18 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
             t_d, t_p = t_d.renamed("t_d"), t_p.renamed("t_p")
         X = continuous_rate(B, n_d, t_d, t_p, n_b)
         life = decode_life(n_d, t_d, B, n_b, t_p)
-        T_resp = littles_law_time(C, X)
+        T_resp = littles_law_time(U, X)
         ttft = ttft_closed_loop(T_resp, life)
         nums.update(decode_step_s=t_d, prefill_step_s=t_p, prefill_batch=n_b)
     else:
-        n_b = prefill_cohort(C, budget, I)
-        X, life, T_resp, ttft, B, more = _disagg(m, system, spec, ex, g, C, I, I_arr, S_dec, n_d, B_cap, n_b, budget,
-                                                 G_p, G_d, layout, lay, pri, kw)
+        n_b = prefill_cohort(U, budget, I)
+        X, life, T_resp, ttft, B, more = _disagg(m, system, spec, ex, g, U, I_arr, S_dec, n_d, B_cap, n_b, G_p, G_d,
+                                                 layout, lay, pri, kw)
         nums.update(more)
     tpot = life_tpot(life, O)
     tps = output_rate(X, O)
     nums.update(requests_per_s=X, output_tokens_per_s=tps,
                 tokens_per_s_per_chip=per_chip(tps, g("G", chips, "chips", "chips in the deployment")),
                 tokens_per_s_per_user=per_user(tpot), tpot_s=tpot, ttft_s=ttft, e2e_s=T_resp, batch=B)
-    if ex:
-        for k in ("output_tokens_per_s", "tokens_per_s_per_chip", "tokens_per_s_per_user", "tpot_s", "ttft_s"):
-            q = nums[k]
-            if isinstance(q, Q):
-                nums[k] = q
     return SteadyState(m, system, chips, policy, C_arr if C_arr.ndim else float(C_arr),
                        I_arr if I_arr.ndim else float(I_arr), O_arr if O_arr.ndim else float(O_arr), nums)

@@ -16,7 +16,7 @@ Over the run (duration D from the first arrival to the last token):
 
 Inter-token latencies (one per output token after the first, a stall for a prefill included in the
 gap it lengthens) go into a log-spaced histogram (0.58 % bins), so their percentiles cost no memory
-per token; with speculation a step's E tokens each count t_step / E.
+per token; with speculation a step's tau tokens each count t_step / tau.
 """
 
 from __future__ import annotations
@@ -84,19 +84,19 @@ class Recorder:
         self._kv_t, self._kv = t, self._kv + delta_bytes
 
     # ---- steps -------------------------------------------------------------------------------
-    def decode_span(self, t0: float, times: np.ndarray, B: int, E: float = 1.0, stalls=()) -> None:
+    def decode_span(self, t0: float, times: np.ndarray, B: int, tau: float = 1.0, stalls=()) -> None:
         """k decode steps of B sequences from t0, after prefill steps `stalls` = [(sequences decoding, t), ...].
 
         The sequences that were decoding before the j-th of those prefill steps waited for it and
         every later one: their first gap is longer by the sum of those steps.
         """
         k = len(times)
-        gaps, w = times / E, np.full(k, B * E, dtype=float)
+        gaps, w = times / tau, np.full(k, B * tau, dtype=float)
         if stalls:
             n = np.diff([0] + [b for b, _ in stalls])
             extra = np.cumsum([t for _, t in stalls][::-1])[::-1]
-            w[0] -= n.sum() * E
-            gaps, w = np.append(gaps, (times[0] + extra) / E), np.append(w, n * E)
+            w[0] -= n.sum() * tau
+            gaps, w = np.append(gaps, (times[0] + extra) / tau), np.append(w, n * tau)
         self.itl_hist += np.bincount(np.searchsorted(_EDGES, gaps), weights=w, minlength=len(_EDGES) + 1)
         self.itl_sum += float(gaps @ w)
         self.itl_n += float(w.sum())

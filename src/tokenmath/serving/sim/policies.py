@@ -104,7 +104,7 @@ class Chunked(Continuous):
             t = self.steps.mixed(self.R.B, self.R.ctx_sum, [(c, e[1]) for c, e in chunks])
             now = self.run.engine.now
             if self.R.B:
-                self.run.rec.decode_span(now, np.array([t]), self.R.B, self.E)
+                self.run.rec.decode_span(now, np.array([t]), self.R.B, self.tau)
             else:
                 self.run.rec.prefill_step(now)
             self.busy = True

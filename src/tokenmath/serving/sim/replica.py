@@ -1,12 +1,12 @@
 """One replica's decode loop: the running set, its KV pool and batch cap, and spans of decode steps.
 
-Between events nothing changes but the contexts, which all grow by E tokens per step (E = 1, or the
+Between events nothing changes but the contexts, which all grow by tau tokens per step (tau = 1, or the
 expected tokens of a speculative step). So a replica advances a whole span of steps at once — up to
 the next request that finishes — with the span's step times read from the step table in one
 vectorised call; an arrival that can join cuts the span short after the step in flight.
 
 The running set needs no per-step update: with D decode steps done, a sequence that joined at step
-D₀ with context s₀ has context s₀ + E·(D − D₀), so the sum of contexts is Σ(s₀ − E·D₀) + E·B·D and
+D₀ with context s₀ has context s₀ + tau·(D − D₀), so the sum of contexts is Σ(s₀ − tau·D₀) + tau·B·D and
 finishing times are kept in a heap of step numbers.
 """
 
@@ -24,15 +24,15 @@ __all__ = ["Running", "Replica"]
 class Running:
     """Sequences decoding: B of them, their context sum, and a heap of the step at which each finishes."""
 
-    __slots__ = ("D", "B", "base", "_heap", "_n", "E")
+    __slots__ = ("D", "B", "base", "_heap", "_n", "tau")
 
-    def __init__(self, E: float = 1.0):
-        self.D, self.B, self.base, self.E = 0, 0, 0.0, E
+    def __init__(self, tau: float = 1.0):
+        self.D, self.B, self.base, self.tau = 0, 0, 0.0, tau
         self._heap: list = []
         self._n = 0
 
     def add(self, r: int, ctx0: float, n_steps: int) -> None:
-        c = ctx0 - self.E * self.D
+        c = ctx0 - self.tau * self.D
         heapq.heappush(self._heap, (self.D + n_steps, self._n, r, c))
         self._n += 1
         self.base += c
@@ -44,11 +44,11 @@ class Running:
 
     @property
     def ctx_sum(self) -> float:
-        return self.base + self.E * self.B * self.D
+        return self.base + self.tau * self.B * self.D
 
     def mean_ctx(self, k: int) -> np.ndarray:
         """Mean context at each of the next k steps."""
-        return self.base / self.B + self.E * (self.D + np.arange(k))
+        return self.base / self.B + self.tau * (self.D + np.arange(k))
 
     def advance(self, k: int) -> list[int]:
         """k steps done: the requests that finished."""
@@ -66,8 +66,8 @@ class Replica:
     """A replica that decodes: admission by seats and KV, spans of decode steps, and finishing requests."""
 
     def __init__(self, run, steps: StepTimes, kv_pool: float, kv_need: np.ndarray, max_batch: float):
-        self.run, self.steps, self.E = run, steps, steps.E
-        self.R = Running(steps.E)
+        self.run, self.steps, self.tau = run, steps, steps.tau
+        self.R = Running(steps.tau)
         self.kv_pool, self.kv_need, self.kv_used = kv_pool, kv_need, 0.0
         self.max_batch = max_batch
         self.seats = 0  # running plus admitted and not yet decoding
@@ -88,7 +88,7 @@ class Replica:
     def join(self, r: int, first_step: int = 0) -> None:
         """r has its first token: it decodes its other osl − 1 (after `first_step` extra steps)."""
         wl = self.run.wl
-        n = first_step + int(np.ceil((wl.osl[r] - 1) / self.E - 1e-9))
+        n = first_step + int(np.ceil((wl.osl[r] - 1) / self.tau - 1e-9))
         self.R.add(r, wl.isl[r] + 1, n)
 
     def finish(self, r: int) -> None:
@@ -128,7 +128,7 @@ class Replica:
             return
         t0, times, _ = self._span
         self._span = None
-        self.run.rec.decode_span(t0, times[:k], self.R.B, self.E, self.stalls)
+        self.run.rec.decode_span(t0, times[:k], self.R.B, self.tau, self.stalls)
         self.stalls = []
         for r in self.R.advance(k):
             self.finish(r)

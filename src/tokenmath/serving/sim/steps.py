@@ -47,7 +47,7 @@ class StepTimes:
                  S_max: float, n_prefill_max: float = 1.0):
         self.m, self.system, self.G, self.spec = m, system, G, spec
         self.kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors, layout=layout)
-        self.E = spec.tokens_per_step if spec else 1.0
+        self.tau = spec.tokens_per_step if spec else 1.0
         self.S = context_grid(S_max)
         self.B = batch_grid(B_max)
         self._dec = None
