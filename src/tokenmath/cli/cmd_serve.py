@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..serving.serve import serve
 from ..core.units import fmt
+from .spec_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,
@@ -25,6 +26,10 @@ def register(app: typer.Typer) -> None:
         precision: str = PRECISION_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = BASIS_OPTION,
+        mtp: int = MTP_OPTION,
+        acceptance: float = ACCEPTANCE_OPTION,
+        acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
+        draft: str = DRAFT_OPTION,
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
@@ -32,7 +37,8 @@ def register(app: typer.Typer) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         m, s, priors = load_triple(model, on, set_)
         r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  priors=priors, explain=explain or as_json)
+                  priors=priors, explain=explain or as_json,
+                  spec=speculation(mtp, acceptance, acceptance_length, draft))
         if as_json:
             emit_json(r.to_dict())
         else:
@@ -73,7 +79,15 @@ def _print(r) -> None:
                   f"{fmt(v('optimal_batch_prior'))}", markup=False)
     console.print(f"latency floor (all weights read once) = {fmt(v('latency_floor_s'), 's')} (spec bound)",
                   markup=False)
+    if v("decode.speculative.tokens_per_step") is not None:
+        console.print(f"speculative decoding: K = {v('decode.speculative.draft_tokens')} drafts by "
+                      f"{v('decode.speculative.draft')}, α = {fmt(v('decode.speculative.acceptance'))} → "
+                      f"tau = {fmt(v('decode.speculative.tokens_per_step'))} tokens per step of "
+                      f"{fmt(v('decode.speculative.step_time_s'), 's')} (verify + drafts): TPOT "
+                      f"{fmt(v('decode.speculative.tpot_s'), 's')}, {fmt(v('decode.speculative.tokens_per_s'), 'tok/s')}"
+                      f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
-    console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')} "
+    draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
+    console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "
                   f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} HBM — {fits}",
                   markup=False)

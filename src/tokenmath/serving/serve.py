@@ -6,6 +6,10 @@
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
     memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+
+With speculative decoding / MTP (`spec`, serving/speculative.py) decode also reports the speculative
+step: t_spec = t_verify + K · t_draft, tau = (1 − α^(K+1)) / (1 − α) tokens per step, and the draft's
+weights and KV count in memory.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from ..core.load import load_priors
 from ..core.records import Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
+from .speculative import Speculation, speculative_step
 
 __all__ = ["ServeReport", "serve", "check_inputs", "tokens_per_s", "usd_per_mtok"]
 
@@ -49,6 +54,11 @@ def memory_required(W_all, B, kv_held):
 @formula("W_all = N_total · b_w", unit="B")
 def weight_bytes(N_total, b_w):
     return N_total * b_w
+
+
+@formula("speedup = (tau / t_spec) / (1 / t_step)", unit="")
+def speculative_speedup(tau, t_spec, t_step):
+    return (tau / t_spec) / (1 / t_step)
 
 
 @formula("mem_capacity = G · hbm", unit="B")
@@ -110,7 +120,7 @@ class ServeReport(Numbers):
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          explain: bool = False) -> ServeReport:
+          explain: bool = False, spec: Speculation | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
@@ -162,5 +172,20 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.weights_bytes"] = W_all
     numbers["memory.kv_bytes"] = value_of(req) - value_of(W_all)
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
+    if spec is not None:
+        sp = speculative_step(m, system, spec, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                              priors=pri, explain=explain)
+        numbers["decode.speculative.draft_tokens"] = spec.K
+        numbers["decode.speculative.acceptance"] = spec.alpha
+        numbers["decode.speculative.draft"] = spec.kind
+        numbers["decode.speculative.tokens_per_step"] = sp.tau
+        numbers["decode.speculative.step_time_s"] = sp.t_spec
+        numbers["decode.speculative.tpot_s"] = sp.tpot
+        numbers["decode.speculative.tokens_per_s"] = tokens_per_s(value_of(sp.tau) * value_of(B), sp.t_spec)
+        numbers["decode.speculative.speedup"] = speculative_speedup(sp.tau, sp.t_spec, dec.t_step)
+        draft = spec.extra_weight_bytes(m, precision) + value_of(B) * spec.extra_kv_bytes(m, S, kv_dtype)
+        numbers["memory.draft_bytes"] = draft
+        numbers["memory.required_bytes"] = value_of(req) + draft
+        numbers["memory.fits"] = value_of(req) + draft <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
