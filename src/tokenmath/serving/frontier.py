@@ -43,7 +43,9 @@ def pareto(user, chip) -> np.ndarray:
     return np.array(keep[::-1], dtype=int)
 
 
-def _layout(kind: str, m: Model, G: int) -> Layout:
+def _layout(kind, m: Model, G: int) -> Layout:
+    if isinstance(kind, Layout):
+        return kind
     if kind == "tp":
         return Layout(tp=G, ep=1)
     if kind == "ep":
@@ -93,7 +95,10 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
              prefill_chips: int | None = None, decode_chips: int | None = None, confirm: bool = True,
              requests: int | None = None, precision: str | None = None, kv_dtype: str | None = None,
              basis: str = "prior", priors: Priors | None = None, seed: int = 0) -> Frontier:
-    """Tokens/s per chip against tokens/s per user over concurrency, chip counts and layouts."""
+    """Tokens/s per chip against tokens/s per user over concurrency, chip counts and layouts.
+
+    `layouts` holds names ('default', 'tp', 'ep': all G chips on that axis) or `Layout` objects.
+    """
     for x, name in ((at_user_speed, "--at-user-speed"), (at_ttft, "--at-ttft")):
         if x is not None and (not np.isfinite(x) or x <= 0):
             raise InputError(f"{name} must be a positive number (got {x})")

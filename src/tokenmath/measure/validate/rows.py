@@ -14,7 +14,7 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^us$", 1e-6), (r"^ms$", 1e-3),
-               (r"^s$", 1.0), (r"^tokens/s", 1.0)]
+               (r"^s$", 1.0), (r"^tok(?:en)?s?/s", 1.0), (r"^req(?:uest)?s?/s", 1.0)]
 
 def group_of(row_id: str) -> str:
     """The id's prefix: 'TRT-001' -> 'TRT'."""
@@ -46,10 +46,12 @@ def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
         return "training"
-    if "token" in metric or unit.startswith("tokens"):
+    if "token" in metric or re.match(r"tok(?:en)?s?/s", unit):
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
+    if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s", metric):
+        return "serving"
     if "tflop" in metric:
         return "gemm" if re.search(r"\bgemm\b|dense matmul", model) else "kernel"
     if "kernel_time" in metric or "bandwidth" in metric or "read_throughput" in metric:

@@ -9,6 +9,8 @@ Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
                               tokens/s = n_rep · B · OSL / t_run
     one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
     batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
+    under load (atload.py):   at a concurrency through the simulator, at a per-user speed through the frontier
+    speculation (stated α):   tokens/s/user = tau / t_spec at the row's batch (serving/speculative.py)
 
 With basis='spec' (peaks, everything overlapped) the engine may fill the whole HBM with KV, there is
 no batch cap, and a run takes max(Σ t_math, Σ (t_weights + t_kv)) over all its steps: a lower bound
@@ -28,6 +30,8 @@ from ...core.derive import Q, formula, lift
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
+from ...serving.speculative import Speculation, speculative_step
+from .atload import predict_under_load, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import group_of, to_int
@@ -66,6 +70,7 @@ class _Setup:
     notes: list[str]
     assumptions: list[str]
     priors: Priors | None = None
+    spec: Speculation | None = None
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -77,6 +82,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     prec, kv, pnote = al.precision(row["precision"])
     if prec is None:
         return Unexpressed(rid, g, pnote)
+    spec = speculation_of(row, m)
+    if isinstance(spec, str):
+        return Unexpressed(rid, g, spec)
     metric, unit = row["metric"].lower(), row["unit"].lower()
     per_gpu = "per_gpu" in metric or "/gpu" in unit
     per_user = "per_user" in metric or "/user" in unit
@@ -96,6 +104,14 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if ISL is None:
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
+    regime = under_load(row)
+    if regime is not None:
+        if OSL is None:
+            return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
+        G, n_rep, layout, lnote = _layout(row, m, system, prec, to_int(row["n_chips"]), None, al)
+        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, priors)
+        return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
+                                  notes + _diagnose(row, su, "decode"), lnote)
     B = to_int(row["batch"])
     if per_user or (B is not None and OSL is None and phase is None):
         if OSL is None:
@@ -113,7 +129,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors)
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors, spec)
     pri = priors
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
@@ -191,6 +207,17 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     kw = dict(G=G, precision=su.prec, kv_dtype=su.kv, basis=basis, priors=priors, layout=su.layout)
     why: list[str] = []
     tokens_max = int(al.engine["max_num_tokens"])
+    if su.spec is not None and mode not in ("per_user", "decode_fixed"):
+        return ("speculative decoding at the engine's maximum load is not expressed: it needs a stated batch or "
+                "concurrency"), why, None
+    if mode in ("per_user", "decode_fixed") and su.spec is not None:
+        B, S = su.B or 1, su.ISL + su.OSL / 2
+        sp = speculative_step(m, sysm, su.spec, B=B, S=S, explain=explain, **kw)
+        tau, t = float(sp.v("tau")), float(sp.v("t_spec"))
+        why.append(f"speculative decode at batch {B}, context {S:.0f}: {tau:.3g} tokens per step of {t * 1e3:.3g} ms "
+                   f"(verify + {su.spec.K} draft steps of {su.spec.kind})")
+        value = tau / t if mode == "per_user" else su.n_rep * B * tau / t
+        return value, why, (sp.tpot if explain else None)
     if mode in ("per_user", "decode_fixed"):
         B = su.B or 1
         S = su.ISL + su.OSL / 2
