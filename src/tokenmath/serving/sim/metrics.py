@@ -52,6 +52,10 @@ class Recorder:
         self.itl_hist = np.zeros(len(_EDGES) + 1)
         self.itl_sum = 0.0
         self.itl_n = 0.0
+        self._gaps: list = []  # ITLs waiting to be binned (binned in bulk: one bincount per ~10⁶)
+        self._w: list[float] = []  # one weight per array in _gaps
+        self._fix: list[tuple] = []  # (gaps, weights) arrays: the stalls' corrections
+        self._buffered = 0
         self.steps = 0
         self.prefill_steps = 0
         self.batch_sum = 0.0
@@ -91,15 +95,25 @@ class Recorder:
         every later one: their first gap is longer by the sum of those steps.
         """
         k = len(times)
-        gaps, w = times / tau, np.full(k, B * tau, dtype=float)
+        gaps = times / tau if tau != 1.0 else times
+        self._gaps.append(gaps)
+        self._w.append(B * tau)
+        self.itl_sum += B * tau * float(gaps.sum())
+        self.itl_n += B * tau * k
         if stalls:
-            n = np.diff([0] + [b for b, _ in stalls])
-            extra = np.cumsum([t for _, t in stalls][::-1])[::-1]
-            w[0] -= n.sum() * tau
-            gaps, w = np.append(gaps, (times[0] + extra) / tau), np.append(w, n * tau)
-        self.itl_hist += np.bincount(np.searchsorted(_EDGES, gaps), weights=w, minlength=len(_EDGES) + 1)
-        self.itl_sum += float(gaps @ w)
-        self.itl_n += float(w.sum())
+            prev, extra, fix_g, fix_w = 0, sum(t for _, t in stalls), [], []
+            for b, t in stalls:  # those decoding before this prefill step waited for it and every later one
+                n = b - prev
+                prev = b
+                fix_g += [(times[0] + extra) / tau, times[0] / tau]
+                fix_w += [n * tau, -n * tau]
+                extra -= t
+            g, w = np.array(fix_g), np.array(fix_w)
+            self._fix.append((g, w))
+            self.itl_sum += float(g @ w)
+        self._buffered += k
+        if self._buffered > 1_000_000:
+            self._bin()
         self.steps += k
         self.batch_sum += B * k
         self.series_t.append(t0)
@@ -110,8 +124,16 @@ class Recorder:
         self.series_t.append(t0)
         self.series_B.append(running_B)
 
+    def _bin(self) -> None:
+        if self._gaps:
+            g = np.concatenate(self._gaps + [f[0] for f in self._fix])
+            w = np.concatenate([np.repeat(self._w, [len(x) for x in self._gaps])] + [f[1] for f in self._fix])
+            self.itl_hist += np.bincount(np.searchsorted(_EDGES, g), weights=w, minlength=len(_EDGES) + 1)
+        self._gaps, self._w, self._fix, self._buffered = [], [], [], 0
+
     # ---- summary -----------------------------------------------------------------------------
     def itl_stats(self) -> dict:
+        self._bin()
         if self.itl_n <= 0:
             return {}
         cum = np.cumsum(self.itl_hist) / self.itl_n

@@ -17,6 +17,8 @@ and prompt tokens (chunked prefill, the cadence train) call `roofline.step` dire
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ...core.records import Model, Priors, System
@@ -52,9 +54,11 @@ class StepTimes:
         self.B = batch_grid(B_max)
         self._dec = None
         self.n = batch_grid(n_prefill_max)
+        self._n_list = self.n.tolist()
         self._pre = None
+        self._pre_memo: dict[tuple, float] = {}
         self._rows: dict[float, np.ndarray] = {}
-        self._mixed: dict[tuple, float] = {}
+        self._mixed: dict[tuple, np.ndarray] = {}
         self.calls = 0
 
     # ---- decode ------------------------------------------------------------------------------
@@ -92,24 +96,35 @@ class StepTimes:
             self.calls += 1
             self._pre = np.asarray(step(self.m, self.system, B=self.n[:, None], S=self.S[None, :], phase="prefill",
                                         **self.kw).v("t_step"), dtype=float)
-        i = int(np.clip(np.searchsorted(self.n, n), 1, len(self.n) - 1)) if len(self.n) > 1 else 0
-        if len(self.n) == 1 or self.n[i] == n:
-            return float(np.interp(S, self.S, self._pre[i]))
-        w = (n - self.n[i - 1]) / (self.n[i] - self.n[i - 1])
-        return float(np.interp(S, self.S, (1 - w) * self._pre[i - 1] + w * self._pre[i]))
+        key = (n, S)
+        t = self._pre_memo.get(key)
+        if t is None:
+            i = min(max(bisect.bisect_left(self._n_list, n), 1), len(self._n_list) - 1) if len(self._n_list) > 1 else 0
+            if len(self._n_list) == 1 or self._n_list[i] == n:
+                t = float(np.interp(S, self.S, self._pre[i]))
+            else:
+                w = (n - self._n_list[i - 1]) / (self._n_list[i] - self._n_list[i - 1])
+                t = float((1 - w) * np.interp(S, self.S, self._pre[i - 1]) + w * np.interp(S, self.S, self._pre[i]))
+            self._pre_memo[key] = t
+        return t
 
     # ---- steps that mix decodes and prompt tokens (chunked prefill, the cadence train) ----------
     def mixed(self, n_dec: int, ctx_dec: float, chunks: list[tuple[float, float]]) -> float:
-        """A step of n_dec decodes (contexts summing to ctx_dec) and prompt chunks (c tokens after `done`), memoised."""
+        """A step of n_dec decodes (contexts summing to ctx_dec) and prompt chunks (c tokens after `done`).
+
+        Tabulated over the context grid once per (decodes, chunks, prompt tokens), read at the mean context.
+        """
         T_pre = sum(c for c, _ in chunks)
-        ctx_pre = sum(done + c / 2 for c, done in chunks)
-        key = (n_dec, len(chunks), round(ctx_dec + ctx_pre), round(T_pre))
-        t = self._mixed.get(key)
-        if t is None:
+        n = n_dec + len(chunks)
+        S = (ctx_dec + sum(done + c / 2 for c, done in chunks)) / n
+        key = (n_dec, len(chunks), round(T_pre))
+        row = self._mixed.get(key)
+        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens)
             self.calls += 1
-            t = float(mixed_time(self.m, self.system, self.spec, n_dec=n_dec, ctx_dec=ctx_dec, n_pre=len(chunks),
-                                 T_pre=T_pre, ctx_pre=ctx_pre, **self.kw))
-            self._mixed[key] = t
+            row = mixed_time(self.m, self.system, self.spec, n_dec=n_dec, ctx_dec=n_dec * self.S, n_pre=len(chunks),
+                             T_pre=T_pre, ctx_pre=len(chunks) * self.S, **self.kw)
+            self._mixed[key] = row
+        t = float(np.interp(S, self.S, row))
         return t
 
 
