@@ -9,13 +9,15 @@ from rich.table import Table
 from ..core.units import fmt
 from ..serving.frontier import LAYOUTS, frontier
 from ..serving.sim.fastpath import steady_state
-from .cmd_simulate import _seconds
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, PRECISION_OPTION, SET_OPTION, console,
     emit_json, guard, load_triple,
 )
 from .grid_args import parse_grid, parse_list
-from .spec_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
+from .serving_args import (
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, MAX_BATCH_OPTION, MTP_OPTION,
+    PREFILL_CHIPS_OPTION, parse_seconds, speculation,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -32,9 +34,9 @@ def register(app: typer.Typer) -> None:
         at_ttft: str = typer.Option(None, "--at-ttft", help="… and a mean TTFT at most T (e.g. 2s)."),
         concurrency: str = typer.Option(None, "--concurrency", "-C", help="Concurrencies to evaluate (default: 1 to the KV cap), e.g. 1:512."),
         policy: str = typer.Option("continuous", "--policy", help="continuous, disagg, cadence (closed form) or chunked (simulated)."),
-        max_batch: int = typer.Option(None, "--max-batch", help="Sequences in flight at most (default: engine's)."),
-        prefill_chips: int = typer.Option(None, "--prefill-chips", help="Disagg: chips of the prefill pool."),
-        decode_chips: int = typer.Option(None, "--decode-chips", help="Disagg: chips of the decode pool."),
+        max_batch: int = MAX_BATCH_OPTION,
+        prefill_chips: int = PREFILL_CHIPS_OPTION,
+        decode_chips: int = DECODE_CHIPS_OPTION,
         mtp: int = MTP_OPTION,
         acceptance: float = ACCEPTANCE_OPTION,
         acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
@@ -56,7 +58,7 @@ def register(app: typer.Typer) -> None:
         G = parse_grid(chips, "--chips") if chips else None
         C = parse_grid(concurrency, "--concurrency") if concurrency else None
         fr = frontier(m, s, isl=isl, osl=osl, chips=G, layouts=parse_list(layout, LAYOUTS, "--layout"),
-                      concurrencies=C, at_user_speed=at_user_speed, at_ttft=_seconds(at_ttft, "--at-ttft"),
+                      concurrencies=C, at_user_speed=at_user_speed, at_ttft=parse_seconds(at_ttft, "--at-ttft"),
                       policy=policy, spec=spec, max_batch=max_batch, prefill_chips=prefill_chips,
                       decode_chips=decode_chips, confirm=confirm, requests=requests, precision=precision,
                       kv_dtype=kv_dtype, basis=basis, priors=priors)

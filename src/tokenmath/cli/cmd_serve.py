@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..serving.serve import serve
 from ..core.units import fmt
-from .spec_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
+from .serving_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from ..core.units import fmt, parse_quantity
+from ..core.units import fmt
 from ..serving.sim import POLICIES, simulate
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, PRECISION_OPTION, SET_OPTION,
     console, emit_json, guard, load_triple,
 )
-from .spec_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
-
-
-def _seconds(text: str | None, name: str) -> float | None:
-    if text is None:
-        return None
-    from ..core.errors import InputError
-
-    x = parse_quantity(text, "s")
-    if not x > 0:
-        raise InputError(f"{name} must be a positive time, e.g. 2s or 200ms (got {text})")
-    return x
+from .serving_args import (
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, MAX_BATCH_OPTION, MTP_OPTION,
+    PREFILL_CHIPS_OPTION, parse_seconds, speculation,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -40,9 +32,9 @@ def register(app: typer.Typer) -> None:
         workload: str = typer.Option(None, "--workload", help="Trace of (arrival, isl, osl) rows: CSV with a header, or JSONL."),
         policy: str = typer.Option("continuous", "--policy", help=f"Scheduler: {', '.join(POLICIES)}."),
         chunk: int = typer.Option(None, "--chunk", help="Chunked prefill: tokens per step, decodes included (default: engine's)."),
-        max_batch: int = typer.Option(None, "--max-batch", help="Sequences in flight at most (default: engine's, and the KV cap)."),
-        prefill_chips: int = typer.Option(None, "--prefill-chips", help="Disagg: chips of the prefill pool."),
-        decode_chips: int = typer.Option(None, "--decode-chips", help="Disagg: chips of the decode pool."),
+        max_batch: int = MAX_BATCH_OPTION,
+        prefill_chips: int = PREFILL_CHIPS_OPTION,
+        decode_chips: int = DECODE_CHIPS_OPTION,
         mtp: int = MTP_OPTION,
         acceptance: float = ACCEPTANCE_OPTION,
         acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
@@ -64,7 +56,7 @@ def register(app: typer.Typer) -> None:
         r = simulate(m, s, G=chips, concurrency=concurrency, rate=rate, requests=requests, isl=isl, osl=osl,
                      workload=workload, range_ratio=range_ratio, policy=policy, chunk=chunk, max_batch=max_batch,
                      prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
-                     slo_ttft=_seconds(slo_ttft, "--slo-ttft"), slo_tpot=_seconds(slo_tpot, "--slo-tpot"), seed=seed,
+                     slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"), seed=seed,
                      precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
         if plot:
             from .plots_sim import plot_simulation

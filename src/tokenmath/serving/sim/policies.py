@@ -68,13 +68,8 @@ class Continuous(Replica):
             self.span()
 
     def _prefilled(self, batch: list[int]) -> None:
-        now = self.run.engine.now
         for r in batch:
-            self.run.rec.first(r, now)
-            if self.run.wl.osl[r] <= 1:
-                self.finish(r)
-            else:
-                self.join(r)
+            self.first_token(r)
         self.busy = False
         self.next()
 
@@ -113,7 +108,6 @@ class Chunked(Continuous):
             self.span()
 
     def _stepped(self, chunks: list) -> None:
-        now = self.run.engine.now
         if self.R.B:
             for r in self.R.advance(1):
                 self.finish(r)
@@ -122,11 +116,7 @@ class Chunked(Continuous):
             r = entry[0]
             if entry[1] >= self.run.wl.isl[r]:
                 self.filling.remove(entry)
-                self.run.rec.first(r, now)
-                if self.run.wl.osl[r] <= 1:
-                    self.finish(r)
-                else:
-                    self.join(r)
+                self.first_token(r)
         self.busy = False
         self.next()
 

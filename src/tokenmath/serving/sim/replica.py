@@ -91,6 +91,14 @@ class Replica:
         n = first_step + int(np.ceil((wl.osl[r] - 1) / self.tau - 1e-9))
         self.R.add(r, wl.isl[r] + 1, n)
 
+    def first_token(self, r: int) -> None:
+        """r's prompt is done and its first token out: it finishes, or decodes the rest."""
+        self.run.rec.first(r, self.run.engine.now)
+        if self.run.wl.osl[r] <= 1:
+            self.finish(r)
+        else:
+            self.join(r)
+
     def finish(self, r: int) -> None:
         self.seats -= 1
         self.kv_used -= self.kv_need[r]
