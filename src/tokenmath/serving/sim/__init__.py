@@ -154,7 +154,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
 
     result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
                         time.perf_counter() - wall0, dec.calls, notes)
-    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence"):
+    fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2
+    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed:
         result.analytic = steady_state(m, system, G=G, concurrency=wl.concurrency, isl=float(wl.isl.mean()),
                                        osl=float(wl.osl.mean()), policy=policy, max_batch=max_batch,
                                        prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,

@@ -175,7 +175,8 @@ class SimResult:
 
     def explain(self) -> str:
         if self.analytic is None:
-            return "no closed-form counterpart for this run (the steady state is derived for a closed loop)"
+            return ("no closed-form counterpart for this run (the steady state is derived for a closed loop of "
+                    "fixed lengths under the continuous, disagg or cadence policy)")
         return self.analytic.explain()
 
     def __repr__(self) -> str:
