@@ -40,26 +40,16 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch ratio 1/(p·s), the KV share that makes p and s consistent, the slow-mode saving, the frontier."""
-        m = s = None
-        if model is not None:
-            if on is None:
-                raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
-            m, s = load_pair(model, on, set_)
-        elif plot:
+        if plot and model is None:
             raise InputError("--plot needs a MODEL and --on SYSTEM (the frontier is the model's)")
-        S = parse_number(context, "--context")
-        B = parse_grid(batch, "--batch") if batch else None
-        r = fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
-                            precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain or as_json)
+        r = compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision,
+                    kv_dtype, basis, explain or as_json, set_)
         if plot:
             from .plots_serving import plot_frontier
 
             plot_frontier(r, plot)
         if as_json:
-            d = r.to_dict(derivations=True)
-            if plot:
-                d["plot"] = plot
-            emit_json(d)
+            emit_json(to_json(r, explain) | ({"plot": plot} if plot else {}))
             return
         _print(r)
         if explain:
@@ -67,6 +57,25 @@ def register(app: typer.Typer) -> None:
             console.print(r.explain(), markup=False)
         if plot:
             console.print(f"plot: {plot}", markup=False)
+
+
+def compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision, kv_dtype,
+            basis, explain, set_):
+    """`fastmode` from its options, checked as the command line checks them (the web API calls it too)."""
+    m = s = None
+    if model is not None:
+        if on is None:
+            raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
+        m, s = load_pair(model, on, set_)
+    S = parse_number(context, "--context")
+    B = parse_grid(batch, "--batch") if batch else None
+    return fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
+                           precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict(derivations=True)
 
 
 def _pct(x) -> str:

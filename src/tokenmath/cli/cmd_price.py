@@ -36,18 +36,30 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Cost per request on rented chips, each API's charge for it, and the implied margin."""
-        m, s = load_pair(model, on, set_)
-        r = price_workload(m, s, input_len=input_len, output_len=output_len, cache_hit=cache_hit,
-                           utilisation=utilisation, offers=offer or None, G=chips, batch=batch,
-                           prefill_chunk_tokens=prefill_chunk, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                           explain=explain)
+        r = compute(model, on, input_len, output_len, cache_hit, utilisation, offer, chips, batch, prefill_chunk,
+                    precision, kv_dtype, basis, explain, set_)
         if as_json:
-            emit_json(r.to_dict(derivations=explain))
+            emit_json(to_json(r, explain))
             return
         _print(r)
         if explain:
             console.print()
             console.print(r.explain(), markup=False)
+
+
+def compute(model, on, input_len, output_len, cache_hit, utilisation, offer, chips, batch, prefill_chunk, precision,
+            kv_dtype, basis, explain, set_):
+    """`price` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s = load_pair(model, on, set_)
+    return price_workload(m, s, input_len=input_len, output_len=output_len, cache_hit=cache_hit,
+                          utilisation=utilisation, offers=offer or None, G=chips, batch=batch,
+                          prefill_chunk_tokens=prefill_chunk, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                          explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints (derivations with --explain)."""
+    return r.to_dict(derivations=explain)
 
 
 def _print(r) -> None:

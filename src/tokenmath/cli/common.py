@@ -19,7 +19,7 @@ console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 __all__ = ["JSON_OPTION", "EXPLAIN_OPTION", "SET_OPTION", "ON_OPTION", "CHIPS_OPTION", "PRECISION_OPTION",
-           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
+           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "user_error", "load_pair", "load_triple", "emit_json", "jsonable", "SET_HELP", "JSON_HELP",
            "EXPLAIN_HELP"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
@@ -43,6 +43,23 @@ def fail(message: str, code: int = 1):
     raise typer.Exit(code)
 
 
+def user_error(e: BaseException) -> str | None:
+    """The one-line message of an error the user caused (bad name, value, file), or None for a bug.
+
+    The command line prints it and exits non-zero; the web API answers it with a 4xx.
+    """
+    if isinstance(e, TokenmathError):
+        msg = str(e)
+    elif isinstance(e, ValidationError):
+        err = e.errors()[0]
+        msg = f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+    elif isinstance(e, (ValueError, OSError, KeyError)):
+        msg = str(e) or type(e).__name__
+    else:
+        return None
+    return "; ".join(line.strip() for line in msg.splitlines() if line.strip())
+
+
 def guard(fn):
     """Turn the errors a user can cause into one line and a non-zero exit, never a traceback."""
 
@@ -52,15 +69,13 @@ def guard(fn):
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
-        except TokenmathError as e:
-            fail(str(e))
-        except ValidationError as e:
-            err = e.errors()[0]
-            fail(f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
-        except (ValueError, OSError, KeyError) as e:
-            fail(str(e) or type(e).__name__)
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except Exception as e:
+            msg = user_error(e)
+            if msg is None:
+                raise
+            fail(msg)
 
     return wrapper
 
@@ -70,9 +85,12 @@ def load_pair(model: str, on: str, settings: list[str] | None) -> tuple[Model, S
     return m, s
 
 
-def load_triple(model: str, on: str, settings: list[str] | None) -> tuple[Model, System, Priors]:
-    """Model, system and the system's efficiency priors, with every --set applied to whichever has the field."""
-    m, s = load_model(model), load_system(on)
+def load_triple(model: str | Model, on: str, settings: list[str] | None) -> tuple[Model, System, Priors]:
+    """Model, system and the system's efficiency priors, with every --set applied to whichever has the field.
+
+    `model` may be a record already read (the web page's uploaded config.json) instead of a name or path.
+    """
+    m, s = (model if isinstance(model, Model) else load_model(model)), load_system(on)
     p = load_priors(s.chip.priors)
     if settings:
         recs = apply_overrides({"model": m, "system": s, "chip": s.chip, "priors": p}, settings)
@@ -101,6 +119,10 @@ def _finite(o):
     return o
 
 
+def jsonable(obj):
+    """`obj` as plain JSON values, exactly as --json prints it (the web API answers the same)."""
+    return _finite(json.loads(json.dumps(obj, default=_default)))
+
+
 def emit_json(obj) -> None:
-    text = json.dumps(obj, default=_default)
-    sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2) + "\n")
+    sys.stdout.write(json.dumps(jsonable(obj), indent=2) + "\n")
