@@ -99,10 +99,11 @@ class _Cfg:
 
 def _family(cfg: dict, path: Path) -> str:
     mt = cfg.get("model_type")
-    if mt in FAMILIES:
+    if isinstance(mt, str) and mt in FAMILIES:
         return mt
-    for arch in cfg.get("architectures") or []:
-        if arch in _ARCHITECTURES:
+    archs = cfg.get("architectures")
+    for arch in archs if isinstance(archs, list) else []:
+        if isinstance(arch, str) and arch in _ARCHITECTURES:
             return _ARCHITECTURES[arch]
     what = f"model_type {mt!r}" if mt else f"architectures {cfg.get('architectures')!r}" if cfg.get(
         "architectures") else "no model_type or architectures"
@@ -247,6 +248,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     D = c.int("hidden_size")
     L = c.int("num_hidden_layers")
     N = c.int("num_attention_heads")
+    if N < 1:
+        raise CatalogError(f"{path}: field {c.prefix}num_attention_heads must be at least 1, got {N}")
     K = c.int("num_key_value_heads", default=N)
     V = c.int("vocab_size")
     mla = sparse = None
