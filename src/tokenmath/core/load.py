@@ -302,7 +302,7 @@ def load_model(name: str) -> Model:
 
 
 def _not_json(constant: str):
-    raise ValueError(f"{constant} is not a JSON number")
+    raise CatalogError(f"{constant} is not a JSON number")
 
 
 def parse_json(text: str, where: str):
@@ -311,7 +311,7 @@ def parse_json(text: str, where: str):
         return json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
         raise CatalogError(f"{where}: malformed JSON at line {e.lineno} ({e.msg})") from None
-    except ValueError as e:
+    except CatalogError as e:
         raise CatalogError(f"{where}: {e}") from None
     except RecursionError:
         raise CatalogError(f"{where}: nested too deeply") from None

@@ -19,6 +19,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .errors import InputError
+
 __all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
            "Part", "in_interval"]
 
@@ -126,7 +128,7 @@ class Chip(Record):
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return self.peak_flop_per_s[p]
-        raise ValueError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+        raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
                          f"it lists {', '.join(self.peak_flop_per_s)}")
 
     def peak_precision(self, precision: str) -> str:

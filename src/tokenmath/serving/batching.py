@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.derive import formula
+from ..core.errors import InputError
 
 __all__ = ["worst_latency", "mean_latency", "simulate_cadence"]
 
@@ -39,7 +40,7 @@ def simulate_cadence(t_step: float, rate_per_s: float, n: int = 100_000, seed: i
     step later. Vectorised: no loop over arrivals.
     """
     if not t_step > 0 or not rate_per_s > 0 or n < 1:
-        raise ValueError("t_step and the arrival rate must be positive, and n ≥ 1")
+        raise InputError("t_step and the arrival rate must be positive, and n ≥ 1")
     rng = np.random.default_rng(seed)
     arrive = np.cumsum(rng.exponential(1.0 / rate_per_s, n))
     train = np.ceil(arrive / t_step)

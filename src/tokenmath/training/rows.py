@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 
+from ..core.errors import InputError
 from ..core.load import load_model, load_system
 from .runs import MFU_PEAK, select_prior, train
 
@@ -61,7 +62,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -
     if not rid.startswith("TRN"):
         return None
     if carry not in CARRY:
-        raise ValueError(f"carry must be one of {CARRY}")
+        raise InputError(f"carry must be one of {CARRY}")
     measured = _row_number(row.get("value", ""))
     out = {"id": rid, "metric": metric, "unit": row.get("unit", ""), "measured": measured, "predicted": None,
            "error": None, "prior": None, "prior_row": None,
