@@ -150,16 +150,20 @@ def _applies(v) -> bool:
 
 
 def _clean(o, path: str = ""):
-    """A value that does not apply (None, or ∞: a limit never reached) is omitted from a mapping; NaN is a bug."""
-    if isinstance(o, float) and math.isnan(o):
-        raise ValueError(f"NaN in the JSON at {path or 'the top'}")
+    """A value that does not apply (None, or ∞: a limit never reached) is omitted from a mapping.
+
+    JSON has no ∞ or NaN, and a list cannot omit an element without shifting the others: NaN anywhere, or
+    None/∞ in a list, is a bug in the command, reported as such rather than printed as null.
+    """
     if isinstance(o, dict):
         return {k: _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items() if _applies(v)}
     if isinstance(o, list):
         return [_clean(v, f"{path}[{i}]") for i, v in enumerate(o)]
+    if o is None or (isinstance(o, float) and not math.isfinite(o)):
+        raise ValueError(f"{o} in the JSON at {path or 'the top'}")
     return o
 
 
 def emit_json(obj) -> None:
     text = json.dumps(obj, default=_default)
-    sys.stdout.write(json.dumps(_clean(json.loads(text)), indent=2, allow_nan=True) + "\n")
+    sys.stdout.write(json.dumps(_clean(json.loads(text)), indent=2, allow_nan=False) + "\n")

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import field_validator, model_validator
 
+from .errors import InputError
 from .records import Part, Record
 
 __all__ = ["PriceSheet", "Offer", "LongContextBand", "ServiceTier", "MemoryTier", "TierPrice",
@@ -34,10 +35,10 @@ def date_key(text: str) -> tuple[int, int, int]:
     """'2026' < '2026-H1' = '2026-Q1' = '2026-01' < '2026-03-13': sortable (year, month, day)."""
     m = _DATE.match(str(text))
     if not m:
-        raise ValueError(f"date {text!r} is not YYYY, YYYY-MM, YYYY-MM-DD, YYYY-Qn or YYYY-Hn")
+        raise InputError(f"date {text!r} is not YYYY, YYYY-MM, YYYY-MM-DD, YYYY-Qn or YYYY-Hn")
     year, month, quarter, half, day = m.groups()
     if (month and not 1 <= int(month) <= 12) or (day and not 1 <= int(day) <= 31) or (day and not month):
-        raise ValueError(f"date {text!r} has no such month or day")
+        raise InputError(f"date {text!r} has no such month or day")
     mon = int(month) if month else (3 * int(quarter) - 2 if quarter else (6 * int(half) - 5 if half else 0))
     return int(year), mon, int(day or 0)
 

@@ -125,7 +125,9 @@ def attention_math_time(FLOP_attn, F_attn, G, eta_flop):
 
 @formula("t_serial = max(t_mm, t_weights) + max(t_attn, t_kv) − max(t_math, t_weights + t_kv)", unit="s")
 def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
-    return np.maximum(t_mm, t_weights) + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv)
+    # ≥ 0 exactly; t_mm = t_math − t_attn can round it to −1e-16, which is clamped
+    return np.maximum(np.maximum(t_mm, t_weights) + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv),
+                      0.0)
 
 
 @formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
