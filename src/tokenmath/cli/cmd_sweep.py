@@ -7,14 +7,13 @@ import typer
 from rich.table import Table
 
 from ..core.errors import InputError
-from ..serving.sweep import default_contexts, sweep
+from ..serving.sweep import check_grid_size, default_contexts, sweep
 from ..core.units import PRECISION_BYTES, fmt
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
 )
 from .grid_args import parse_grid, parse_list
 
-MAX_POINTS = 1_000_000  # batches × contexts × variants in one call (a 1M-point sweep takes ≈0.1 s)
 MARK_KEYS = ["optimal_batch", "balance_batch", "kv_crossover_context", "kv_crossover_context_roofline",
              "cost_floor_usd_per_mtok", "c1_over_cmin", "c1_over_cmin_two_term", "memory_batch_limit"]
 
@@ -77,9 +76,7 @@ def compute(model, on, batch, context, precision, chips, kv_dtype, basis, explai
     if len(precs) * len(Gs) > 64:
         raise InputError("at most 64 precision × chips variants")
     S_grid = np.unique(np.concatenate([S, default_contexts()])) if smooth_contexts else S
-    if B.size * S_grid.size * len(precs) * len(Gs) > MAX_POINTS:
-        raise InputError(f"at most {MAX_POINTS:,} points (batches × contexts × variants); got "
-                         f"{B.size:,} × {S_grid.size:,} × {len(precs) * len(Gs)}")
+    check_grid_size(batches=B.size, contexts=S_grid.size, variants=len(precs) * len(Gs))
     return [sweep(m, s, G=G, batch=B, context=S_grid, S_ref=float(S[0]), precision=p, kv_dtype=kv_dtype,
                   basis=basis, explain=explain) for p in precs for G in Gs]
 

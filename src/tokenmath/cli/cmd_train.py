@@ -84,7 +84,10 @@ def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, m
         table = Path(measurements) if measurements else DEFAULT_TABLE
         if not table.exists():
             raise InputError(f"measurement table {table} not found; pass --measurements PATH")
-        return validate_training(read_table(table), held_out=not in_sample, carry=carry)
+        rows = read_table(table)
+        if not rows:
+            raise InputError(f"{table}: no rows under the header; nothing to validate")
+        return validate_training(rows, held_out=not in_sample, carry=carry)
     missing = [n for n, v in (("MODEL", model), ("--on", on), ("--chips", chips), ("--tokens", tokens)) if v is None]
     if missing:
         raise InputError(f"train needs {', '.join(missing)} (e.g. tokenmath train llama-3.1-405b --on hgx-h100 "

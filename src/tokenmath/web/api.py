@@ -31,7 +31,7 @@ from fastapi import Query
 from typer.models import ParameterInfo
 
 from ..cli import cmd_catalog, cmd_fastmode, cmd_infer, cmd_kv, cmd_place, cmd_price, cmd_serve, cmd_sweep, cmd_train
-from ..cli.common import jsonable
+from ..cli.common import check_options, jsonable, option_labels
 from ..core.derive import Q
 from ..core.errors import InputError
 from ..core.units import fmt
@@ -126,6 +126,7 @@ def answer(ep: Endpoint, query: dict, uploads: dict) -> dict:
     """The endpoint's JSON for these query values (raises the command's own errors on bad input)."""
     opts = {o.query: o for o in query_parameters(ep)}
     kw = {opts[k].python: v for k, v in query.items()}
+    check_options(kw, option_labels(ep.callback))  # what the CLI's guard refuses before any command runs
     _resolve_system(ep, kw)
     for key in ("model", "on"):
         if isinstance(kw.get(key), str):

@@ -149,13 +149,13 @@ function renderNumbers(serve, sweep, fast) {
   row(marks, "R = F / (2·W/b_w), multiplies per parameter fetched", [shown(serve, "hardware_ratio", serve.hardware_ratio)]);
   row(marks, "ρ = N_total / N_active", [shown(serve, "rho", serve.rho)]);
   row(marks, `κ = t_kv1 / t_c1 at ${sweep.context} tok`, [shown(sweep, "kappa", sweep.kappa)]);
-  row(marks, "balance batch B_bal = B*/(1 − κ)", [sweep.balance_batch === null ?
+  row(marks, "balance batch B_bal = B*/(1 − κ)", [sweep.balance_batch == null ?
     text("∞: KV reads outrun compute at this context") : shown(sweep, "balance_batch", sweep.balance_batch)]);
   row(marks, "KV crossover context L* (two-term)", [shown(sweep, "kv_crossover_context", sweep.kv_crossover_context)]);
   const Lr = sweep.kv_crossover_context_roofline;
-  row(marks, "L* on the roofline (with attention FLOP; found by bisection)", [Lr === null || Lr === undefined ?
+  row(marks, "L* on the roofline (with attention FLOP; found by bisection)", [Lr == null ?
     text("none: attention FLOP outgrow KV reads") : text(`${Math.round(Lr).toLocaleString("en-US")} tok`)]);
-  const floorKey = sweep.cost_floor_usd_per_mtok !== null ? "cost_floor_usd_per_mtok" : null;
+  const floorKey = sweep.cost_floor_usd_per_mtok != null ? "cost_floor_usd_per_mtok" : null;
   row(marks, "cost floor c_min (B → ∞)", [floorKey ? shown(sweep, floorKey, sweep[floorKey]) :
     text("no price in the catalog")]);
   row(marks, "c(1) / c_min: what batch 1 costs", [shown(sweep, "c1_over_cmin", sweep.c1_over_cmin)]);
@@ -177,7 +177,7 @@ function renderNumbers(serve, sweep, fast) {
 // ---- plots -----------------------------------------------------------------------------------
 
 function costOf(doc) {
-  return doc.usd_per_mtok !== null && doc.usd_per_mtok !== undefined
+  return doc.usd_per_mtok != null
     ? { key: "usd_per_mtok", label: "USD per million output tokens" }
     : { key: "chip_hours_per_mtok", label: "chip-hours per million output tokens (no price in catalog)" };
 }
@@ -213,7 +213,12 @@ function layout(title, xtitle, ytitle, extra = {}) {
 const PLOT_CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
 function column(points, name, j) {
-  return points[name] === null ? null : points[name].map((r) => r[j]);
+  return points[name] == null ? null : points[name].map((r) => r[j]);
+}
+
+function floorAt(sweep, key, k) {  // the cost floor at the k-th context; a value that does not apply is absent
+  const rec = sweep.by_context[k];
+  return rec[key === "usd_per_mtok" ? "cost_floor_usd_per_mtok" : "cost_floor_chip_hours_per_mtok"] ?? null;
 }
 
 function renderPlots(serve, sweep, fast, c) {
@@ -237,17 +242,16 @@ function renderPlots(serve, sweep, fast, c) {
 
   // cost vs batch, with the floor and the memory limit
   const cb = column(P, cost.key, j);
-  const floor = cost.key === "usd_per_mtok" ? sweep.by_context.cost_floor_usd_per_mtok[j]
-    : sweep.by_context.cost_floor_chip_hours_per_mtok[j];
+  const floor = floorAt(sweep, cost.key, j);
   const shapes = [vline(Bs, COLORS.orange)];
   const notes = [note(Bs, `B* = ${sweep.explain.optimal_batch.value}`, COLORS.orange, 0.95)];
   const Bm = sweep.memory_batch_limit;
-  if (Bm !== null && Bm < B[B.length - 1]) {
+  if (Bm != null && Bm < B[B.length - 1]) {
     shapes.push({ type: "rect", xref: "x", yref: "paper", x0: Math.max(Bm, B[0]), x1: B[B.length - 1], y0: 0, y1: 1,
                   fillcolor: COLORS.red, opacity: 0.07, line: { width: 0 } });
     notes.push(note(Math.max(Bm, B[0]), "weights + KV exceed HBM", COLORS.red, 0.08));
   }
-  if (sweep.balance_batch !== null && sweep.balance_batch <= 4 * B[B.length - 1]) {
+  if (sweep.balance_batch != null && sweep.balance_batch <= 4 * B[B.length - 1]) {
     shapes.push(vline(sweep.balance_batch, COLORS.green, "dash"));
     notes.push(note(sweep.balance_batch, `B_bal = ${sweep.explain.balance_batch.value}`, COLORS.green, 0.8));
   }
@@ -272,9 +276,7 @@ function renderPlots(serve, sweep, fast, c) {
   const traces = [];
   picks.forEach((i, n) => traces.push(...fitSplit(S, order.map((k) => P[cost.key][i][k]), order.map((k) => P.fits[i][k]),
     `B = ${B[i].toLocaleString("en-US")}`, palette[n], 2.0)));
-  const floorS = (cost.key === "usd_per_mtok" ? sweep.by_context.cost_floor_usd_per_mtok
-    : sweep.by_context.cost_floor_chip_hours_per_mtok);
-  traces.push({ x: S, y: order.map((k) => floorS[k]), mode: "lines", name: "floor c_min(S)",
+  traces.push({ x: S, y: order.map((k) => floorAt(sweep, cost.key, k)), mode: "lines", name: "floor c_min(S)",
                 line: { color: COLORS.grey, dash: "dash", width: 1.4 } });
   const cshapes = [];
   const cnotes = [];
