@@ -202,6 +202,14 @@ function fitSplit(x, y, fits, name, color, width = 2.2) {
   ];
 }
 
+function logTicks(lo, hi) {
+  const out = [];
+  for (let d = Math.floor(Math.log10(lo)); d <= Math.ceil(Math.log10(hi)); d++) {
+    for (const m of [1, 2, 5]) out.push(m * 10 ** d);
+  }
+  return out;
+}
+
 function layout(title, xtitle, ytitle, extra = {}) {
   return { title: { text: title, font: { size: 13 } }, margin: { l: 64, r: 14, t: 46, b: 96 }, height: 420,
            xaxis: { type: "log", title: { text: xtitle, standoff: 4 }, gridcolor: "#eee", dtick: 1 },
@@ -305,11 +313,13 @@ function renderPlots(serve, sweep, fast, c) {
     if (!pt) continue;
     ft.push({ x: [pt.step_time_s * 1e3], y: [pt[fc.key]], mode: "markers+text", name: `${label}: B = ` +
               Math.round(pt.batch).toLocaleString("en-US"), text: [label], textposition: "top right",
-              textfont: { color, size: 12 }, marker: { size: 13, color, line: { color: "#fff", width: 1.5 } } });
+              textfont: { color, size: 12 }, cliponaxis: false,
+              marker: { size: 13, color, line: { color: "#fff", width: 1.5 } } });
   }
   const lf = layout(`Latency–cost frontier at context ${fast.context} tok (${fast.basis})`,
     "latency per output token = decode step (ms)", fc.label);
-  lf.xaxis.dtick = "D2";  // the frontier spans about one decade of latency: label 2 and 5 too
+  lf.xaxis.tickvals = logTicks(Math.min(...ft[0].x), Math.max(...ft[0].x));  // about one decade: 1, 2, 5 per decade
+  lf.xaxis.dtick = undefined;
   Plotly.react("plot-frontier", ft, lf, PLOT_CONFIG);
 }
 
