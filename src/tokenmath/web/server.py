@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import socket
+import sys
 import threading
 import webbrowser
 from typing import Callable, Iterator
@@ -70,6 +72,11 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
+def _has_screen() -> bool:
+    """Without one, `webbrowser` would start a text browser in this very terminal: print the URL only."""
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def _server() -> uvicorn.Server:
     return uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", access_log=False))
 
@@ -83,7 +90,7 @@ def serve_page(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, open_browser:
         warn(w)
     url = url_of(sock)
     echo(f"tokenmath web: {url}  (Ctrl-C stops it)")
-    if open_browser:
+    if open_browser and _has_screen():
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     with sock:
         _server().run(sockets=[sock])
