@@ -345,12 +345,18 @@ def test_hf_config_bad_value(tmp_path):
 
 
 def test_hf_config_unknown_family(tmp_path):
-    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "rwkv", "architectures": ["RwkvForCausalLM"]}
-    p = _write(tmp_path, "rwkv", cfg)
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "made_up", "architectures": ["MadeUpForCausalLM"]}
+    p = _write(tmp_path, "made_up", cfg)
     with pytest.raises(CatalogError) as e:
         load_model(str(p))
     msg = str(e.value)
-    assert str(p) in msg and "'rwkv'" in msg and "llama" in msg and "gemma3" in msg and "deepseek_v3" in msg
+    assert str(p) in msg and "'made_up'" in msg and "llama" in msg and "gemma3" in msg and "deepseek_v3" in msg
+
+
+def test_hf_config_not_attention_refused(tmp_path):
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "rwkv", "architectures": ["RwkvForCausalLM"]}
+    with pytest.raises(CatalogError, match="'rwkv' is a recurrent"):
+        load_model(str(_write(tmp_path, "rwkv", cfg)))
 
 
 def test_hf_config_family_from_architectures(tmp_path):

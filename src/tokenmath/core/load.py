@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import CatalogError
-from .hfconfig import model_from_hf_config
+from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
 from .records import Chip, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
@@ -226,11 +226,7 @@ def load_model(name: str) -> Model:
             p = p / "config.json"
         if not p.exists():
             raise CatalogError(f"{name}: no such file")
-        try:
-            cfg = json.loads(p.read_text())
-        except json.JSONDecodeError as e:
-            raise CatalogError(f"{p}: malformed JSON at line {e.lineno} ({e.msg})") from None
-        return model_from_hf_config(cfg, p)
+        return model_from_hf_config(read_hf_config(p), p)
     return _load_cached("models", name)  # type: ignore[return-value]
 
 
