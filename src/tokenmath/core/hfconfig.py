@@ -624,7 +624,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         raise CatalogError(f"{path}: field 'text_config' must be an object, got {type(tc).__name__}")
     if cfg.get("model_type") in ("gemma3", "llama4") and tc is None:
         raise CatalogError(f"{path}: field 'text_config' missing")
-    if isinstance(tc, dict) and not c.set & set(_KEYS["D"]):
+    if isinstance(tc, dict) and (not c.set & set(_KEYS["D"]) or cfg.get("model_type") in ("gemma3", "llama4")):
         sub = tc.get("model_type")
         if isinstance(sub, str) and _SAME_AS.get(sub, sub) in FAMILY_SPECS:
             fam = _SAME_AS.get(sub, sub)
