@@ -131,7 +131,7 @@ def test_explained_run_derivation_golden():
     assert lines[0].startswith("tokens_per_s = n_rep · B · OSL / t_run  = ")
     assert lines[2].strip().startswith("B = min(floor(kv_pool / kv_held), B_max)")
     assert lines[4].strip().startswith("kv_pool = f_kv · (G · C − W_all)")
-    assert lines[5].strip() == "= 0.900 · (1 chips · 141 GB − 8.03 GB)"
+    assert lines[5].strip() == "= 0.900 · (1 chips · 151 GB − 8.03 GB)"  # 141 GiB
     assert "t_run = n_prefill · t_prefill + OSL · t_decode_mean" in text
     assert "catalog/aliases/validation.yaml: TRT-* notes: kv_cache_free_gpu_mem_fraction" in text
     assert float(r.derivation.value) == pytest.approx(r.predicted)

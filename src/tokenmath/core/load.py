@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from .errors import CatalogError
 from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, Fabric, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
@@ -35,7 +35,7 @@ PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
-                                  "training": TrainingPrior}
+                                  "training": TrainingPrior, "fabrics": Fabric}
 # price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
 KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
 # kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
+__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
            "MODULE_KINDS"]
 
 # The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
@@ -121,6 +121,7 @@ class System(Record):
     scaleout_bandwidth_bytes_per_s: float | None = None
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
+    scaleout_fabric: str | None = None  # the catalog/fabrics entry its NICs speak (documentation; the rate is per chip)
 
     @field_validator("domain_chips")
     @classmethod
@@ -145,6 +146,22 @@ class System(Record):
         if self.rental_usd_per_chip_hour:
             return self.source_of("rental_usd_per_chip_hour")
         return self.chip.source_of("rental_usd_per_hour")
+
+
+class Fabric(Record):
+    """A scale-out network technology (InfiniBand NDR, RoCE, EFA...): one port's rate per direction, and the
+    phrases that name it in published setups (read by the validation name matcher)."""
+
+    kind: Literal["fabric"] = "fabric"
+    port_bandwidth_bytes_per_s: float  # one NIC port, per direction
+    names: tuple[str, ...] = ()  # how setups write it: "NDR", "ConnectX-7", "CX7"...
+
+    @field_validator("port_bandwidth_bytes_per_s")
+    @classmethod
+    def _positive(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError("must be positive")
+        return v
 
 
 class MLA(BaseModel):
