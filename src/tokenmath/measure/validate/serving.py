@@ -29,7 +29,7 @@ from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import group_of, to_int
+from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput"]
 
@@ -87,8 +87,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if prec is None:
         return Unexpressed(rid, g, pnote)
     metric, unit = row["metric"].lower(), row["unit"].lower()
-    per_gpu = "per_gpu" in metric or "/gpu" in unit
-    per_user = "per_user" in metric or "/user" in unit
+    scope = unit_scope(row["unit"], row["metric"])
+    per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
     notes = [n for n in (hw_note, note, pnote) if n]
     assumptions: list[str] = []
@@ -118,7 +118,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if OSL is None and mode in ("run", "decode"):
         return Unexpressed(rid, g, "output length not in the table")
 
-    G_row = to_int(row["n_chips"])
+    G_row, chips_note = chips_of(row)
+    if chips_note:
+        notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
@@ -128,7 +130,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
     spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
-    div = (G * n_rep if per_gpu else 1)
+    per_node = per_node_of(row) or system.domain_chips
+    div = G * n_rep if per_gpu else (G * n_rep / per_node if scope == "node" else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
     return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
