@@ -140,7 +140,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
     out = []
-    fill = arch.param_counts(su.m).total * arch.bytes_per(su.prec) / (su.G * su.system.chip.hbm_capacity_bytes)
+    fill = float(arch.model_weight_bytes(su.m, su.prec)) / (su.G * su.system.chip.hbm_capacity_bytes)
     if fill > 0.5 and su.B is None and mode in ("run", "decode"):
         out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
                    "shrinks the KV pool, so the real batch is smaller")
@@ -189,7 +189,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
 
 def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
     f = float(al.engine["replica_weight_fraction"])
-    W_all = arch.param_counts(m).total * arch.bytes_per(prec)
+    W_all = float(arch.model_weight_bytes(m, prec))
     G = 1
     while G < G_max and W_all > f * G * system.chip.hbm_capacity_bytes:
         G *= 2
@@ -255,7 +255,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
 
 
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     f_kv = 1.0 if spec else float(al.engine["kv_memory_fraction"])
     pool = kv_pool_bytes(f_kv, su.G, su.system.chip.hbm_capacity_bytes, W_all)
@@ -269,7 +269,7 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
 def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     """The run's derivation: the engine batch, one prefill step, the mean decode step, and the total."""
     e = True
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     cap = su.system.chip.hbm_capacity_bytes
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     Bq: Q | int
