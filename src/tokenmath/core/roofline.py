@@ -264,7 +264,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
     else:
         t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
-    W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
+    native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
+    W_touched = arch.weight_bytes_touched(m, T, None if native else g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
     t_weights = weight_time(W_touched, Gq, W, eta_bw)
     if phase == "decode":
         kv_seq = g("kv_seq", arch.kv_read_bytes(m, S, kv_dtype), "B",
