@@ -35,6 +35,7 @@ from ..cli.common import check_options, jsonable, option_labels
 from ..core.derive import Q
 from ..core.errors import InputError
 from ..core.units import fmt
+from .uploads import Uploads
 
 __all__ = ["Endpoint", "ENDPOINTS", "SKIPPED", "query_parameters", "answer", "explained"]
 
@@ -122,7 +123,7 @@ def query_parameters(ep: Endpoint) -> list[Option]:
     return out
 
 
-def answer(ep: Endpoint, query: dict, uploads: dict) -> dict:
+def answer(ep: Endpoint, query: dict, uploads: Uploads) -> dict:
     """The endpoint's JSON for these query values (raises the command's own errors on bad input)."""
     opts = {o.query: o for o in query_parameters(ep)}
     kw = {opts[k].python: v for k, v in query.items()}
@@ -159,7 +160,7 @@ def _resolve_system(ep: Endpoint, kw: dict) -> None:
     kw["on"] = value
 
 
-def _name(key: str, value: str, uploads: dict):
+def _name(key: str, value: str, uploads: Uploads):
     if key == "model" and value in uploads:
         return uploads[value]
     if any(value.endswith(x) if x.startswith(".") else x in value for x in _PATHLIKE):
