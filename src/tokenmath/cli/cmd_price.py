@@ -87,7 +87,9 @@ def _print(r) -> None:
             o.add_row(row["offer"], row["date"], row["band"],
                       f"{fmt(row['input_per_mtok'], 'USD')} / {fmt(row['cache_read_per_mtok'], 'USD')} / "
                       f"{fmt(row['output_per_mtok'], 'USD')}",
-                      fmt(row["api_usd_per_request"], "USD"), fmt(row["margin"], "%"), f"{row['markup']:.3g}×")
+                      fmt(row["api_usd_per_request"], "USD"),
+                      fmt(row["margin"], "%") if "margin" in row else "—",
+                      f"{row['markup']:.3g}×" if "markup" in row else "—")
         console.print(o)
         other = sorted({f"{row['offer']}@{row['date']} serves {row['serves']}" for row in r.offers
                         if row["serves"] and row["serves"] != r.model.name})
