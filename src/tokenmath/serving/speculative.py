@@ -107,10 +107,10 @@ class Speculation:
     def extra_weight_bytes(self, m: Model, precision: str) -> float:
         """Weights the draft adds to memory: a draft model whole; an MTP module without the shared embedding/head."""
         d = self.draft_model(m)
-        total = arch.param_counts(d).total
-        if self.draft is None:
-            total -= d.vocab_size * d.d_model * (1 if d.tie_embeddings else 2)
-        return float(total * arch.bytes_per(precision))
+        W = float(value_of(arch.model_weight_bytes(d, precision)))
+        if self.draft is None:  # the module shares the target's embedding and head
+            W -= arch.param_counts(d).by_kind["embeddings"] * arch.bytes_per(arch.weight_formats(d, precision)["embeddings"])
+        return W
 
     def extra_kv_bytes(self, m: Model, S, kv_dtype: str):
         """KV the draft holds per sequence at context S (its own layers' cache)."""

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from ...core import arch
+from ...core.derive import value_of
 from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System
@@ -103,7 +104,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     check_inputs(G=G_p)
     check_inputs(G=G_d)
     lay = layout or default_layout(m, G_d)
-    W_all = arch.param_counts(m).total * arch.bytes_per(precision) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
+    W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
     f_kv = float(eng["kv_memory_fraction"])
     pool = float(kv_pool_bytes(f_kv, G_d, system.chip.hbm_capacity_bytes, W_all))
     need = np.asarray(arch.kv_stored_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)

@@ -251,11 +251,11 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
 
     U, I, O = g("U", C_arr, "seq", "given: concurrency (users in flight)"), g("I", I_arr, "tok", "given: ISL"), \
         g("O", O_arr, "tok", "given: OSL")
-    W_all = arch.param_counts(m).total * arch.bytes_per(precision) + (spec.extra_weight_bytes(m, precision) if spec else 0)
+    W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0)
     pool = kv_pool_bytes(g("f_kv", float(eng["kv_memory_fraction"]), "", eng_src("kv_memory_fraction")),
                          g("G", G_d, "chips", "given"),
                          g("C", system.chip.hbm_capacity_bytes, "B", system.chip.source_of("hbm_capacity_bytes")),
-                         g("W_all", W_all, "B", f"{m.file or m.name}: N_total · b_w ({precision})"
+                         g("W_all", W_all, "B", f"{m.file or m.name}: every weight in its format (arch.model_weight_bytes)"
                            + (" + the draft's weights" if spec else "")))
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
