@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import typer
 from rich.table import Table
 
 from ..core.units import fmt
-from ..serving.frontier import LAYOUTS, frontier
+from ..serving.frontier import LAYOUTS, Frontier, frontier
 from ..serving.sim.fastpath import steady_state
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, PRECISION_OPTION, SET_OPTION, console,
@@ -53,26 +55,16 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """The Pareto frontier of tokens/s per chip against tokens/s per user, over concurrency, chips and layouts."""
-        m, s, priors = load_triple(model, on, set_)
-        spec = speculation(mtp, acceptance, acceptance_length, draft)
-        G = parse_grid(chips, "--chips") if chips else None
-        C = parse_grid(concurrency, "--concurrency") if concurrency else None
-        fr = frontier(m, s, isl=isl, osl=osl, chips=G, layouts=parse_list(layout, LAYOUTS, "--layout"),
-                      concurrencies=C, at_user_speed=at_user_speed, at_ttft=parse_seconds(at_ttft, "--at-ttft"),
-                      policy=policy, spec=spec, max_batch=max_batch, prefill_chips=prefill_chips,
-                      decode_chips=decode_chips, confirm=confirm, requests=requests, precision=precision,
-                      kv_dtype=kv_dtype, basis=basis, priors=priors)
+        r = compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurrency, policy, max_batch,
+                    prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, confirm, requests,
+                    precision, kv_dtype, basis, all_points, explain, set_)
+        fr, ss = r.frontier, r.derivation
         if plot:
             from .plots_sim import plot_frontier_points
 
             plot_frontier_points(fr, plot)
-        ss = _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis,
-                         priors) if explain else None
         if as_json:
-            d = fr.to_dict(all_points)
-            if ss is not None:
-                d["derivations"] = ss.derivations()
-            emit_json(d)
+            emit_json(to_json(r, explain))
             return
         _print(fr)
         if plot:
@@ -82,6 +74,40 @@ def register(app: typer.Typer) -> None:
             console.print(f"At concurrency {int(ss.concurrency)} on {ss.chips} chips, in closed form (sim/fastpath.py):",
                           markup=False)
             console.print(ss.explain(["tokens_per_s_per_chip", "tokens_per_s_per_user", "ttft_s"]), markup=False)
+
+
+class FrontierRun(NamedTuple):
+    """What `frontier` computed: the frontier, whether --json lists every point, the closed form at the answer."""
+
+    frontier: Frontier
+    all_points: bool = False
+    derivation: object = None
+
+
+def compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurrency, policy, max_batch, prefill_chips,
+            decode_chips, mtp, acceptance, acceptance_length, draft, confirm, requests, precision, kv_dtype, basis,
+            all_points, explain, set_) -> FrontierRun:
+    """`frontier` from its options, checked as the command line checks them (for the web API too)."""
+    m, s, priors = load_triple(model, on, set_)
+    spec = speculation(mtp, acceptance, acceptance_length, draft)
+    G = parse_grid(chips, "--chips") if chips else None
+    C = parse_grid(concurrency, "--concurrency") if concurrency else None
+    fr = frontier(m, s, isl=isl, osl=osl, chips=G, layouts=parse_list(layout, LAYOUTS, "--layout"),
+                  concurrencies=C, at_user_speed=at_user_speed, at_ttft=parse_seconds(at_ttft, "--at-ttft"),
+                  policy=policy, spec=spec, max_batch=max_batch, prefill_chips=prefill_chips, decode_chips=decode_chips,
+                  confirm=confirm, requests=requests, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                  priors=priors)
+    ss = _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis,
+                     priors) if explain else None
+    return FrontierRun(fr, all_points, ss)
+
+
+def to_json(r: FrontierRun, explain: bool = False) -> dict:
+    """What `--json` prints: the frontier's `points` (and `at`); with --explain, the closed form's derivations."""
+    d = r.frontier.to_dict(r.all_points)
+    if r.derivation is not None:
+        d["derivations"] = r.derivation.derivations()
+    return d
 
 
 def _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis, priors):

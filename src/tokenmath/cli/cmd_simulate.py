@@ -51,22 +51,15 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Simulate requests through one deployment: TTFT, TPOT, ITL, throughput, goodput, batch and KV use."""
-        m, s, priors = load_triple(model, on, set_)
-        spec = speculation(mtp, acceptance, acceptance_length, draft)
-        r = simulate(m, s, G=chips, concurrency=concurrency, rate=rate, requests=requests, isl=isl, osl=osl,
-                     workload=workload, range_ratio=range_ratio, policy=policy, chunk=chunk, max_batch=max_batch,
-                     prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
-                     slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"), seed=seed,
-                     precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
+        r = compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk,
+                    max_batch, prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft,
+                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_)
         if plot:
             from .plots_sim import plot_simulation
 
             plot_simulation(r, plot)
         if as_json:
-            d = r.to_dict()
-            if explain and r.analytic is not None:
-                d["closed_form"] = r.analytic.to_dict(derivations=True)
-            emit_json(d)
+            emit_json(to_json(r, explain))
             return
         _print(r)
         if plot:
@@ -76,6 +69,27 @@ def register(app: typer.Typer) -> None:
             console.print("The closed-loop steady state in closed form (sim/fastpath.py), beside the simulation:",
                           markup=False)
             console.print(r.explain(), markup=False)
+
+
+def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk, max_batch,
+            prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft, slo_tpot, seed,
+            precision, kv_dtype, basis, explain, set_):
+    """`simulate` from its options, checked as the command line checks them (for the web API too)."""
+    m, s, priors = load_triple(model, on, set_)
+    return simulate(m, s, G=chips, concurrency=concurrency, rate=rate, requests=requests, isl=isl, osl=osl,
+                    workload=workload, range_ratio=range_ratio, policy=policy, chunk=chunk, max_batch=max_batch,
+                    prefill_chips=prefill_chips, decode_chips=decode_chips,
+                    spec=speculation(mtp, acceptance, acceptance_length, draft),
+                    slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"),
+                    seed=seed, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints: the run's settings and metrics (with --explain, the closed form and its derivation)."""
+    d = r.to_dict()
+    if explain and r.analytic is not None:
+        d["closed_form"] = r.analytic.to_dict(derivations=True)
+    return d
 
 
 def _print(r) -> None:
