@@ -102,7 +102,7 @@ def plot_frontier_points(fr, path: str) -> str:
     ax.set_ylabel("output tokens/s per chip")
     ax.set_yscale("log")
     ax.set_title(f"{fr.model.name} on {fr.system.name} · ISL {fmt(fr.isl)} / OSL {fmt(fr.osl)} · {fr.policy}\n"
-                 f"throughput per chip against speed per user, over concurrency C ({fr.method})")
+                 f"throughput per chip against speed per user, over concurrency C · {fr.method}")
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(loc="lower left")
     fig.savefig(path, dpi=140)
