@@ -102,13 +102,14 @@ def _print(r) -> None:
         console.print(f"speculation: K = {sp['draft_tokens']} draft tokens by {sp['draft']}, α = {sp['acceptance']:.3g} "
                       f"→ {sp['tokens_per_step']:.3g} tokens per step", markup=False)
     for key, label in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("itl_s", "ITL"), ("e2e_s", "end-to-end")):
-        q = m[key]
+        q = m.get(key)
         if q:
             console.print(f"  {label:<11} mean {fmt(q['mean'], 's'):>9}  p50 {fmt(q['p50'], 's'):>9}  "
                           f"p90 {fmt(q['p90'], 's'):>9}  p99 {fmt(q['p99'], 's'):>9}", markup=False)
+    user = m.get("tokens_per_s_per_user")
     console.print(f"  throughput  {fmt(m['output_tokens_per_s'], 'tok/s')} output = {fmt(m['tokens_per_s_per_chip'], 'tok/s')} "
-                  f"per chip; per user {fmt(m['tokens_per_s_per_user'].get('mean', 0), 'tok/s')} mean, "
-                  f"{fmt(m['tokens_per_s_per_user'].get('p50', 0), 'tok/s')} median", markup=False)
+                  "per chip" + (f"; per user {fmt(user['mean'], 'tok/s')} mean, {fmt(user['p50'], 'tok/s')} median"
+                                if user else ""), markup=False)
     console.print(f"  {m['requests_completed']:,} requests in {fmt(m['duration_s'], 's')}; mean batch {m['mean_batch']:.1f}; "
                   f"KV pool {fmt(m['kv_pool_bytes'], 'B')}, {m['kv_utilisation']:.0%} reserved on average; "
                   f"in flight {m['in_flight_mean']:.1f}", markup=False)

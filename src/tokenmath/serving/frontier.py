@@ -99,6 +99,9 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
 
     `layouts` holds names ('default', 'tp', 'ep': all G chips on that axis) or `Layout` objects.
     """
+    if not osl >= 2 or not isl >= 1:
+        raise InputError(f"the frontier needs --isl ≥ 1 and --osl ≥ 2 tokens (per-user speed is 1 / TPOT; got {isl}, "
+                         f"{osl})")
     for x, name in ((at_user_speed, "--at-user-speed"), (at_ttft, "--at-ttft")):
         if x is not None and (not np.isfinite(x) or x <= 0):
             raise InputError(f"{name} must be a positive number (got {x})")

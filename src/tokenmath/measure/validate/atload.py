@@ -202,6 +202,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             mode = "at_speed"
     except InputError as e:
         return Unexpressed(rid, g, str(e))
+    except KeyError as e:  # e.g. a TPOT of requests with a single output token
+        return Unexpressed(rid, g, f"the simulated run has no {e.args[0]} for this row")
     div = chips if per_gpu and higher and key != "tokens_per_s_per_user" else 1
     pred = val / div / scale
     spec_b = bound / div / scale if bound is not None else None

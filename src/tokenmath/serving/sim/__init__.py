@@ -224,6 +224,7 @@ def _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec
         "kv_utilisation": kv_int / (D * pool), "kv_pool_bytes": pool,
         "decode_steps": rec.steps, "prefill_steps": rec.prefill_steps,
     }
+    metrics = {k: v for k, v in metrics.items() if v != {}}  # no decode token (OSL 1): no TPOT/ITL, omitted
     if slo_ttft is not None or slo_tpot is not None:
         ok = np.ones(wl.n, dtype=bool)
         if slo_ttft is not None:
