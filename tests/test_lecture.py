@@ -69,6 +69,14 @@ def test_every_ledger_id_is_a_claim_in_the_report(full_run):
         assert "internal error" not in c.note, f"{cid}: {c.note}"
 
 
+def test_report_states_checks_and_seed_errors(full_run):
+    out, path, _, _, _ = full_run
+    text = (out / "report.txt").read_text(encoding="utf-8")
+    assert "Where the summaries are wrong" in text and "check: Compared" in text
+    page = path.read_text(encoding="utf-8")
+    assert "<section id='seeds'>" in page and "class='check'" in page and "v identity" in page
+
+
 def test_full_run_is_fast_and_draws_pictures(full_run):
     out, _, _, pics, seconds = full_run
     assert seconds < 60
@@ -157,9 +165,18 @@ def test_cli_writes_markdown_and_json(tmp_path):
     assert {c["id"] for c in data["claims"]} >= set(ledger_ids())
     r7 = next(c for c in data["claims"] if c["id"] == "R7")
     assert r7["value"] == pytest.approx(2 * 5584.24, rel=1e-3)  # the override reached the claim
+    assert "null" not in r.output  # a value that does not apply is left out
+    for c in data["claims"]:  # issue 13: id, statement, said, value, unit, verdict, check, note
+        assert {"id", "statement", "verdict", "note"} <= set(c)
+        assert c["verdict"] == NOT_COMPUTABLE or c["check"].startswith("Compared ")
+    r4 = next(c for c in data["claims"] if c["id"] == "R4")
+    assert {"id", "statement", "said", "value", "unit", "verdict", "check", "note"} <= set(r4)
+    assert {tuple(sorted(e)) for e in data["seed_errors"]} == {("claim", "correction", "says", "seed")}
+    assert data["counts"]["identity"] >= 8
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| [R7](#r7) |" in md and "![" in md
     assert "`gb200.hbm_bandwidth_bytes_per_s=4TB/s`" in md
+    assert "## Where the summaries are wrong" in md and "- check: Compared" in md
 
 
 def test_html_report_opens_in_headless_chromium(full_run, tmp_path):
