@@ -105,8 +105,8 @@ def test_golden_r4_batch1_step_against_the_floor():
     assert c.verdict == WRONG
     lines = c.derivation.splitlines()
     assert lines[:2] == [
-        "t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead  = 71.5 µs",
-        "       = max(229 ns, 71.5 µs + 0 ns) + 0 ns + (1 − 1)·0 ns + 0 ns",
+        "t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead  = 73.6 µs",
+        "       = max(229 ns, 73.6 µs + 0 ns) + 0 ns + (1 − 1)·0 ns + 0 ns",
     ]
     i = lines.index("t_floor = N_total · b_w / (G · W)  = 1.31 ms")
     assert lines[i + 1] == "        = 671B params · 1.00 B / (64 chips · 8.00 TB/s)"

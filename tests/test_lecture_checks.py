@@ -49,8 +49,8 @@ FLIPS = [
     ("E8", ["tpu-v4-pod.domain_chips=8"], {}, REPRODUCED, OFF),
     ("E10", ["gb200.scaleup_bandwidth_bytes_per_s=100TB/s"], {"reference/model": "mixtral-8x7b"}, REPRODUCED, OFF),
     ("P1", ["deepseek-v3.moe.experts_per_token=2"], {}, REPRODUCED, OFF),
-    ("P2", ["gb200.scaleout_bandwidth_bytes_per_s=1Gb/s"], {}, REPRODUCED, OFF),  # millisecond hops
-    ("P3", ["gb200.scaleout_bandwidth_bytes_per_s=1Gb/s"], {}, REPRODUCED, OFF),
+    ("P2", ["priors.scaleout_latency_s=3ms"], {}, REPRODUCED, OFF),  # the lecture's own millisecond hops (P7)
+    ("P3", ["priors.scaleout_latency_s=3ms"], {}, REPRODUCED, OFF),
     ("M3", ["gb300.hbm_capacity_bytes=5GB"], {}, REPRODUCED, OFF),  # the KV alone overflows a chip
     ("C1", [], {"claims/C1/inputs/alpha_powerlaw": 0.5}, REPRODUCED, OFF),
     ("C2", [], {"reference/model": "llama-3.1-70b"}, OFF, REPRODUCED),  # light attention per parameter
@@ -143,7 +143,7 @@ def test_set_reaches_price_sheets_and_tiers():
 
 @pytest.mark.parametrize("setting, hint", [
     ("anthropic/claude-opus-9.input_per_mtok=4", "has no offer"),
-    ("anthropic/2026-03-13.offers.claude-opus-4.6.input_per_mtok=-1", "negative"),
+    ("anthropic/2026-03-13.offers.claude-opus-4.6.input_per_mtok=-1", "input_per_mtok must be in"),
     ("google/gemini-3.1-pro.long_context.above_900k.input_per_mtok=3", "no entry"),
     ("hdd-exos-x24.capacity_bytes=lots", "hdd-exos-x24"),
 ])

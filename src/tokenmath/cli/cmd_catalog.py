@@ -11,7 +11,7 @@ from ..core.load import KINDS, CatalogError, _index, load_entry, names, suggest
 from ..core.units import fmt
 from .common import console, emit_json, guard
 
-LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors",
+LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors", "fabrics": "scale-out fabrics",
           "training": "training runs (MFU priors)"}
 LABELS.update({"prices": "price sheets (provider/date)", "tiers": "memory tiers (KV cache)",
                "assumptions": "assumptions for reading prices backwards"})

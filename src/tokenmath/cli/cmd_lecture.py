@@ -9,10 +9,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..core.errors import InputError
 from .common import JSON_OPTION, console, emit_json, guard
 
-SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s), "
-                    "ROLE.FIELD=VALUE (chip., system., model., priors.) or FIELD=VALUE for every record that has it.")
+SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s, "
+                    "hdd-exos-x24.read_bandwidth_bytes_per_s=1GB/s), PROVIDER/OFFER.FIELD=VALUE "
+                    "(anthropic/claude-opus-4.6.input_per_mtok=4; nested: ...long_context.above_200k.input_per_mtok), "
+                    "ROLE.FIELD=VALUE (chip., system., model., priors., tier., prices., assumptions.) or FIELD=VALUE "
+                    "for every record that has it.")
 _STYLE = {"reproduced": "green", "identity": "blue", "off by a factor": "yellow", "wrong as stated": "red",
           "not computable": "dim"}
 # the keys of one claim in --json (issue 13), then what helps a reader; absent values are left out
@@ -23,6 +27,8 @@ def claim_json(c) -> dict:
     """One claim for --json: a value that does not apply is omitted, never null."""
     d = c.to_dict()
     return {k: d[k] for k in _CLAIM_KEYS if d.get(k) not in (None, "", "–")}
+
+
 _WIDTHS = (4, 0, 16, 16, 15)  # the claim column takes what the terminal leaves
 
 
@@ -49,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from ..report import FORMATS, build, value_text
 
         if form not in FORMATS:
-            raise ValueError(f"--format must be one of {', '.join(FORMATS)} (got {form!r})")
+            raise InputError(f"--format must be one of {', '.join(FORMATS)} (got {form!r})")
         ctx = LectureContext(set_)  # bad --set fails here, in one line, before any work
         if as_json:
             path, claims, pics = build(out, form, set_, ctx=ctx)

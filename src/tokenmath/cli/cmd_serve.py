@@ -65,7 +65,8 @@ def _print(r) -> None:
         cells = []
         for ph in ("prefill", "decode"):
             x = v(f"{ph}.{key}")
-            cells.append("no price in catalog" if x is None else (str(x) if unit is None else fmt(x, unit)))
+            missing = "— (empty prompt)" if v(f"{ph}.note") else "no price in catalog"
+            cells.append(missing if x is None else (str(x) if unit is None else fmt(x, unit)))
         t.add_row(label, *cells)
     console.print(t)
     console.print(f"optimal batch B* = R·rho = {fmt(v('hardware_ratio'))} × {fmt(v('rho'))} = "

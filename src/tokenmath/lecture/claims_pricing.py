@@ -133,7 +133,9 @@ def a5(ctx):
     r = ref(ctx)
     s = ctx.system(ctx.said_input("A5", "system"))
     I, O = ctx.lecture["reference"]["input_len"], ctx.lecture["reference"]["output_len"]
-    rep = pricing.price_workload(r.model, s, input_len=I, output_len=O, offers=[], precision=r.precision, explain=True)
+    reps = [pricing.price_workload(r.model, s, input_len=I, output_len=O, offers=[], precision=r.precision, G=int(G),
+                                   explain=True) for G in ctx.said_input("A5", "replica_chips")]
+    rep = min(reps, key=lambda x: v(x.numbers["serving.usd_per_request"]))  # the cheapest replica: what undercuts
     serve = rep.numbers["serving.usd_per_request"]
     sheet, oid = ctx.offer(ctx.said("A5")["offer"])
     o = sheet.offers[oid]
@@ -154,7 +156,8 @@ def a5(ctx):
              "(ledger A5)" + ("" if verdict == REPRODUCED else f"; prices at cost would need the chips busy only "
                                                               f"{fmt(100 / v(mk))} % of the time"))
     check = check_text(f"an offer's charge for a {fmt(I)}/{fmt(O)}-token request with the same request's cost on the "
-                       f"rented hardware it runs on ({s.name}, `economics.pricing`, prior basis, 100 % busy)",
+                       f"rented hardware it runs on ({s.name}, the cheapest of {ctx.said_input('A5', 'replica_chips')} "
+                       "chips per replica, `economics.pricing`, prior basis, 100 % busy)",
                        ctx.tolerance_text("A5"), "a list price within 1.5× of the roofline cost (or a rental price "
                        "several times the catalog's)")
     return Finding(mk, "", verdict, note, derivation=mk.explain(max_depth=2), check=check)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.load import CatalogError, PACKAGE_CATALOG, apply_overrides, load_assumptions, load_chip, load_model
+from ..core.load import CatalogError, PACKAGE_CATALOG, apply_overrides, bind_priors, load_assumptions, load_chip, load_model
 from ..core.load import load_offer, load_price_sheet, load_priors, load_system, load_tier, names, price_sheet_dates
 from ..core.load import providers, read_entry, suggest
 from ..core.pricing_records import InferenceAssumptions, MemoryTier, PriceSheet
@@ -167,6 +167,10 @@ class LectureContext:
             rec = self._hbm_tier(rec)  # type: ignore[arg-type]
         for s in self.settings:
             rec = self._apply(role, name, rec, s)
+        if role == "chip":  # priors changed by --set travel with the chip to every analysis that reads them
+            p = self.priors(rec.priors)  # type: ignore[attr-defined]
+            if p is not load_priors(rec.priors):  # type: ignore[attr-defined]
+                rec = rec.evolve(priors=bind_priors(p))
         return rec
 
     def _hbm_tier(self, t: MemoryTier) -> MemoryTier:

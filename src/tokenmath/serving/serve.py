@@ -5,7 +5,11 @@
     B*            = R · rho                          (spec: peaks only; Pope's "300 × sparsity")
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
-    memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+    memory        = W_all + B · kv_held(S)            vs G · HBM capacity
+    W_all         = Σ_kind N_kind · b_kind           (each module kind in the checkpoint's own format; one
+                                                      format for all when --precision names another)
+    params.total / params.active: matmul parameters WITHOUT the embedding tables (input table and LM head);
+    params.total_with_embeddings / params.active_with_embeddings: the model-card counts, with them.
 """
 
 from __future__ import annotations
@@ -46,9 +50,7 @@ def memory_required(W_all, B, kv_held):
     return W_all + B * kv_held
 
 
-@formula("W_all = N_total · b_w", unit="B")
-def weight_bytes(N_total, b_w):
-    return N_total * b_w
+weight_bytes = arch.weight_bytes_all  # W_all = N_total · b_w (the lecture's claims use it by this name)
 
 
 @formula("mem_capacity = G · hbm", unit="B")
@@ -56,20 +58,26 @@ def memory_capacity(G, hbm):
     return G * hbm
 
 
+def _shown(x, pick) -> str:
+    """The offending value of a scalar or an array (its min or max), for a one-line message."""
+    a = np.asarray(x, dtype=float)
+    return f"{float(pick(a)):g}" if a.ndim else f"{float(a):g}"
+
+
 def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis=None) -> None:
-    """Refuse impossible or absurd values with one line each."""
+    """Refuse impossible or absurd values with one line each (arrays: every element)."""
     if G is not None and (np.any(np.asarray(G) < 1) or np.any(np.asarray(G) != np.floor(G))):
-        raise InputError(f"--chips must be a whole number ≥ 1 (got {G})")
+        raise InputError(f"--chips must be a whole number ≥ 1 (got {_shown(G, np.min)})")
     if G is not None and np.any(np.asarray(G) > 1_000_000):
-        raise InputError(f"--chips {G} is absurd (more than a million chips in one replica)")
-    if B is not None and np.any(np.asarray(B) < 1):
-        raise InputError(f"--batch must be ≥ 1 sequence (got {B})")
+        raise InputError(f"--chips {_shown(G, np.max)} is absurd (more than a million chips in one replica)")
+    if B is not None and not np.all(np.asarray(B) >= 1):
+        raise InputError(f"--batch must be ≥ 1 sequence (got {_shown(B, np.min)})")
     if B is not None and np.any(np.asarray(B) > 1e9):
-        raise InputError(f"--batch {B} is absurd (more than a billion sequences per step)")
-    if S is not None and np.any(np.asarray(S) < 0):
-        raise InputError(f"--context must be ≥ 0 tokens (got {S})")
+        raise InputError(f"--batch {_shown(B, np.max)} is absurd (more than a billion sequences per step)")
+    if S is not None and not np.all(np.asarray(S) >= 0):
+        raise InputError(f"--context must be ≥ 0 tokens (got {_shown(S, np.min)})")
     if S is not None and np.any(np.asarray(S) > 1e9):
-        raise InputError(f"--context {S} is absurd (more than a billion tokens)")
+        raise InputError(f"--context {_shown(S, np.max)} is absurd (more than a billion tokens)")
     for name, p in (("--precision", precision), ("--kv-dtype", kv_dtype)):
         if p is not None and p not in PRECISION_BYTES:
             raise InputError(f"{name} {p!r} is not one of {', '.join(PRECISION_BYTES)}")
@@ -130,9 +138,12 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers[f"{name}.tokens_per_s_per_chip"] = tokens_per_s(st.tokens, st.t_step) / G if not explain else \
             Q("tokens_per_s_per_chip", value_of(tps) / G, "tok/s", "tokens_per_s_per_chip = tokens_per_s / G",
               {"tokens_per_s": tps, "G": Gq})
+        empty = not np.all(np.asarray(value_of(st.tokens)) > 0)  # a prefill at context 0: no prompt
         numbers[f"{name}.usd_per_mtok"] = (
             usd_per_mtok(Gq, g("usd_per_chip_hour", price, "USD", system.price_source()), st.t_step, st.tokens)
-            if price else None)
+            if price and not empty else None)
+        if empty:
+            numbers[f"{name}.note"] = "no tokens in this step (an empty prompt): no cost per token"
         numbers[f"{name}.bound"] = st.bound
         for term in ("t_math", "t_weights", "t_kv", "t_comm", "t_overhead"):
             numbers[f"{name}.{term}_s"] = getattr(st, term)
@@ -147,12 +158,24 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     Bs = optimal_batch(R, pc.rho)
     numbers["hardware_ratio"] = R
     numbers["rho"] = pc.rho
+    # parameter counts, one convention (README): matmul parameters without the embedding tables (input
+    # table and LM head), and with them (a tied table once); active = what one token's forward pass uses
+    emb = float(value_of(pc.embedding))
+    src_p = f"{m.file or m.name}: tokenmath.core.arch.param_counts"
+    for key, sym, v, what in (
+            ("params.total", "N_total_no_emb", pc.total_matmul, "all weights but the embedding tables"),
+            ("params.active", "N_active_no_emb", pc.active_matmul, "weights one token uses, no embedding tables"),
+            ("params.total_with_embeddings", "N_total", float(value_of(pc.total)), "all weights, embeddings included"),
+            ("params.active_with_embeddings", "N_active", float(value_of(pc.active)),
+             "weights one token uses, embeddings included"),
+            ("params.embeddings", "N_emb", emb, "input embedding table + untied LM head")):
+        numbers[key] = g(sym, v, "params", f"{src_p} ({what})")
     numbers["optimal_batch"] = Bs
     numbers["optimal_batch_prior"] = optimal_batch_prior(Bs, g("eta_flop", pri.eta_flop, "", pri.source_of("eta_flop")),
                                                          g("eta_bw", pri.eta_bw, "", pri.source_of("eta_bw")))
     numbers["latency_floor_s"] = latency_floor(pc.total, bq, Gq, W)
     numbers["latency_floor_basis"] = "spec"
-    W_all = weight_bytes(pc.total, bq)
+    W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
