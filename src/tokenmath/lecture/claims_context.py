@@ -77,7 +77,7 @@ def l2(ctx):
     check = check_text("the widest context window on every dated price sheet up to the lecture's date with 200 K",
                        ctx.tolerance_text("L2"), "price sheets whose windows stayed at ≤ 250 K")
     return Finding(q, "tok", verdict, note, derivation="widest window by sheet date: " + history, check=check,
-                   extras={"history": history, "correction": correction})
+                   value_text=f"{widest[0]:,} tok", extras={"history": history, "correction": correction})
 
 
 @claim("L3", SECTION)

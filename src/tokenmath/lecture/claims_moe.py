@@ -203,8 +203,9 @@ def e7(ctx):
                          f"({fmt(v(caps[name]), 'B')}) → {'fits' if fits else 'does not fit'}")
     except NotComputable as e:
         lines.append(f"5T fit not checked: {e}")
-    check = check_text("HGX H100's domain HBM (8 × the catalog's 80 GB) with 640 GB, and the Blackwell racks' with "
-                       "10–20 TB", ctx.tolerance_text("E7"), "a different HBM figure in the catalog")
+    check = check_text("HGX H100's domain HBM (8 × the catalog's H100 capacity) with 640 GB, and the Blackwell racks' "
+                       "with 10–20 TB", ctx.tolerance_text("E7"), "a different HBM figure in the catalog (an H100 of "
+                       "94 GB, as the NVL part, would not reproduce it)")
     return Finding(caps["hgx-h100"], "B", verdict, note, derivation="\n".join(lines), plots=["domain_capacity"],
                    check=check)
 
