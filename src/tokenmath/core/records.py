@@ -261,6 +261,7 @@ class Priors(Record):
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
+    ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
 
@@ -269,6 +270,13 @@ class Priors(Record):
     def _fraction(cls, v: float) -> float:
         if v is not None and not 0 <= v <= 1:
             raise ValueError("must be a fraction in [0, 1]")
+        return v
+
+    @field_validator("ep_imbalance")
+    @classmethod
+    def _imbalance(cls, v: float) -> float:
+        if not 1 <= v <= 10:
+            raise ValueError("must be between 1 (uniform routing) and 10")
         return v
 
 
