@@ -243,13 +243,19 @@ class Priors(Record):
 
     `curves` refine a scalar prior where it was measured by size, keyed `<prior>.<precision>` or
     `<prior>` (kernels.efficiency looks up the precision's curve first, then the plain one, then the
-    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
-    rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
+    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak; expert GEMMs read it at
+    their rows per expert), `eta_bw` over GEMM rows M (weight streaming, fraction of W), `eta_kv` over
+    context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
+    kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
+    FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
+    all-reduce message bytes (fraction of the scale-up link). Measured-kernel curves are written by
+    measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless extrapolation is allowed.
     """
 
     kind: Literal["priors"] = "priors"
+    generation: str = ""  # the hardware generation the priors were measured on ('hopper'...; '' = spec-sheet guesses)
     eta_flop: float  # large-shape GEMM, fraction of dense peak
     eta_bw: float  # streaming HBM reads, fraction of spec bandwidth
     eta_scaleup: float  # all-to-all / all-reduce, fraction of scale-up link bandwidth

@@ -431,6 +431,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         return eta_flop
 
     eta_attn = eta_flop
+    prefill_curve = phase == "prefill" and not spec and has("eta_attn_prefill", "bf16")
     if pri.matmul_m_half and not spec:
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
         M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * (S if phase == "prefill" else 1),
@@ -447,7 +448,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     def eta_kv_for(eta_bw, kv_chip_bytes):  # KV streaming: by bytes per attention kernel, else by context, else eta_bw
         if spec:
             return eta_bw
-        if has("eta_kv_bytes", kv):
+        if has("eta_kv_bytes", kv) and phase == "decode":  # measured on decode attention, which reads the cache
             return c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
         if pri.eta_kv is not None or has("eta_kv", kv):
             return c("eta_kv", "eta_kv", kv, S)
@@ -459,6 +460,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         flop_attn = attention_flop(T, attn_pt)
         flop_mm = matmul_flop(pc.matmul, T)
         eta_mm = eta_mm_at("eta_mm", T)
+        if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
+            eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
         if eta_mm is eta_flop and eta_attn is eta_flop:
             t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
         else:
@@ -476,8 +479,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
             extras.update(t_attn=t_attn, t_mm=t_mm)
     else:
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
-            m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, kv_seq, eta_mm_at, eta_attn, eta_kv_for,
-            c, pri, prec, spec, explain)
+            m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, kv_seq, eta_mm_at,
+            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, prec, spec, explain)
         extras.update(more)
 
     if spec:
@@ -521,6 +524,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     W_dense = dense_bytes_chip(N_dense, bq, tpq)
     flop_dense = dense_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), T_dp, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
+    if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
+        eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / m.n_layers)
     eta_mm = eta_mm_at("eta_mm", T_dp)  # dense GEMMs: M = the DP group's tokens
     eta_bw = c("eta_bw", "eta_bw", prec, T_dp)
     t_mm_d = dense_gemm_time(flop_dense, F_mm, eta_mm)
@@ -591,10 +596,14 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     total = 0.0 * np.asarray(value_of(T), dtype=float)
     parts = []
     if layout.tp > 1:
-        bw = out if layout.tp > dom else up
+        bw, bw_src = (out, src_sys) if layout.tp > dom else (up, src_sys)
+        if layout.tp <= dom and ("eta_scaleup.allreduce" in pri.curves):  # measured by message size
+            msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
+            eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
+            bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
         parts.append(tp_allreduce_time(g("L", m.n_layers), g("tp", layout.tp), T_ar, g("D", m.d_model),
                                        g("b_act", 2.0, "B", "bf16 activations"),
-                                       g("bw_link", bw, "B/s", src_sys), g("lat", lat, "s", lat_src)))
+                                       g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src)))
     if layout.ep > 1 and m.moe is not None:
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
