@@ -57,6 +57,7 @@ def _print(r) -> None:
     t.add_column("prefill (prompt)", justify="right")
     t.add_column("decode (output)", justify="right")
     rows = [("step time", "step_time_s", "s"), ("tokens/s per replica", "tokens_per_s", "tok/s"),
+            ("  80 % interval", "tokens_per_s_interval", "tok/s"),
             ("tokens/s per chip", "tokens_per_s_per_chip", "tok/s"),
             ("USD per M tokens", "usd_per_mtok", "USD"), ("bound by", "bound", None),
             ("  compute t_math", "t_math_s", "s"), ("  weights t_weights", "t_weights_s", "s"),
@@ -65,6 +66,9 @@ def _print(r) -> None:
         cells = []
         for ph in ("prefill", "decode"):
             x = v(f"{ph}.{key}")
+            if key.endswith("_interval"):
+                cells.append("—" if x is None else f"{fmt(x[0], unit)} – {fmt(x[1], unit)}")
+                continue
             cells.append("no price in catalog" if x is None else (str(x) if unit is None else fmt(x, unit)))
         t.add_row(label, *cells)
     console.print(t)

@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record"]
+__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
+           "Intervals", "IntervalGroup"]
 
 
 class Record(BaseModel):
@@ -321,3 +322,41 @@ class TrainingPrior(Record):
         if not v > 0:
             raise ValueError("must be positive")
         return v
+
+
+class IntervalGroup(BaseModel):
+    """Prediction-interval bounds of one group: quantiles of ln(measured / predicted) over its rows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    n: int  # rows of the group itself (its parent's rows also shaped the bounds when n is small)
+    lo: float
+    hi: float
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.lo <= self.hi:
+            raise ValueError("lo must not exceed hi")
+        return self
+
+
+class Intervals(Record):
+    """Prediction intervals for predicted rates and times, derived from validation residuals.
+
+    Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
+    specific to `*|*|*`; measure/intervals.py writes them. A predicted rate x lies in
+    [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
+    """
+
+    kind: Literal["intervals"] = "intervals"
+    nominal: float
+    method: str = ""
+    groups: dict[str, IntervalGroup]
+
+    def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
+        """The most specific stored group for these keys, and its name."""
+        gen = generation or "spec-sheet"
+        for key in (f"{gen}|{phase}|{precision}", f"{gen}|*|{precision}", f"{gen}|{phase}|*", f"{gen}|*|*",
+                    "*|*|*"):
+            if key in self.groups:
+                return key, self.groups[key]
+        raise ValueError(f"{self.file or self.name}: no interval group for {gen}|{phase}|{precision} (nor *|*|*)")

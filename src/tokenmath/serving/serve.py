@@ -6,6 +6,9 @@
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
     memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+    intervals     rate x: [x·e^lo, x·e^hi];  time or cost t: [t·e^−hi, t·e^−lo]   (basis 'prior' only)
+                  lo, hi: the 80 % group of catalog/intervals/serving.yaml for the chip's generation × phase ×
+                  precision (split-conformal on validation residuals; measure/intervals.py)
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
-from ..core.errors import InputError
-from ..core.load import load_priors
+from ..core.errors import CatalogError, InputError
+from ..core.load import load_intervals, load_priors
 from ..core.records import Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
@@ -163,4 +166,23 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.kv_bytes"] = value_of(req) - value_of(W_all)
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
+    if basis == "prior":
+        _intervals(numbers, pri, precision)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
+
+
+def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
+    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
+    try:
+        iv = load_intervals()
+    except CatalogError:  # no interval table in the catalog: no intervals
+        return
+    for ph in ("prefill", "decode"):
+        key, b = iv.group(pri.generation, ph, precision)
+        up, down = np.exp(b.hi), np.exp(b.lo)
+        for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
+                           ("usd_per_mtok", False)):
+            x = value_of(numbers.get(f"{ph}.{name}"))
+            if x is not None:
+                numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
+        numbers[f"{ph}.interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"

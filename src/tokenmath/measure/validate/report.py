@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.derive import Q
+from ..intervals import coverage, residual_rows
 from .rows import SERVING_GROUPS
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport"]
@@ -27,6 +28,9 @@ class Prediction:
     why: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     derivation: Q | None = None
+    interval_key: tuple[str, str, str] | None = None  # (generation, phase, precision): its interval group
+    cluster: str = ""  # model|chip: rows that share it are left out together when coverage is measured
+    interval: tuple[float, float] | None = None  # the stored 80 % interval of the prediction, in the row's unit
 
     @property
     def error(self) -> float:
@@ -47,7 +51,15 @@ class Prediction:
     def to_dict(self) -> dict:
         return {"id": self.id, "group": self.group, "kind": self.kind, "predicted": self.predicted,
                 "measured": self.measured, "unit": self.unit, "error": self.error, "abs_error": self.abs_error,
-                "spec_bound": self.spec, "bound_ok": self.bound_ok, "why": self.why, "assumptions": self.assumptions}
+                "spec_bound": self.spec, "bound_ok": self.bound_ok, "why": self.why, "assumptions": self.assumptions,
+                **({"interval": list(self.interval), "inside_interval": self.inside_interval,
+                    "interval_group": "|".join(self.interval_key)} if self.interval and self.interval_key else {})}
+
+    @property
+    def inside_interval(self) -> bool | None:
+        if self.interval is None:
+            return None
+        return self.interval[0] <= self.measured <= self.interval[1]
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,17 @@ class ValidationReport:
             out["groups"][g] = s
         out["unexpressed"] = len(self.unexpressed)
         out["bound_violations"] = len(self.violations())
+        res = residual_rows([r for r in self.rows if r.group in SERVING_GROUPS])
+        if res and self.basis == "prior":
+            cov = coverage(res)
+            out["interval_coverage"] = cov["left_out_cluster"]  # out of sample: (model, hardware) clusters left out
+            out["intervals"] = {**cov, "stored_in_sample": self._stored_coverage()}
         return out
+
+    def _stored_coverage(self) -> float | None:
+        """Share of serving rows inside the catalog's stored intervals (in sample when derived from this table)."""
+        rows = [r for r in self.rows if r.group in SERVING_GROUPS and r.interval is not None]
+        return sum(bool(r.inside_interval) for r in rows) / len(rows) if rows else None
 
     def violations(self) -> list[Prediction]:
         """Rows whose measurement beats the spec bound: a catalog or model bug (or a metric the row defines oddly)."""

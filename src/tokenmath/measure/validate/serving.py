@@ -25,8 +25,10 @@ import numpy as np
 
 from ...core import arch
 from ...core.derive import Q, formula, lift
+from ...core.load import load_priors
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
+from ..intervals import phase_of
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import group_of, to_int
@@ -131,7 +133,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     div = (G * n_rep if per_gpu else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
-    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
+    gen = (priors or load_priors(system.chip.priors)).generation or "spec-sheet"
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
+                      interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
 
 
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
