@@ -7,7 +7,8 @@ import typer
 from rich.table import Table
 
 from ..core.errors import InputError
-from ..serving.modes import fast_slow_modes
+from ..serving.modes import check_multiples, fast_slow_modes
+from ..serving.serve import check_inputs
 from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, PRECISION_OPTION,
@@ -40,15 +41,16 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch ratio 1/(p·s), the KV share that makes p and s consistent, the slow-mode saving, the frontier."""
-        m = s = None
-        if model is not None:
-            if on is None:
-                raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
-            m, s = load_pair(model, on, set_)
-        elif plot:
+        if model is not None and on is None:
+            raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
+        if plot and model is None:
             raise InputError("--plot needs a MODEL and --on SYSTEM (the frontier is the model's)")
+        # every option is checked, whether or not the model-free reading uses it
+        check_multiples(price_multiple, speed_multiple, chips_multiple)
         S = parse_number(context, "--context")
         B = parse_grid(batch, "--batch") if batch else None
+        check_inputs(G=chips, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+        m, s = load_pair(model, on, set_)
         r = fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
                             precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain or as_json)
         if plot:
@@ -95,6 +97,9 @@ def _print(r) -> None:
     console.print("")
     console.print(f"{r.model.display_name or r.model.name} on {r.G} × {r.system.chip.name}, context {fmt(r.S)} tok:",
                   markup=False)
+    if v("standard_batch") is None:
+        console.print(f"  kappa = t_kv1/t_c1 = {fmt(k)}; {v('note')}", markup=False)
+        return
     regime = ("memory-bound, on the frontier" if v("standard_on_frontier") else
               "compute-bound past the balance batch — off the frontier: the multiples need more KV than this "
               "context has")

@@ -7,19 +7,24 @@ from rich.table import Table
 
 from ..core.errors import InputError
 from ..economics.infer import read_all, read_offer
-from ..core.units import fmt, parse_quantity
+from ..core.pricing_records import date_key
+from ..core.units import PRECISION_BYTES, fmt
 from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
+from .count_args import parse_count
+from .grid_args import parse_list
 
 
 def _active(text: str | None):
+    """'100B' -> (1e11, 1e11, 1e11); '50B:100B:200B' -> a low, central and high count of active parameters."""
     if not text:
         return None
-    parts = [parse_quantity(x.strip().replace("B", "e9").replace("T", "e12")) for x in text.split(":")]
-    if len(parts) == 1:
-        return parts[0], parts[0], parts[0]
-    if len(parts) == 3:
-        return tuple(parts)
-    raise InputError(f"--active-params takes N or LOW:CENTRAL:HIGH, e.g. 50e9:100e9:200e9 (got {text!r})")
+    parts = [parse_count(x, "--active-params") for x in text.split(":")]
+    if len(parts) not in (1, 3):
+        raise InputError(f"--active-params takes N or LOW:CENTRAL:HIGH, e.g. 50e9:100e9:200e9 (got {text!r})")
+    lo, mid, hi = parts * 3 if len(parts) == 1 else parts
+    if not 1e6 <= lo <= mid <= hi <= 1e16:
+        raise InputError(f"--active-params needs 1e6 ≤ low ≤ central ≤ high ≤ 1e16 (got {text!r})")
+    return lo, mid, hi
 
 
 def register(app: typer.Typer) -> None:
@@ -37,8 +42,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Read prices backwards: KV bytes per token, decode utilisation, cache tiers, fast-mode batch ratio."""
-        precisions = [p.strip() for p in precision.split(",")] if precision else None
+        precisions = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or None
         active = _active(active_params)
+        if date is not None:
+            date_key(date)
         if all_:
             if offer:
                 raise InputError("give PROVIDER/OFFER or --all, not both")

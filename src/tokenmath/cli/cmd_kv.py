@@ -7,6 +7,8 @@ from rich.table import Table
 
 from ..economics.kvtiers import HOLD_TIMES_S, kv_report
 from ..core.load import load_assumptions
+from ..core.pricing_records import date_key
+from ..serving.serve import check_inputs
 from ..core.units import fmt, parse_quantity
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, SET_OPTION, console,
@@ -35,12 +37,9 @@ def register(app: typer.Typer) -> None:
         """Tiers with capacity, bandwidth, dated USD/GB and drain time; the right tier for each hold time."""
         holds = tuple(parse_quantity(h, "s") for h in hold) or HOLD_TIMES_S
         if price_date is not None:
-            from ..core.pricing_records import date_key
-
             date_key(price_date)
-        m = s = None
-        if model:
-            m, s = load_pair(model, on, set_)
+        check_inputs(precision=precision, kv_dtype=kv_dtype)
+        m, s = load_pair(model, on, set_)  # --on is checked even without a model, which is what uses it
         r = kv_report(m, s, prefix_tokens=prefix_tokens, hold_times_s=holds, price_date=price_date,
                       kv_dtype=kv_dtype, precision=precision, lecture_media=load_assumptions().lecture_cache_media,
                       explain=explain)

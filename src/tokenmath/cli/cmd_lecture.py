@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..core.errors import InputError
 from .common import JSON_OPTION, console, emit_json, guard
 
 SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s), "
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from ..report import FORMATS, build, value_text
 
         if form not in FORMATS:
-            raise ValueError(f"--format must be one of {', '.join(FORMATS)} (got {form!r})")
+            raise InputError(f"--format must be one of {', '.join(FORMATS)} (got {form!r})")
         ctx = LectureContext(set_)  # bad --set fails here, in one line, before any work
         if as_json:
             path, claims, pics = build(out, form, set_, ctx=ctx)

@@ -72,7 +72,7 @@ def _print(r, show_all: bool) -> None:
         if share > 0:
             tier += f" {share:.0%}"
         comm = f"{fmt(sp['t_comm_s'][i], 's')} {tier}" if np.isfinite(sp["t_comm_s"][i]) else "—"
-        pipe = "—" if sp["pp"][i] <= 1 else (
+        pipe = "—" if sp["pp"][i] <= 1 or not sp["runs"][i] else (
             f"{fmt(sp['t_pipeline_s'][i], 's')} {'out' if str(sp['pipeline_tier'][i]) == 'scale-out' else 'up'}")
         tps = sp["tokens_per_s_per_chip"][i]
         t.add_row(f"{sp['tp'][i]}·{sp['ep'][i]}·{sp['pp'][i]}", str(sp["dp"][i]), str(sp["chips"][i]),
@@ -86,6 +86,11 @@ def _print(r, show_all: bool) -> None:
     console.print(f"HBM per chip {fmt(cap, 'B')}; weights {fmt(v['weights_bytes'], 'B')} in all; one stage step's KV "
                   f"= B · kv_held = {fmt(v['kv_bytes_per_stage_step'], 'B')}", markup=False)
     chosen = r.requested if r.requested is not None else r.best
+    stuck = sp["fits"] & ~sp["runs"]
+    if chosen is None and stuck.any():
+        console.print(f"fits: NO — {int(stuck.sum())} split(s) hold weights + KV but cannot run here: "
+                      f"{sp['why_not'][np.flatnonzero(stuck)[0]]}", markup=False)
+        return
     if chosen is None:
         console.print(f"fits: NO — no split of up to {r.max_chips} chips holds weights + KV; the largest model "
                       f"one {r.system.domain_chips}-chip domain holds at this batch and context is "

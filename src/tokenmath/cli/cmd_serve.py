@@ -69,7 +69,8 @@ def _print(r) -> None:
             if key.endswith("_interval"):
                 cells.append("—" if x is None else f"{fmt(x[0], unit)} – {fmt(x[1], unit)}")
                 continue
-            cells.append("no price in catalog" if x is None else (str(x) if unit is None else fmt(x, unit)))
+            missing = "— (empty prompt)" if v(f"{ph}.note") else "no price in catalog"
+            cells.append(missing if x is None else (str(x) if unit is None else fmt(x, unit)))
         t.add_row(label, *cells)
     console.print(t)
     console.print(f"optimal batch B* = R·rho = {fmt(v('hardware_ratio'))} × {fmt(v('rho'))} = "

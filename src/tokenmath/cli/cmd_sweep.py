@@ -7,7 +7,7 @@ import typer
 from rich.table import Table
 
 from ..core.errors import InputError
-from ..serving.sweep import default_contexts, sweep
+from ..serving.sweep import check_grid_size, default_contexts, sweep
 from ..core.units import PRECISION_BYTES, fmt
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, SET_OPTION, console, emit_json, guard, load_pair,
@@ -49,6 +49,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("at most 64 precision × chips variants")
         want_plot = plot is not None
         S_grid = np.unique(np.concatenate([S, default_contexts()])) if want_plot else S  # smooth context curves
+        check_grid_size(batches=B.size, contexts=S_grid.size, variants=len(precs) * len(Gs))
         runs = [sweep(m, s, G=G, batch=B, context=S_grid, S_ref=float(S[0]), precision=p, kv_dtype=kv_dtype,
                       basis=basis, explain=explain or as_json) for p in precs for G in Gs]
         main = runs[0]

@@ -135,7 +135,10 @@ def _validate(path: str | None, held_out: bool, carry: str, as_json: bool) -> No
     table = Path(path) if path else DEFAULT_TABLE
     if not table.exists():
         raise InputError(f"measurement table {table} not found; pass --measurements PATH")
-    res = validate_training(read_table(table), held_out=held_out, carry=carry)
+    rows = read_table(table)
+    if not rows:
+        raise InputError(f"{table}: no rows under the header; nothing to validate")
+    res = validate_training(rows, held_out=held_out, carry=carry)
     if as_json:
         emit_json(res)
         return

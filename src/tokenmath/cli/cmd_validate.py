@@ -34,6 +34,8 @@ def register(app: typer.Typer) -> None:
             missing = sorted(set(row) - {r.id for r in rep.rows} - {u.id for u in rep.unexpressed})
             if missing:
                 fail(f"no row {', '.join(missing)} in {rep.table}")
+        if groups and not rep.rows and not rep.unexpressed:
+            fail(f"no row of group {', '.join(groups)} in {rep.table} (ids start with the group, e.g. TRT-001)")
         if as_json:
             d = rep.to_dict()
             if explain:

@@ -1,9 +1,20 @@
-"""What every command shares: loading with --set, one-line errors, JSON and explanation output."""
+"""What every command shares: loading with --set, one-line errors, JSON and explanation output.
+
+The one input-checking layer every command passes through is `guard`: before the command runs it
+refuses option values no command can use (NaN or infinite numbers, integers past 1e15, text with a NUL
+byte); while it runs, the errors a user can cause become one line on stderr and a non-zero exit; and
+anything else becomes one "internal error" line (TOKENMATH_DEBUG=1 shows the traceback instead).
+Ranges that depend on the command are checked where the value is used (`serve.check_inputs`,
+the records' RANGES, the grids' parser).
+"""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import math
+import os
 import sys
 
 import numpy as np
@@ -11,7 +22,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from ..core.errors import TokenmathError
+from ..core.errors import InputError, TokenmathError
 from ..core.load import apply_overrides, load_model, load_priors, load_system
 from ..core.records import Model, Priors, System
 
@@ -20,7 +31,7 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 __all__ = ["JSON_OPTION", "EXPLAIN_OPTION", "SET_OPTION", "ON_OPTION", "CHIPS_OPTION", "PRECISION_OPTION",
            "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
-           "EXPLAIN_HELP"]
+           "EXPLAIN_HELP", "MAX_INT_OPTION"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
 JSON_HELP = "Print the results (and their derivations) as JSON."
@@ -37,47 +48,91 @@ KV_DTYPE_OPTION = typer.Option(None, "--kv-dtype", help="KV-cache element type (
 BASIS_OPTION = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound).")
 
 
+MAX_INT_OPTION = 10**15  # no count a command takes (chips, tokens, arrivals, seeds...) is larger
+
+
 def fail(message: str, code: int = 1):
     """Print one line to stderr and exit non-zero."""
-    err_console.print(f"error: {message}", markup=False)
+    err_console.print(f"error: {' '.join(str(message).split())}", markup=False)
     raise typer.Exit(code)
+
+
+def _labels(fn) -> dict[str, str]:
+    """Each parameter of a command function -> how the user wrote it (--batch, MODEL)."""
+    out = {}
+    for name, par in inspect.signature(fn).parameters.items():
+        d = par.default
+        if isinstance(d, typer.models.OptionInfo):
+            decls = [x for x in (d.param_decls or ()) if x.startswith("--")]
+            out[name] = decls[0] if decls else "--" + name.replace("_", "-")
+        else:
+            out[name] = name.upper()
+    return out
+
+
+def check_options(values: dict, labels: dict[str, str]) -> None:
+    """Refuse option values no command can use, whatever the command (see the module docstring)."""
+    for name, given in values.items():
+        label = labels.get(name, name)
+        for v in given if isinstance(given, (list, tuple)) else (given,):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InputError(f"{label} must be a finite number (got {v})")
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_INT_OPTION:
+                raise InputError(f"{label} {v} is absurd (more than 1e15)")
+            if isinstance(v, str) and "\0" in v:
+                raise InputError(f"{label} contains a NUL byte")
 
 
 def guard(fn):
     """Turn the errors a user can cause into one line and a non-zero exit, never a traceback."""
+    labels = _labels(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            check_options(kwargs, labels)
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort, typer.BadParameter, SystemExit):
             raise
         except TokenmathError as e:
             fail(str(e))
         except ValidationError as e:
             err = e.errors()[0]
             fail(f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
-        except (ValueError, OSError, KeyError) as e:
-            fail(str(e) or type(e).__name__)
+        except OSError as e:
+            fail(f"{e.filename}: {e.strerror or e}" if getattr(e, "filename", None) else (e.strerror or str(e)))
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except Exception as e:  # a bug, not the user's doing: still one line
+            if os.environ.get("TOKENMATH_DEBUG"):
+                raise
+            fail(f"internal error ({type(e).__name__}: {e}); please report it with the command line "
+                 "(TOKENMATH_DEBUG=1 shows the traceback)")
 
     return wrapper
 
 
-def load_pair(model: str, on: str, settings: list[str] | None) -> tuple[Model, System]:
+def load_triple(model: str | None, on: str | None, settings: list[str] | None = None
+                ) -> tuple[Model | None, System | None, Priors | None]:
+    """The one loader of every command: the model and system named (either may be absent), the system's
+    efficiency priors, and every --set applied to whichever record has the field (priors changed by --set
+    are bound to the chip, so every analysis that reads the chip's priors sees them)."""
+    m = load_model(model) if model is not None else None
+    s = load_system(on) if on is not None else None
+    p = load_priors(s.chip.priors) if s is not None else None
+    if settings:
+        recs = {k: v for k, v in (("model", m), ("system", s), ("chip", s and s.chip), ("priors", p)) if v}
+        if not recs:
+            raise InputError("--set needs a MODEL or --on SYSTEM to set a field on")
+        recs = apply_overrides(recs, settings)
+        m, s, p = recs.get("model"), recs.get("system"), recs.get("priors")
+    return m, s, p
+
+
+def load_pair(model: str | None, on: str | None, settings: list[str] | None = None
+              ) -> tuple[Model | None, System | None]:
     m, s, _ = load_triple(model, on, settings)
     return m, s
-
-
-def load_triple(model: str, on: str, settings: list[str] | None) -> tuple[Model, System, Priors]:
-    """Model, system and the system's efficiency priors, with every --set applied to whichever has the field."""
-    m, s = load_model(model), load_system(on)
-    p = load_priors(s.chip.priors)
-    if settings:
-        recs = apply_overrides({"model": m, "system": s, "chip": s.chip, "priors": p}, settings)
-        m, s, p = recs["model"], recs["system"], recs["priors"]
-    return m, s, p
 
 
 def _default(o):
@@ -90,17 +145,25 @@ def _default(o):
     return str(o)
 
 
-def _finite(o):
-    """JSON has no Infinity or NaN: they become null."""
-    if isinstance(o, float):
-        return o if np.isfinite(o) else None
+def _applies(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isinf(v))
+
+
+def _clean(o, path: str = ""):
+    """A value that does not apply (None, or ∞: a limit never reached) is omitted from a mapping.
+
+    JSON has no ∞ or NaN, and a list cannot omit an element without shifting the others: NaN anywhere, or
+    None/∞ in a list, is a bug in the command, reported as such rather than printed as null.
+    """
     if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_finite(v) for v in o]
+        return {k: _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items() if _applies(v)}
+    if isinstance(o, list):
+        return [_clean(v, f"{path}[{i}]") for i, v in enumerate(o)]
+    if o is None or (isinstance(o, float) and not math.isfinite(o)):
+        raise ValueError(f"{o} in the JSON at {path or 'the top'}")
     return o
 
 
 def emit_json(obj) -> None:
     text = json.dumps(obj, default=_default)
-    sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2) + "\n")
+    sys.stdout.write(json.dumps(_clean(json.loads(text)), indent=2, allow_nan=False) + "\n")

@@ -4,20 +4,65 @@ All figures are SI floats (bytes, bytes/s, FLOP/s, s, W, USD). Each record keeps
 from field name (dotted for nested figures, e.g. `peak_flop_per_s.fp8`) to where the figure comes
 from, and `estimates`, the fields that are estimates rather than published values. `evolve` returns
 a copy with fields replaced (used by `--set`), marking the replaced fields' source.
+
+Every figure has a physical range, declared once per record in `RANGES` (interval notation, e.g.
+`"(0, 1]"` for an efficiency) and checked by one validator; NaN and infinity are refused everywhere.
+So a catalog file, a profile or a `--set` cannot hand the analyses a zero efficiency, a negative price
+or a capacity of 1e-300 bytes.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from functools import lru_cache
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .errors import InputError
+
 __all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
+           "Part", "in_interval",
            "Intervals", "IntervalGroup"]
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@lru_cache(maxsize=None)
+def _interval(text: str) -> tuple[float, float, bool, bool]:
+    """'(0, 1]' -> (0.0, 1.0, lo_open=True, hi_open=False)."""
+    m = re.fullmatch(r"\s*([(\[])\s*([^,]+),\s*([^)\]]+)([)\]])\s*", text)
+    if not m:
+        raise ValueError(f"bad interval {text!r}")
+    return float(m.group(2)), float(m.group(3)), m.group(1) == "(", m.group(4) == ")"
+
+
+def in_interval(x: float, interval: str) -> bool:
+    lo, hi, lo_open, hi_open = _interval(interval)
+    return (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
+
+
+class Part(BaseModel):
+    """A frozen, validated record or part of one: NaN/inf refused, each figure in its `RANGES` interval.
+
+    A figure may be a number, or a map or tuple of numbers (every value is checked); None is skipped.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    RANGES: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="after")
+    def _in_range(self):
+        for name, interval in type(self).RANGES.items():
+            v = getattr(self, name, None)
+            values = v.items() if isinstance(v, dict) else ((None, x) for x in v) if isinstance(v, tuple) \
+                else () if v is None else ((None, v),)
+            for key, x in values:
+                if isinstance(x, (int, float)) and not isinstance(x, bool) and not in_interval(x, interval):
+                    label = f"{name}.{key}" if key is not None else name
+                    raise ValueError(f"{label} must be in {interval} (got {x:g})")
+        return self
+
+
+class Record(Part):
 
     name: str
     display_name: str = ""
@@ -61,21 +106,18 @@ class Chip(Record):
     host_memory_bandwidth_bytes_per_s: float | None = None
     priors: str = "default"  # name of the Priors entry that applies
 
-    @field_validator("hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s")
-    @classmethod
-    def _positive(cls, v: float) -> float:
-        if not v > 0:
-            raise ValueError("must be positive")
-        return v
+    # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
+    RANGES = {"year": "[1950, 2100]", "peak_flop_per_s": "[1e6, 1e19]", "hbm_capacity_bytes": "[1e6, 1e15]",
+              "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "power_w": "(0, 1e6]",
+              "rental_usd_per_hour": "(0, 1e4]", "host_memory_bytes": "[1e6, 1e16]",
+              "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]"}
 
     @field_validator("peak_flop_per_s")
     @classmethod
     def _peaks(cls, v: dict[str, float]) -> dict[str, float]:
         if not v:
             raise ValueError("needs at least one precision")
-        for p, x in v.items():
-            if not x > 0:
-                raise ValueError(f"peak for {p} must be positive")
         return v
 
     def peak(self, precision: str) -> float:
@@ -87,7 +129,7 @@ class Chip(Record):
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return self.peak_flop_per_s[p]
-        raise ValueError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+        raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
                          f"it lists {', '.join(self.peak_flop_per_s)}")
 
     def peak_precision(self, precision: str) -> str:
@@ -113,12 +155,8 @@ class System(Record):
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
 
-    @field_validator("domain_chips")
-    @classmethod
-    def _domain(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError("must be at least 1")
-        return v
+    RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "rental_usd_per_chip_hour": "(0, 1e4]"}
 
     @property
     def scaleup_bw(self) -> float:
@@ -138,10 +176,11 @@ class System(Record):
         return self.chip.source_of("rental_usd_per_hour")
 
 
-class MLA(BaseModel):
+class MLA(Part):
     """Multi-head latent attention (DeepSeek-V2/V3): K and V are rebuilt from a shared latent."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    RANGES = {k: "[1, 1e5]" for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                      "v_head_dim")}
     q_lora_rank: int | None = None
     kv_lora_rank: int
     qk_nope_head_dim: int
@@ -149,18 +188,20 @@ class MLA(BaseModel):
     v_head_dim: int
 
 
-class SparseAttention(BaseModel):
+class SparseAttention(Part):
     """Top-k token selection by a light indexer (DeepSeek sparse attention, V3.2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    RANGES = {"index_topk": "[1, 1e9]", "index_n_heads": "[1, 1e5]", "index_head_dim": "[1, 1e5]",
+              "index_bytes_per_token_layer": "(0, 1e6]"}
     index_topk: int
     index_n_heads: int
     index_head_dim: int
     index_bytes_per_token_layer: float = 132.0  # FP8 key (128 B) + one fp32 scale (4 B)
 
 
-class MoE(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class MoE(Part):
+    RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
+              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]"}
     n_routed_experts: int
     experts_per_token: int
     n_shared_experts: int = 0
@@ -201,6 +242,12 @@ class Model(Record):
     published_total_params: float | None = None
     published_active_params: float | None = None
 
+    RANGES = {"n_layers": "[1, 1e5]", "d_model": "[1, 1e6]", "n_heads": "[1, 1e5]", "n_kv_heads": "[1, 1e5]",
+              "head_dim": "[1, 1e5]", "d_ff": "[1, 1e7]", "vocab_size": "[1, 1e8]", "mlp_matrices": "[1, 4]",
+              "sliding_window": "[1, 1e10]", "n_sliding_layers": "[0, 1e5]", "n_kv_layers": "[1, 1e5]",
+              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]",
+              "published_active_params": "[1, 1e16]"}
+
     @model_validator(mode="after")
     def _consistent(self):
         for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size"):
@@ -217,16 +264,17 @@ class Model(Record):
         return self
 
 
-class Curve(BaseModel):
+class Curve(Part):
     """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
     linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
     point's relative measurement spread (repeat-to-repeat), when it was measured."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     x: tuple[float, ...]
     y: tuple[float, ...]
     spread: tuple[float, ...] | None = None
     source: str = ""
+
+    RANGES = {"x": "(0, 1e15]", "spread": "[0, 10]"}
 
     @model_validator(mode="after")
     def _shape(self):
@@ -234,8 +282,8 @@ class Curve(BaseModel):
             raise ValueError("a curve needs x and y (and spread, if given) of the same non-zero length")
         if any(not v > 0 for v in self.x) or any(b <= a for a, b in zip(self.x, self.x[1:])):
             raise ValueError("curve x must be positive and strictly increasing")
-        if any(not 0 < v <= 1.5 for v in self.y):
-            raise ValueError("curve y is an efficiency: a fraction of a peak in (0, 1.5]")
+        if any(not 1e-3 <= v <= 1.5 for v in self.y):
+            raise ValueError("curve y is an efficiency: a fraction of a peak in [0.001, 1.5]")
         return self
 
 
@@ -273,19 +321,11 @@ class Priors(Record):
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
 
-    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv")
-    @classmethod
-    def _fraction(cls, v: float) -> float:
-        if v is not None and not 0 <= v <= 1:
-            raise ValueError("must be a fraction in [0, 1]")
-        return v
-
-    @field_validator("ep_imbalance")
-    @classmethod
-    def _imbalance(cls, v: float) -> float:
-        if not 1 <= v <= 10:
-            raise ValueError("must be between 1 (uniform routing) and 10")
-        return v
+    # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
+    RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
+              "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
+              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
+              "ep_imbalance": "[1, 10]"}
 
 
 class TrainingPrior(Record):
@@ -309,25 +349,14 @@ class TrainingPrior(Record):
     recompute: Literal["none", "selective", "full"] = "selective"
     parallelism: str = ""
 
-    @field_validator("mfu")
-    @classmethod
-    def _mfu(cls, v: float) -> float:
-        if not 0 < v <= 1:
-            raise ValueError("must be a fraction in (0, 1]")
-        return v
-
-    @field_validator("chips", "seq_len", "active_params", "global_batch_tokens")
-    @classmethod
-    def _positive(cls, v):
-        if not v > 0:
-            raise ValueError("must be positive")
-        return v
+    RANGES = {"mfu": "(0, 1]", "chips": "[1, 1e7]", "seq_len": "[1, 1e9]", "active_params": "[1, 1e16]",
+              "global_batch_tokens": "[1, 1e13]"}
 
 
-class IntervalGroup(BaseModel):
+class IntervalGroup(Part):
     """Prediction-interval bounds of one group: quantiles of ln(measured / predicted) over its rows."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    RANGES = {"n": "[1, 1e9]", "lo": "[-10, 10]", "hi": "[-10, 10]"}
     n: int  # rows of the group itself (its parent's rows also shaped the bounds when n is small)
     lo: float
     hi: float
@@ -348,6 +377,7 @@ class Intervals(Record):
     """
 
     kind: Literal["intervals"] = "intervals"
+    RANGES = {"nominal": "(0, 1)"}
     nominal: float
     method: str = ""
     groups: dict[str, IntervalGroup]

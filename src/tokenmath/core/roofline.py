@@ -67,6 +67,7 @@ import numpy as np
 
 from . import arch
 from .derive import Q, formula, lift, value_of
+from .errors import InputError
 from .kernels import efficiency, small_m_efficiency
 from .load import load_priors
 from .records import Model, Priors, System
@@ -150,7 +151,9 @@ def attention_math_time(FLOP_attn, F_attn, G, eta_flop):
 
 @formula("t_serial = max(t_mm, t_weights) + max(t_attn, t_kv) − max(t_math, t_weights + t_kv)", unit="s")
 def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
-    return np.maximum(t_mm, t_weights) + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv)
+    # ≥ 0 exactly; t_mm = t_math − t_attn can round it to −1e-16, which is clamped
+    return np.maximum(np.maximum(t_mm, t_weights) + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv),
+                      0.0)
 
 
 @formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
@@ -595,7 +598,7 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     up = system.scaleup_bw * pri.eta_scaleup
     out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
     if crosses and system.scaleout_bw == 0:
-        raise ValueError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} chips")
+        raise InputError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} chips")
     lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
     lat_src = pri.source_of("scaleout_latency_s" if crosses else "scaleup_latency_s")
     src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"

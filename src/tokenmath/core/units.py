@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 
+from .errors import TokenmathError
+
 __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES"]
 
 # Bytes per element of each number format that weights, KV cache and activations are stored in.
@@ -59,7 +61,7 @@ DIMENSION_OF_SUFFIX = {
 _QTY = re.compile(r"^\s*([-+]?[0-9][0-9_,]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?)\s*(.*?)\s*$")
 
 
-class UnitError(ValueError):
+class UnitError(TokenmathError):
     """A quantity whose text cannot be read, or whose unit is not the one its field needs."""
 
 
@@ -82,11 +84,15 @@ def parse_quantity(text: str | float | int, dimension: str | None = None) -> flo
     if isinstance(text, bool):
         raise UnitError(f"expected a number, got {text!r}")
     if isinstance(text, (int, float)):
+        if not math.isfinite(text):
+            raise UnitError(f"{text!r} is not a finite number")
         return float(text)
     m = _QTY.match(str(text))
     if not m:
         raise UnitError(f"cannot read {text!r} as a quantity (e.g. '3.35 TB/s', '80 GB', '20 ms')")
     number = float(m.group(1).replace(",", "").replace("_", ""))
+    if not math.isfinite(number):
+        raise UnitError(f"{text!r} is not a finite number")
     unit = m.group(2).replace(" ", "")
     if unit == "":
         return number

@@ -269,8 +269,8 @@ def kv_report(model: Model | None = None, system: System | None = None, *, prefi
               lecture_media: dict[str, str] | None = None, explain: bool = False) -> KVReport:
     """The tier table; with a model, the cost of holding its prefix in each tier vs recomputing it."""
     for T in hold_times_s:
-        if not T > 0:
-            raise InputError(f"--hold must be a positive time (got {T})")
+        if not 0 < T <= 1e10:
+            raise InputError(f"--hold must be a positive time of at most 1e10 s, about 300 years (got {T:g} s)")
     if not 1 <= prefix_tokens <= 1e9:
         raise InputError(f"--prefix-tokens must be between 1 and a billion (got {prefix_tokens})")
     rows = tier_rows(price_date, explain)

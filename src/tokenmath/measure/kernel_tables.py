@@ -140,9 +140,11 @@ def _across_engines(per_engine: list[dict[float, float]]) -> tuple[list[float], 
 
 
 def _curve(x, y, spread, source: str, cap: float = 1.0) -> dict:
-    """A curve for the catalog; efficiencies above `cap` (the spec bound) are held at it."""
-    return {"x": [float(v) for v in x], "y": [_sig(min(v, cap)) for v in y],
-            "spread": [_sig(v) for v in spread], "source": source}
+    """A curve for the catalog; efficiencies above `cap` (the spec bound) are held at it, and points below
+    0.1 % of the peak (a kernel's fixed cost spread over a few bytes) are dropped."""
+    keep = [i for i, v in enumerate(y) if v >= 0.001]
+    return {"x": [float(x[i]) for i in keep], "y": [_sig(min(y[i], cap)) for i in keep],
+            "spread": [_sig(spread[i]) for i in keep], "source": source}
 
 
 def _sig(v: float, n: int = 3) -> float:

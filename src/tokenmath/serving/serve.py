@@ -59,20 +59,26 @@ def memory_capacity(G, hbm):
     return G * hbm
 
 
+def _shown(x, pick) -> str:
+    """The offending value of a scalar or an array (its min or max), for a one-line message."""
+    a = np.asarray(x, dtype=float)
+    return f"{float(pick(a)):g}" if a.ndim else f"{float(a):g}"
+
+
 def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis=None) -> None:
-    """Refuse impossible or absurd values with one line each."""
+    """Refuse impossible or absurd values with one line each (arrays: every element)."""
     if G is not None and (np.any(np.asarray(G) < 1) or np.any(np.asarray(G) != np.floor(G))):
-        raise InputError(f"--chips must be a whole number ≥ 1 (got {G})")
+        raise InputError(f"--chips must be a whole number ≥ 1 (got {_shown(G, np.min)})")
     if G is not None and np.any(np.asarray(G) > 1_000_000):
-        raise InputError(f"--chips {G} is absurd (more than a million chips in one replica)")
-    if B is not None and np.any(np.asarray(B) < 1):
-        raise InputError(f"--batch must be ≥ 1 sequence (got {B})")
+        raise InputError(f"--chips {_shown(G, np.max)} is absurd (more than a million chips in one replica)")
+    if B is not None and not np.all(np.asarray(B) >= 1):
+        raise InputError(f"--batch must be ≥ 1 sequence (got {_shown(B, np.min)})")
     if B is not None and np.any(np.asarray(B) > 1e9):
-        raise InputError(f"--batch {B} is absurd (more than a billion sequences per step)")
-    if S is not None and np.any(np.asarray(S) < 0):
-        raise InputError(f"--context must be ≥ 0 tokens (got {S})")
+        raise InputError(f"--batch {_shown(B, np.max)} is absurd (more than a billion sequences per step)")
+    if S is not None and not np.all(np.asarray(S) >= 0):
+        raise InputError(f"--context must be ≥ 0 tokens (got {_shown(S, np.min)})")
     if S is not None and np.any(np.asarray(S) > 1e9):
-        raise InputError(f"--context {S} is absurd (more than a billion tokens)")
+        raise InputError(f"--context {_shown(S, np.max)} is absurd (more than a billion tokens)")
     for name, p in (("--precision", precision), ("--kv-dtype", kv_dtype)):
         if p is not None and p not in PRECISION_BYTES:
             raise InputError(f"{name} {p!r} is not one of {', '.join(PRECISION_BYTES)}")
@@ -133,9 +139,12 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers[f"{name}.tokens_per_s_per_chip"] = tokens_per_s(st.tokens, st.t_step) / G if not explain else \
             Q("tokens_per_s_per_chip", value_of(tps) / G, "tok/s", "tokens_per_s_per_chip = tokens_per_s / G",
               {"tokens_per_s": tps, "G": Gq})
+        empty = not np.all(np.asarray(value_of(st.tokens)) > 0)  # a prefill at context 0: no prompt
         numbers[f"{name}.usd_per_mtok"] = (
             usd_per_mtok(Gq, g("usd_per_chip_hour", price, "USD", system.price_source()), st.t_step, st.tokens)
-            if price else None)
+            if price and not empty else None)
+        if empty:
+            numbers[f"{name}.note"] = "no tokens in this step (an empty prompt): no cost per token"
         numbers[f"{name}.bound"] = st.bound
         for term in ("t_math", "t_weights", "t_kv", "t_comm", "t_overhead"):
             numbers[f"{name}.{term}_s"] = getattr(st, term)

@@ -24,6 +24,7 @@ all-to-all) with the same priors. Training rows belong to `tokenmath train`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import math
@@ -35,7 +36,7 @@ from ...training import predict_training_row
 from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
-from .rows import COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, group_of, row_kind, to_float, unit_scale
+from .rows import COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, group_of, row_kind, to_float, to_int, unit_scale
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
@@ -48,6 +49,8 @@ def validate_table(path: str | Path | None = None, *, basis: str = "prior", grou
     """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
     p = Path(path) if path else PACKAGE_TABLE
     rows = read_table(p)
+    if not rows:
+        raise InputError(f"{p}: no rows under the header; nothing to validate")
     if rows:
         missing = [c for c in ("id", "model", "hardware", "metric", "value", "unit") if c not in rows[0]]
         if missing:
@@ -101,8 +104,11 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
     if kind == "training":
         return _training(row)
     measured = to_float(row["value"])
-    if measured is None or measured <= 0:
+    if measured is None or not 0 < measured < math.inf:
         return skip(f"measured value {row['value']!r} is not a positive number (a bound or a range)")
+    for col in ("n_chips", "batch", "input_len", "output_len", "context_len"):  # counts the predictions divide by
+        if row[col].strip() and to_int(row[col]) is not None and not 1 <= to_int(row[col]) <= 1e12:
+            return skip(f"{col} {row[col]!r} is not a count between 1 and 1e12")
     scale = unit_scale(row["unit"])
     if scale is None:
         return skip(f"unit {row['unit']!r} is not one this validation predicts")
