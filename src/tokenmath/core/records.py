@@ -297,9 +297,8 @@ class Priors(Record):
     context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
     kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
     FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
-    all-reduce message bytes (fraction of the scale-up link), `eta_moe` over rows per expert (a whole
-    grouped-expert MoE op against max(FLOP/F, bytes/W); preferred to eta_mm/eta_bw for routed experts).
-    Measured-kernel curves are written by measure/kernel_tables.py.
+    all-reduce message bytes (fraction of the scale-up link). Measured-kernel curves are written by
+    measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless extrapolation is allowed.
     """

@@ -554,14 +554,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
         W_e = expert_bytes_chip(L_moeq, hits, pc.expert, bq, mtp)
         M_e = expert_rows(load, hits)
-        if not spec and (f"eta_moe.{prec}" in pri.curves or "eta_moe" in pri.curves):
-            # the whole MoE op measured against its roofline: one efficiency for its FLOP and its weight reads
-            eta_e = c("eta_moe", "eta_moe", prec, M_e)
-            eta_mm_e, eta_bw_e = eta_e, eta_e
-        else:
-            eta_mm_e, eta_bw_e = eta_mm_at("eta_mm_e", M_e), c("eta_bw_e", "eta_bw", prec, M_e)
-        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_e)
-        t_w_e = expert_weight_time(W_e, W, eta_bw_e)
+        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e))
+        t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw", prec, M_e))
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
     else:
         zero = 0.0 * np.asarray(value_of(T), dtype=float)

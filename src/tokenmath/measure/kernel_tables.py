@@ -25,6 +25,12 @@ peaks, so the core needs no heavy dependency:
         t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
         eta_scaleup.allreduce(m) = 2·(n − 1)/n · m / (bw_up · (t − lat)),  where t > 2·lat
 
+Routed experts use the GEMM curves at their rows per expert (roofline critical path): on the tables'
+balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorRT-LLM's within a median
+10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
+curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
+by up to 2× — so no MoE curve is derived.
+
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve; the
 prior is the median over engines at each size (engine-agnostic: the roofline does not know the
 engine), and `spread` is their half-range over that median. No table row is fitted to a serving
@@ -232,57 +238,6 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
         out.sources["eta_bw"] = f"eta_bw.bf16 at M = {c['x'][0]:g} row (a GEMV streaming its weights): {c['source']}"
 
 
-# ---- MoE expert GEMMs ----------------------------------------------------------------------------
-
-def _moe(root: Path, sysdir: str, chip, out: Derived) -> None:
-    """Grouped expert GEMMs (routing, both GEMMs, activation) under balanced routing, by rows per expert.
-
-    A rank of an ep-way split receives A = T·k/ep token-expert assignments spread evenly over the
-    hits = min(E/ep, A) experts it hosts, so each expert GEMM has M_e = A / hits rows:
-        FLOP = 2 · 3·D·F · A,  bytes = hits · 3·D·F · b_w + A · D · (b_in + 2)      (gated experts)
-        eta_moe(M_e) = max(FLOP/F, bytes/W) / (t − 2·t_kernel)      (two grouped GEMMs per layer)
-    one efficiency against the roofline of the whole MoE op, read for its FLOP and its weight bytes
-    alike; each engine's fastest MoE kernel at each shape; experts of at least 6 M weights per matrix
-    (D·F ≥ 6e6: the large models, whose layers are not dominated by the op's fixed costs).
-    """
-    files = _newest(root / "data" / sysdir / "moe", "moe_perf.parquet")
-    t_kernel = out.scalars.get("kernel_overhead_s", 0.0)
-    fmts = {"bf16": ("bfloat16",), "fp8": ("fp8", "fp8_block"), "fp4": ("nvfp4",)}
-    keys = ["num_tokens", "topk", "num_experts", "moe_ep_size", "hidden_size", "inter_size"]
-    for fmt_, tab_fmts in fmts.items():
-        if chip.peak_precision(fmt_) != fmt_:
-            continue
-        F, W, b_w = chip.peak(fmt_), chip.hbm_bandwidth_bytes_per_s, bytes_per(fmt_)
-        per, used = [], []
-        for eng, f in files.items():
-            df = _read(f)
-            tab = next((x for x in tab_fmts if (df.moe_dtype == x).any()), None)
-            if tab is None:
-                continue
-            d = df[(df.moe_dtype == tab) & (df.distribution == "balanced") & (df.moe_tp_size == 1)
-                   & ~df.kernel_source.str.contains("nongated") & (df.hidden_size * df.inter_size >= 6e6)]
-            if len(d) == 0:
-                continue
-            d = d.groupby(keys, as_index=False).latency.min()  # the engine's fastest kernel for each shape
-            T, k, E, ep, D, Fi = (d[c].to_numpy(dtype=float) for c in keys)
-            A = T * k / ep
-            hits = np.minimum(E / ep, A)
-            M_e = A / hits
-            X = np.maximum(2 * 3 * D * Fi * A / F, (hits * 3 * D * Fi * b_w + A * D * (min(b_w, 2.0) + 2.0)) / W)
-            t = d.latency.to_numpy() * 1e-3 - 2 * t_kernel
-            ok = t > 2 * t_kernel
-            pts = _binned(M_e[ok], X[ok] / t[ok], False, 1.0)
-            if pts:
-                per.append(pts)
-                used.append(f"{eng} {tab}")
-        xs, med, spread = _across_engines(per)
-        if xs:
-            out.curves[f"eta_moe.{fmt_}"] = _curve(xs, med, spread, (
-                f"{PACKAGE} {out.version} {sysdir}/moe ({', '.join(used)}; balanced routing, pure EP, gated): median "
-                f"over engines of max(FLOP/F, bytes/W)/(t − 2·t_kernel) by rows per expert M_e = A / min(E/ep, A), "
-                f"A = T·k/ep, against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip {chip.name}"))
-
-
 # ---- attention -----------------------------------------------------------------------------------
 
 def _binned(x: np.ndarray, eff: np.ndarray, time_monotone: bool, scale: float) -> dict[float, float]:
@@ -420,7 +375,6 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     if not (root / "data" / sysdir).is_dir():
         raise InputError(f"{root}/data/{sysdir}: no tables for {chip_name}")
     _gemm(root, sysdir, chip, out)
-    _moe(root, sysdir, chip, out)
     _decode_attention(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
