@@ -14,10 +14,14 @@ offline run; precision of the weights), and each group's 80 % interval is a spli
     bounds    hi = weighted quantile of r at u,  lo = weighted quantile of r at 1 − u
     interval  a predicted rate x: [x·e^lo, x·e^hi];  a time t: [t·e^−hi, t·e^−lo]
 
-Chips without kernel tables keep spec-sheet priors: their groups (`spec-sheet|…`) are the residuals of
-the same rows predicted with every priors entry of the catalog in turn (the default and each chip's
-measured kernels) instead of the rows' own measured priors — an unmeasured chip's efficiencies could
-be any of them — so their intervals carry what not having measured kernels costs.
+Chips without kernel tables keep spec-sheet priors, and their efficiencies could be any chip's. Their
+groups (`spec-sheet|…`) are the measured groups (all generations pooled) widened by the shift that
+swapping priors causes: each row predicted with every other priors entry of the catalog (the default
+and each chip's measured kernels), s = ln(predicted with its own / predicted with the other), and
+
+    spec-sheet lo = lo + q_{α/2}(s),  hi = hi + q_{1−α/2}(s)      (cluster-weighted quantiles of s)
+
+— never narrower than the measured groups, wider by what not having measured kernels costs.
 
 Coverage is measured out of sample (`coverage`): every (model, hardware) cluster of rows is left out
 in turn, the groups are rebuilt from the other clusters, and the cluster's rows are checked against
@@ -35,7 +39,7 @@ import numpy as np
 from ..core.load import PACKAGE_CATALOG
 
 __all__ = ["NOMINAL", "PSEUDO_ROWS", "phase_of", "derive", "coverage", "intervals_yaml", "write_intervals",
-           "residual_rows", "relabel"]
+           "residual_rows", "relabel", "prior_shifts", "widen"]
 
 NOMINAL = 0.8
 PSEUDO_ROWS = 10.0  # n0: how many rows a group's parent counts for when it lends its spread
@@ -60,6 +64,32 @@ def residual_rows(preds) -> list[dict]:
 def relabel(rows: list[dict], generation: str) -> list[dict]:
     """The same residual rows filed under another generation (the spec-sheet groups)."""
     return [{**x, "key": (generation, *x["key"][1:])} for x in rows]
+
+
+def prior_shifts(own: list[dict], others: list[list[dict]]) -> list[dict]:
+    """s = ln(pred_own / pred_other) = r_other − r_own for every row predicted under another priors entry."""
+    by_id = {x["id"]: x for x in own}
+    return [{**x, "r": x["r"] - by_id[x["id"]]["r"]} for rows in others for x in rows if x["id"] in by_id]
+
+
+def widen(table: dict[str, dict], shifts: list[dict], generation: str = "spec-sheet",
+          nominal: float = NOMINAL) -> dict[str, dict]:
+    """The groups of `table` with generation `*` refiled under `generation`, widened by the shifts' quantiles."""
+    if not shifts:
+        return {}
+    r = np.array([x["r"] for x in shifts])
+    size: dict[str, int] = defaultdict(int)
+    for x in shifts:
+        size[x["cluster"]] += 1
+    w = np.array([1.0 / size[x["cluster"]] for x in shifts])
+    alpha = 1 - nominal
+    s_lo, s_hi = min(0.0, _weighted_quantile(r, w, alpha / 2)), max(0.0, _weighted_quantile(r, w, 1 - alpha / 2))
+    out = {}
+    for key, b in table.items():
+        g, rest = key.split("|", 1)
+        if g == "*":
+            out[f"{generation}|{rest}"] = {"n": b["n"], "lo": b["lo"] + s_lo, "hi": b["hi"] + s_hi}
+    return out
 
 
 def _parents(key: tuple[str, str, str]) -> tuple[str, str, str] | None:
