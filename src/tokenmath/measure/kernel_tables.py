@@ -390,7 +390,7 @@ def derive_all(where: str = "installed", chips: list[str] | None = None) -> list
 
 # priors the tables do not measure: taken from catalog/priors/default.yaml, with its sources
 CARRIED = ("eta_scaleup", "eta_scaleout", "scaleout_latency_s", "step_overhead_s", "comm_overlap", "matmul_m_half",
-           "scaleup_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
+           "ep_imbalance", "scaleup_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
 
 
 def priors_yaml(d: Derived) -> str:
@@ -410,7 +410,7 @@ def priors_yaml(d: Derived) -> str:
         if k in d.scalars:
             v, src = d.scalars[k], d.sources[k]
         else:
-            v, src = getattr(base, k), "as default: " + base.source_of(k).split(": ", 1)[-1]
+            v, src = getattr(base, k), "as default: " + (base.sources.get(k) or base.source)
         est = k in base.estimates and k not in d.scalars
         val = f"{_sig(v * 1e6)} us" if k.endswith("_s") else _sig(v)
         lines.append(f"{k}: {{value: {val}, source: {yaml.safe_dump(src, width=10**6).strip()}"
