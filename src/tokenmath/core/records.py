@@ -297,7 +297,8 @@ class Priors(Record):
     context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
     kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
     FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
-    all-reduce message bytes (fraction of the scale-up link). Measured-kernel curves are written by
+    all-reduce message bytes and `eta_scaleup.alltoall` over the bytes one expert dispatch or combine
+    moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
     measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless extrapolation is allowed.
@@ -317,6 +318,7 @@ class Priors(Record):
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
+    alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
 
@@ -324,7 +326,7 @@ class Priors(Record):
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
               "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
-              "ep_imbalance": "[1, 10]"}
+              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
 
 
 class TrainingPrior(Record):

@@ -610,13 +610,22 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     if layout.ep > 1 and m.moe is not None:
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
+        bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src
+        if "eta_scaleup.alltoall" in pri.curves:  # measured by the bytes one dispatch or combine moves per chip
+            msg = (np.asarray(value_of(T_chip), dtype=float) * m.moe.experts_per_token * m.d_model * 2.0
+                   * (1 - 1 / layout.ep))
+            eta, e_src = efficiency(pri, "eta_scaleup", "alltoall", msg)
+            bw_a2a, a2a_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
+        if pri.alltoall_latency_s is not None and pri.alltoall_latency_s >= lat:
+            # a dispatch or combine that leaves the domain costs at least what one inside it does
+            lat_a2a, lat_a2a_src = pri.alltoall_latency_s, pri.source_of("alltoall_latency_s")
         parts.append(ep_alltoall_time(
             g("L_moe", arch.n_moe_layers(m)), T_chip, g("k", m.moe.experts_per_token),
             g("D", m.d_model), g("b_disp", b_disp, "B", "dispatch in FP8 when weights are ≤ 8 bit (DeepEP)"),
             g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), g("EP", layout.ep),
             g("f_out", f_out, "", "share of destinations outside the scale-up domain = 1 − domain/EP"),
-            g("bw_up", up, "B/s", f"{system.file}: scale-up × eta_scaleup"),
-            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat, "s", lat_src)))
+            g("bw_up", bw_a2a, "B/s", a2a_src),
+            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src)))
     if not parts:
         return g("t_comm", total, "s", "one chip or no split: no collectives")
     if len(parts) == 1:

@@ -20,6 +20,8 @@ peaks, so the core needs no heavy dependency:
         by bins of bytes (factor-2 wide), with t held non-decreasing in bytes
     prefill attention (causal, B prompts of S, N heads of H):
         FLOP = B · S · 2·N·2H · (S + 1)/2;  eta_attn_prefill.bf16(FLOP) = median of FLOP / (F_bf16 · t)
+    expert all-to-all (DeepEP dispatch/combine in one node): t = lat + bytes / (bw_up · eta),
+        bytes = T·k·D·2·(1 − 1/EP) per chip; eta_scaleup.alltoall(bytes), alltoall_latency_s = lat
     all-reduce over n ≤ 8 chips of a message of m bytes (ring accounting; the faster of the engine's
     custom kernel and NCCL at each size; the tables count BF16 elements, m = 2 · elements):
         t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
@@ -365,6 +367,48 @@ def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
     out.sources["scaleup_latency_s"] = src + "; lat = median time of messages ≤ 4 kB"
 
 
+def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """DeepEP dispatch/combine inside one node: the faster backend (low-latency or high-throughput) at each size.
+
+        bytes = T · k · D · 2 · (1 − 1/EP)      (BF16, every expert copy: the accounting of roofline t_ep)
+        lat   = median combine time at T ≤ 4 tokens per rank
+        eta_scaleup.alltoall(bytes) = bytes / (bw · (t − lat)),  where t > 2·lat
+    """
+    files = _newest(root / "data" / sysdir / "comm", "moe_a2a_perf.parquet")
+    bw = chip.scaleup_bandwidth_bytes_per_s
+    if not files or not bw:
+        return
+    per, lats, used = [], [], []
+    for eng, f in files.items():
+        df = _read(f)
+        d = df[(df.phase == "combine") & (df.node_num == 1)]
+        if "comm_dtype" in d and (d.comm_dtype == "bfloat16").any():
+            d = d[d.comm_dtype == "bfloat16"]
+        if len(d) == 0:
+            continue
+        keys = ["num_tokens", "topk", "hidden_size", "ep_size"]
+        b = d.groupby(keys, as_index=False).latency.min()  # the faster backend at each shape
+        T, k, D, ep = (b[c].to_numpy(dtype=float) for c in keys)
+        xs = T * k * D * 2 * (1 - 1 / ep)
+        ts = b.latency.to_numpy() * 1e-6  # microseconds in these tables
+        lat = float(np.median(ts[T <= 4])) if (T <= 4).any() else float(ts.min())
+        s = ts > 2 * lat
+        pts = _binned(xs[s], xs[s] / (bw * (ts[s] - lat)), False, 1.0)
+        if pts:
+            per.append(pts)
+            lats.append(lat)
+            used.append(eng)
+    xs, med, spread = _across_engines(per)
+    if not xs:
+        return
+    src = (f"{PACKAGE} {out.version} {sysdir}/comm moe_a2a DeepEP combine in one node ({', '.join(used)}; the faster "
+           f"of low-latency and high-throughput kernels): t = lat + T·k·D·2·(1 − 1/EP) / (bw · eta), bw = "
+           f"{bw / 1e9:g} GB/s per direction of catalog chip {chip.name}")
+    out.curves["eta_scaleup.alltoall"] = _curve(xs, med, spread, src + "; median over engines by bytes per chip")
+    out.scalars["alltoall_latency_s"] = float(np.median(lats))
+    out.sources["alltoall_latency_s"] = src + "; lat = median time at ≤ 4 tokens per rank"
+
+
 # ---- all of it -----------------------------------------------------------------------------------
 
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
@@ -378,6 +422,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _decode_attention(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
+    _alltoall(root, sysdir, chip, out)
     return out
 
 
@@ -390,7 +435,7 @@ def derive_all(where: str = "installed", chips: list[str] | None = None) -> list
 
 # priors the tables do not measure: taken from catalog/priors/default.yaml, with its sources
 CARRIED = ("eta_scaleup", "eta_scaleout", "scaleout_latency_s", "step_overhead_s", "comm_overlap", "matmul_m_half",
-           "ep_imbalance", "scaleup_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
+           "ep_imbalance", "scaleup_latency_s", "alltoall_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
 
 
 def priors_yaml(d: Derived) -> str:
@@ -409,6 +454,8 @@ def priors_yaml(d: Derived) -> str:
     for k in CARRIED:
         if k in d.scalars:
             v, src = d.scalars[k], d.sources[k]
+        elif getattr(base, k) is None:
+            continue
         else:
             v, src = getattr(base, k), "as default: " + (base.sources.get(k) or base.source)
         est = k in base.estimates and k not in d.scalars
