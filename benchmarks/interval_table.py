@@ -41,7 +41,8 @@ def main() -> None:
     cov = coverage(rows)
     cov_spec = _spec_coverage(rows, shifts)
     src = (f"tokenmath validate on {rep.table.rsplit('/', 1)[-1]} ({len(rows)} serving rows; spec-sheet groups: the "
-           f"same rows with each catalog priors entry in turn), {datetime.date.today().isoformat()}")
+           f"pooled groups widened by the shift of predicting with each other catalog priors entry), "
+           f"{datetime.date.today().isoformat()}")
     print(f"{'group':32s} {'n':>4s} {'low':>7s} {'high':>7s}   (×predicted)")
     for k, b in list(table.items()) + [(k, v) for k, v in spec_table.items() if k.startswith("spec-sheet|")]:
         print(f"{k:32s} {b['n']:4d} {math.exp(b['lo']):7.2f} {math.exp(b['hi']):7.2f}")

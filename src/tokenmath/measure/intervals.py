@@ -197,8 +197,8 @@ def intervals_yaml(table: dict[str, dict], spec_sheet: dict[str, dict], source: 
              f"nominal: {nominal}",
              "method: \"split-conformal on ln(measured / predicted) by generation|phase|precision, each (model, "
              f"hardware) cluster one row; a group's parent lends up to {PSEUDO_ROWS:g} pseudo-rows; finite-sample level "
-             "(1 − α/2)(n_eff + 1)/n_eff; spec-sheet groups from the same rows predicted with every catalog priors "
-             "entry in turn\"",
+             "(1 − α/2)(n_eff + 1)/n_eff; spec-sheet groups: the pooled groups widened by the quantiles of the shift "
+             "that predicting with each other catalog priors entry causes\"",
              f"notes: \"coverage of nominal {nominal:.0%} intervals on {cov.get('n', 0)} rows: "
              f"{cov.get('left_out_cluster', float('nan')):.1%} with each (model, hardware) cluster left out, "
              f"{cov.get('in_sample', float('nan')):.1%} in sample\"",
