@@ -316,6 +316,27 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
 
 # ---- all-reduce ----------------------------------------------------------------------------------
 
+def _link_fit(x: np.ndarray, t: np.ndarray, small: np.ndarray, bw: float, factor: float = 1.0):
+    """A collective's fixed cost and link efficiency by size: t = lat + factor · x / (bw · eta).
+
+    lat = the median time of the `small` operations; eta is read where the time is at least twice it.
+    Returns (lat, x, eta) at the sizes read.
+    """
+    lat = float(np.median(t[small])) if small.any() else float(t.min())
+    s = t > 2 * lat
+    return lat, x[s], factor * x[s] / (bw * (t[s] - lat))
+
+
+def _store_link(out: Derived, key: str, lat_key: str, per: list, lats: list, src: str, x_what: str,
+                lat_what: str, cap: float = 1.0) -> None:
+    xs, med, spread = _across_engines(per)
+    if not xs:
+        return
+    out.curves[key] = _curve(xs, med, spread, f"{src}; median over engines by {x_what}", cap=cap)
+    out.scalars[lat_key] = float(np.median(lats))
+    out.sources[lat_key] = f"{src}; lat = {lat_what}"
+
+
 def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
     files = _newest(root / "data" / sysdir / "comm", "custom_allreduce_perf.parquet")
     bw = chip.scaleup_bandwidth_bytes_per_s
@@ -345,26 +366,21 @@ def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
         elems = np.array(sorted(t_of))
         t = np.array([t_of[e] for e in elems])
         m = 2.0 * elems  # the tables count BF16 elements
-        lat = float(np.median(t[m <= 4096]))
-        s = t > 2 * lat
-        eta = 2 * (n - 1) / n * m[s] / (bw * (t[s] - lat))
-        pts = {float(x): float(e) for x, e in zip(m[s], eta)}
+        lat, x, eta = _link_fit(m, t, m <= 4096, bw, 2 * (n - 1) / n)
+        pts = {float(a): float(e) for a, e in zip(x, eta)}  # one time per message size
         if pts:
             per.append(pts)
             lats.append(lat)
             used.append(eng)
             ns.append(n)
-    xs, med, spread = _across_engines(per)
-    if not xs:
+    if not per:
         return
     src = (f"{PACKAGE} {out.version} {sysdir}/comm all-reduce of BF16 messages over {max(ns)} GPUs ({', '.join(used)} "
            f"custom kernels with CUDA graphs, or NCCL {nccl[-1].parent.name if nccl else ''} where faster): "
            f"t = lat + 2·(n − 1)/n · m / (bw · eta), bw = {bw / 1e9:g} GB/s per direction of catalog chip "
            f"{chip.name} (NVLink SHARP reductions can exceed the ring's 1.0)")
-    out.curves["eta_scaleup.allreduce"] = _curve(xs, med, spread, src + "; median over engines by message bytes m",
-                                                 cap=1.5)
-    out.scalars["scaleup_latency_s"] = float(np.median(lats))
-    out.sources["scaleup_latency_s"] = src + "; lat = median time of messages ≤ 4 kB"
+    _store_link(out, "eta_scaleup.allreduce", "scaleup_latency_s", per, lats, src, "message bytes m",
+                "median time of messages ≤ 4 kB", cap=1.5)
 
 
 def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -391,22 +407,19 @@ def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
         T, k, D, ep = (b[c].to_numpy(dtype=float) for c in keys)
         xs = T * k * D * 2 * (1 - 1 / ep)
         ts = b.latency.to_numpy() * 1e-6  # microseconds in these tables
-        lat = float(np.median(ts[T <= 4])) if (T <= 4).any() else float(ts.min())
-        s = ts > 2 * lat
-        pts = _binned(xs[s], xs[s] / (bw * (ts[s] - lat)), False, 1.0)
+        lat, x, eta = _link_fit(xs, ts, T <= 4, bw)
+        pts = _binned(x, eta, False, 1.0)
         if pts:
             per.append(pts)
             lats.append(lat)
             used.append(eng)
-    xs, med, spread = _across_engines(per)
-    if not xs:
+    if not per:
         return
     src = (f"{PACKAGE} {out.version} {sysdir}/comm moe_a2a DeepEP combine in one node ({', '.join(used)}; the faster "
            f"of low-latency and high-throughput kernels): t = lat + T·k·D·2·(1 − 1/EP) / (bw · eta), bw = "
            f"{bw / 1e9:g} GB/s per direction of catalog chip {chip.name}")
-    out.curves["eta_scaleup.alltoall"] = _curve(xs, med, spread, src + "; median over engines by bytes per chip")
-    out.scalars["alltoall_latency_s"] = float(np.median(lats))
-    out.sources["alltoall_latency_s"] = src + "; lat = median time at ≤ 4 tokens per rank"
+    _store_link(out, "eta_scaleup.alltoall", "alltoall_latency_s", per, lats, src, "bytes per chip",
+                "median time at ≤ 4 tokens per rank")
 
 
 # ---- all of it -----------------------------------------------------------------------------------
