@@ -63,3 +63,34 @@ def test_calibrate_from_kernel_tables_refuses_a_folder_without_tables(tmp_path):
 
     one_line_error(run("calibrate", "--from-kernel-tables", str(tmp_path)), "no systems/data/")
     one_line_error(run("calibrate", "--from-kernel-tables", "installed", "--chips", "mi300x"), "no kernel tables")
+
+
+def test_engine_curves_replace_the_median_only_where_that_engine_was_measured():
+    pri = load_priors("h200-kernels")
+    trt = pri.for_engine("trtllm")
+    assert trt.curves["eta_kv_bytes.fp8"] == pri.curves["eta_kv_bytes.fp8@trtllm"]
+    assert trt.curves["eta_kv_bytes.fp8"] != pri.curves["eta_kv_bytes.fp8"]
+    assert not any("@" in k for k in trt.curves)
+    assert pri.for_engine(None) is pri and load_priors("default").for_engine("vllm").curves == {}
+
+
+def test_validation_reads_the_engine_a_row_names():
+    from tokenmath.measure.validate.serving import engine_of
+
+    assert engine_of({"source": "NVIDIA TensorRT-LLM perf overview", "notes": ""}) == "trtllm"
+    assert engine_of({"source": "blog.vllm.ai", "notes": ""}) == "vllm"
+    assert engine_of({"source": "gpt-fast", "notes": ""}) is None
+
+
+def test_serve_engine_option():
+    import json
+
+    from clirun import one_line_error, run
+
+    base = ["serve", "llama-3.1-8b", "--on", "hgx-h200", "--chips", "1", "--precision", "fp8", "--kv-dtype", "fp8",
+            "--json"]
+    trt = json.loads(run(*base, "--engine", "trtllm").stdout)
+    med = json.loads(run(*base).stdout)
+    assert trt["engine"] == "trtllm" and "engine" not in med
+    assert trt["decode"]["tokens_per_s"] != med["decode"]["tokens_per_s"]
+    one_line_error(run(*base, "--engine", "tensorrt"), "not one of trtllm")

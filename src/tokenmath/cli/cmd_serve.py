@@ -28,11 +28,13 @@ def register(app: typer.Typer) -> None:
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
+        engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
+                                   "that engine where the chip's priors have them (default: the engines' median)."),
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         m, s, priors = load_triple(model, on, set_)
         r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  priors=priors, explain=explain or as_json)
+                  priors=priors, engine=engine, explain=explain or as_json)
         if as_json:
             emit_json(r.to_dict())
         else:

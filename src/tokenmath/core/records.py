@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .errors import InputError
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
+ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
+
+__all__ = ["ENGINES", "Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
            "Part", "in_interval",
            "Intervals", "IntervalGroup"]
 
@@ -321,6 +323,16 @@ class Priors(Record):
     alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
+
+    def for_engine(self, engine: str | None) -> "Priors":
+        """These priors with the curves measured on `engine`'s kernels (keys `<key>@<engine>`) in place of the
+        engines' median, where that engine was measured; unchanged for None or an engine without curves."""
+        tag = f"@{engine}" if engine else None
+        if not tag or not any(k.endswith(tag) for k in self.curves):
+            return self
+        curves = {k: c for k, c in self.curves.items() if "@" not in k}
+        curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "name": f"{self.name}@{engine}"})
 
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},

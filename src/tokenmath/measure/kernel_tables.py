@@ -33,9 +33,10 @@ balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorR
 curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
 by up to 2× — so no MoE curve is derived.
 
-Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve; the
-prior is the median over engines at each size (engine-agnostic: the roofline does not know the
-engine), and `spread` is their half-range over that median. No table row is fitted to a serving
+Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
+as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
+(`Priors.for_engine`: `serve --engine`, and validation rows whose source names it); the plain key is
+the median over engines at each size, for an engine not stated, and `spread` is their half-range. No table row is fitted to a serving
 measurement: the curves are what single kernels achieve.
 
     tokenmath calibrate --from-kernel-tables installed          # the pip package's tables
@@ -54,6 +55,7 @@ import numpy as np
 from ..core.arch import bytes_per
 from ..core.errors import InputError
 from ..core.load import PACKAGE_CATALOG, load_chip
+from ..core.records import ENGINES
 
 __all__ = ["TABLE_SYSTEMS", "Derived", "find_tables", "derive_priors", "derive_all", "write_priors", "priors_yaml"]
 
@@ -70,7 +72,6 @@ TABLE_SYSTEMS = {
 # our format -> the tables' GEMM format (FP8 per-tensor: what ModelOpt FP8 checkpoints run)
 GEMM_FORMATS = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
 KV_FORMATS = {"bf16": "bfloat16", "fp8": "fp8"}
-ENGINES = ("trtllm", "sglang", "vllm")
 M_GRID = tuple(2 ** i for i in range(16))  # GEMM rows 1 … 32768
 PACKAGE = "aiconfigurator-core"
 
@@ -163,6 +164,24 @@ def _sig(v: float, n: int = 3) -> float:
 
 # ---- GEMMs ---------------------------------------------------------------------------------------
 
+def _by_engine(items: list[tuple]) -> list[tuple[str, list[tuple]]]:
+    """('', every engine's item) for the median, then ('@<engine>', [its item]) for each engine's own curve."""
+    out = [("", items)]
+    for it in items:
+        out.append((f"@{it[-1].split()[0]}", [it]))
+    return out
+
+
+def _store_curves(out: Derived, key: str, per: list[dict], used: list[str], src: str, cap: float = 1.0) -> None:
+    """The engines' median curve under `key`, and each engine's own under `key@<engine>`."""
+    for suffix, group in _by_engine(list(zip(per, used))):
+        xs, med, spread = _across_engines([g[0] for g in group])
+        if xs:
+            what = ", ".join(g[1] for g in group)
+            out.curves[f"{key}{suffix}"] = _curve(xs, med, spread, src.format(engines=what) + (
+                "; median over engines" if not suffix else ""), cap=cap)
+
+
 def _gemm_engine(df, F: float, W: float, b_w: float) -> tuple[dict, dict, float]:
     """One engine's GEMM table at one format -> ({M: eta}, {M: compute-bound?}, t_kernel)."""
     d = df[(df.n >= 1024) & (df.k >= 1024) & (df.n <= 32768) & (df.k <= 32768) & df.m.isin(M_GRID)]
@@ -210,21 +229,24 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                 kernels.append(tk)
         if not per:
             continue
-        xs, med, spread = _across_engines(per)
-        compute = [x for x in xs if np.mean([b.get(x, False) for b in bounds]) >= 0.5]
-        memory = [x for x in xs if x not in compute]
-        src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({', '.join(used)}; {tab_fmt}): median over engines of "
-               f"max(FLOP/F, bytes/W)/(t − t_kernel) at model-sized shapes, against F = {F / 1e12:g} TFLOP/s and "
-               f"W = {W / 1e12:g} TB/s of catalog chip {chip.name}")
-        if compute:
-            i = [xs.index(x) for x in compute]
-            out.curves[f"eta_mm.{fmt_}"] = _curve(compute, [med[j] for j in i], [spread[j] for j in i],
-                                                  src + "; compute-bound rows")
-        if memory:
-            i = [xs.index(x) for x in memory]
-            y = np.minimum.accumulate([med[j] for j in i])  # a weight read never gets cheaper with more rows
-            out.curves[f"eta_bw.{fmt_}"] = _curve(memory, list(y), [spread[j] for j in i],
-                                                  src + "; memory-bound rows, held non-increasing in M")
+        src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({{engines}}; {tab_fmt}): max(FLOP/F, bytes/W)/(t − t_kernel) "
+               f"at model-sized shapes, against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip "
+               f"{chip.name}")
+        for suffix, group in _by_engine(list(zip(per, bounds, used))):
+            xs, med, spread = _across_engines([g[0] for g in group])
+            compute = [x for x in xs if np.mean([g[1].get(x, False) for g in group]) >= 0.5]
+            memory = [x for x in xs if x not in compute]
+            text = src.format(engines=", ".join(g[2] for g in group)) + (
+                "; median over engines" if not suffix else "")
+            if compute:
+                i = [xs.index(x) for x in compute]
+                out.curves[f"eta_mm.{fmt_}{suffix}"] = _curve(compute, [med[j] for j in i], [spread[j] for j in i],
+                                                              text + "; compute-bound rows")
+            if memory:
+                i = [xs.index(x) for x in memory]
+                y = np.minimum.accumulate([med[j] for j in i])  # a weight read never gets cheaper with more rows
+                out.curves[f"eta_bw.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
+                                                              text + "; memory-bound rows, held non-increasing in M")
     if kernels:
         out.scalars["kernel_overhead_s"] = float(np.median(kernels))
         out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines and "
@@ -282,12 +304,10 @@ def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
             if pts:
                 per.append(pts)
                 used.append(eng)
-        xs, med, spread = _across_engines(per)
-        if xs:
-            out.curves[f"eta_kv_bytes.{fmt_}"] = _curve(xs, med, spread, (
-                f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({', '.join(used)}; KV "
-                f"{tab_fmt}, full attention): median over engines of KV bytes / (W·t) by KV bytes one kernel "
-                f"reads (one layer), W = {W / 1e12:g} TB/s of catalog chip {chip.name}"))
+        _store_curves(out, f"eta_kv_bytes.{fmt_}", per, used, (
+            f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
+            f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
+            f"catalog chip {chip.name}"))
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -306,12 +326,9 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
         if pts:
             per.append(pts)
             used.append(eng)
-    xs, med, spread = _across_engines(per)
-    if xs:
-        out.curves["eta_attn_prefill.bf16"] = _curve(xs, med, spread, (
-            f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({', '.join(used)}; BF16, causal): "
-            f"median over engines of FLOP / (F·t) by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s "
-            f"BF16 of catalog chip {chip.name}"))
+    _store_curves(out, "eta_attn_prefill.bf16", per, used, (
+        f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({{engines}}; BF16, causal): FLOP / (F·t) "
+        f"by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}"))
 
 
 # ---- all-reduce ----------------------------------------------------------------------------------
@@ -327,14 +344,11 @@ def _link_fit(x: np.ndarray, t: np.ndarray, small: np.ndarray, bw: float, factor
     return lat, x[s], factor * x[s] / (bw * (t[s] - lat))
 
 
-def _store_link(out: Derived, key: str, lat_key: str, per: list, lats: list, src: str, x_what: str,
+def _store_link(out: Derived, key: str, lat_key: str, per: list, lats: list, used: list, src: str, x_what: str,
                 lat_what: str, cap: float = 1.0) -> None:
-    xs, med, spread = _across_engines(per)
-    if not xs:
-        return
-    out.curves[key] = _curve(xs, med, spread, f"{src}; median over engines by {x_what}", cap=cap)
+    _store_curves(out, key, per, used, f"{src}; by {x_what}", cap=cap)
     out.scalars[lat_key] = float(np.median(lats))
-    out.sources[lat_key] = f"{src}; lat = {lat_what}"
+    out.sources[lat_key] = f"{src.format(engines=', '.join(used))}; lat = {lat_what}, median over engines"
 
 
 def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -375,11 +389,11 @@ def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
             ns.append(n)
     if not per:
         return
-    src = (f"{PACKAGE} {out.version} {sysdir}/comm all-reduce of BF16 messages over {max(ns)} GPUs ({', '.join(used)} "
+    src = (f"{PACKAGE} {out.version} {sysdir}/comm all-reduce of BF16 messages over {max(ns)} GPUs ({{engines}} "
            f"custom kernels with CUDA graphs, or NCCL {nccl[-1].parent.name if nccl else ''} where faster): "
            f"t = lat + 2·(n − 1)/n · m / (bw · eta), bw = {bw / 1e9:g} GB/s per direction of catalog chip "
            f"{chip.name} (NVLink SHARP reductions can exceed the ring's 1.0)")
-    _store_link(out, "eta_scaleup.allreduce", "scaleup_latency_s", per, lats, src, "message bytes m",
+    _store_link(out, "eta_scaleup.allreduce", "scaleup_latency_s", per, lats, used, src, "message bytes m",
                 "median time of messages ≤ 4 kB", cap=1.5)
 
 
@@ -415,10 +429,10 @@ def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
             used.append(eng)
     if not per:
         return
-    src = (f"{PACKAGE} {out.version} {sysdir}/comm moe_a2a DeepEP combine in one node ({', '.join(used)}; the faster "
+    src = (f"{PACKAGE} {out.version} {sysdir}/comm moe_a2a DeepEP combine in one node ({{engines}}; the faster "
            f"of low-latency and high-throughput kernels): t = lat + T·k·D·2·(1 − 1/EP) / (bw · eta), bw = "
            f"{bw / 1e9:g} GB/s per direction of catalog chip {chip.name}")
-    _store_link(out, "eta_scaleup.alltoall", "alltoall_latency_s", per, lats, src, "bytes per chip",
+    _store_link(out, "eta_scaleup.alltoall", "alltoall_latency_s", per, lats, used, src, "bytes per chip",
                 "median time at ≤ 4 tokens per rank")
 
 

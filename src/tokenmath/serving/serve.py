@@ -20,8 +20,8 @@ import numpy as np
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
 from ..core.errors import CatalogError, InputError
-from ..core.load import load_intervals, load_priors
-from ..core.records import Model, Priors, System
+from ..core.load import load_intervals, load_priors, suggest
+from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
 
@@ -119,14 +119,18 @@ class ServeReport(Numbers):
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          explain: bool = False) -> ServeReport:
+          engine: str | None = None, explain: bool = False) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
     kv_dtype = kv_dtype or m.kv_dtype
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    if engine is not None and engine not in ENGINES:
+        hint = suggest(engine, list(ENGINES))
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
+                         + (f"; did you mean {hint[0]}?" if hint else ""))
     chip = system.chip
-    pri = priors or load_priors(chip.priors)
+    pri = (priors or load_priors(chip.priors)).for_engine(engine)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -175,6 +179,8 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.kv_bytes"] = value_of(req) - value_of(W_all)
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
+    if engine:
+        numbers["engine"] = engine
     if basis == "prior":
         _intervals(numbers, pri, precision)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)

@@ -33,7 +33,7 @@ from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import group_of, to_int
 
-__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput"]
+__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
@@ -124,8 +124,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors)
-    pri = priors
+    engine = engine_of(row)
+    pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
+    if engine and pri.name.endswith(f"@{engine}"):
+        notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri)
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
@@ -133,9 +136,19 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     div = (G * n_rep if per_gpu else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
-    gen = (priors or load_priors(system.chip.priors)).generation or "spec-sheet"
+    gen = pri.generation or "spec-sheet"
     return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
                       interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+def engine_of(row: dict) -> str | None:
+    """The serving engine a row's source or notes name, if any ('trtllm', 'vllm', 'sglang')."""
+    text = " ".join(row.get(c, "") for c in ("source", "notes", "parallelism"))
+    for engine, pattern in (("trtllm", r"tensorrt[- ]?llm|\btrt[- ]?llm\b"), ("vllm", r"\bvllm\b"),
+                            ("sglang", r"\bsglang\b")):
+        if re.search(pattern, text, re.I):
+            return engine
+    return None
 
 
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
