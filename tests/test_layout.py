@@ -51,9 +51,11 @@ def test_dp_attention_reads_the_replicated_weights_on_every_chip():
     """DeepSeek's layout on 8 chips: each chip reads all non-expert weights; the even split reads 1/8 of them."""
     crit = step(DSV3, H200, G=8, B=64, S=2048, priors=FLAT, layout=Layout(tp=1, ep=8))
     ideal = step(DSV3, H200, G=8, B=64, S=2048, priors=FLAT, layout=Layout(tp=1, ep=8), ideal=True)
-    pc = arch.param_counts(DSV3)
-    dense = pc.total - arch.n_moe_layers(DSV3) * DSV3.moe.n_routed_experts * pc.expert - DSV3.vocab_size * DSV3.d_model
-    assert crit.extras["W_dense"] == pytest.approx(dense * 1.0)  # fp8: one byte each, whole on every chip
+    pc, fmts = arch.param_counts(DSV3), arch.weight_formats(DSV3)
+    b = {k: arch.bytes_per(f) for k, f in fmts.items()}  # the checkpoint's own format per module kind
+    dense = (arch.model_weight_bytes(DSV3) - arch.n_moe_layers(DSV3) * DSV3.moe.n_routed_experts * pc.expert
+             * b["experts"] - DSV3.vocab_size * DSV3.d_model * b["embeddings"])
+    assert crit.extras["W_dense"] == pytest.approx(dense)  # whole on every chip
     assert crit.v("t_weights") > ideal.v("t_weights")
     tp = step(DSV3, H200, G=8, B=64, S=2048, priors=FLAT, layout=Layout(tp=8, ep=8))
     assert tp.extras["W_dense"] == pytest.approx(dense / 8)
@@ -87,6 +89,6 @@ def test_spec_keeps_the_idealised_bound_and_is_below_the_critical_path():
 def test_critical_path_explains_itself():
     st = step(DSV3, H200, G=8, B=64, S=2048, explain=True)
     text = st.t_step.explain()
-    for needle in ("load_max = max(", "hit_max = min(", "B_dp = max(B / dp", "W_dense = N_dense · b_w / tp",
+    for needle in ("load_max = max(", "hit_max = min(", "B_dp = max(B / dp", "W_dense = (W_all − L_moe·E·N_expert·b_exp − N_lookup·b_emb) / tp",
                    "z_ep", "Blom"):
         assert needle in text

@@ -32,22 +32,39 @@ def register(app: typer.Typer) -> None:
                                    "that engine where the chip's priors have them (default: the engines' median)."),
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
-        m, s, priors = load_triple(model, on, set_)
-        r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  priors=priors, engine=engine, explain=explain or as_json)
+        r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine)
         if as_json:
-            emit_json(r.to_dict())
+            emit_json(to_json(r, explain))
         else:
             _print(r)
             if explain:
                 console.print()
                 console.print(r.explain(), markup=False)
-        if not r.fits:
-            v = r.value
-            fail(f"{m.name} does not fit on {r.G} × {s.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
-                 f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
-                 f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
-                 f"or a narrower --precision")
+        for w in warnings(r):
+            fail(w)
+
+
+def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None):
+    """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s, priors = load_triple(model, on, set_)
+    return serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                 priors=priors, engine=engine, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict()
+
+
+def warnings(r) -> list[str]:
+    """A model that does not fit: after the numbers, the command fails with this line."""
+    if r.fits:
+        return []
+    v = r.value
+    return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
+            f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
+            f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
+            f"or a narrower --precision"]
 
 
 def _print(r) -> None:

@@ -26,9 +26,9 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import CatalogError
-from .hfconfig import model_from_hf_config
+from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Intervals, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
@@ -42,7 +42,8 @@ PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
-                                  "training": TrainingPrior, "intervals": Intervals}
+                                  "training": TrainingPrior, "fabrics": Fabric,
+                                  "intervals": Intervals}
 # price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
 KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
 # kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml
@@ -294,10 +295,7 @@ def load_model(name: str) -> Model:
             p = p / "config.json"
         if not p.exists():
             raise CatalogError(f"{name}: no such file")
-        cfg = parse_json(read_text(p), str(p))
-        if not isinstance(cfg, dict):
-            raise CatalogError(f"{p}: expected a JSON object of config fields, got {type(cfg).__name__}")
-        return model_from_hf_config(cfg, p)
+        return model_from_hf_config(read_hf_config(p), p)
     return _load_cached("models", name)  # type: ignore[return-value]
 
 

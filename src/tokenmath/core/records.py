@@ -20,12 +20,18 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import InputError
+from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["ENGINES", "Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
-           "Part", "in_interval",
-           "Intervals", "IntervalGroup"]
+__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+           "Record", "Part", "in_interval", "MODULE_KINDS",
+           "ENGINES", "Intervals", "IntervalGroup"]
+
+# The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
+# attention projections (and a sparse-attention indexer), dense MLPs, routed experts, shared experts, the
+# MoE routers, and the embedding tables (input embedding and LM head).
+MODULE_KINDS = ("attention", "mlp", "experts", "shared_experts", "router", "embeddings")
 
 
 @lru_cache(maxsize=None)
@@ -125,6 +131,7 @@ class Chip(Record):
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return self.peak_flop_per_s[precision]
         i = order.index(precision) if precision in order else 0
@@ -137,6 +144,7 @@ class Chip(Record):
     def peak_precision(self, precision: str) -> str:
         """The precision whose peak `peak(precision)` actually uses."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return precision
         i = order.index(precision) if precision in order else 0
@@ -156,6 +164,7 @@ class System(Record):
     scaleout_bandwidth_bytes_per_s: float | None = None
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
+    scaleout_fabric: str | None = None  # the catalog/fabrics entry its NICs speak (documentation; the rate is per chip)
 
     RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "rental_usd_per_chip_hour": "(0, 1e4]"}
@@ -176,6 +185,17 @@ class System(Record):
         if self.rental_usd_per_chip_hour:
             return self.source_of("rental_usd_per_chip_hour")
         return self.chip.source_of("rental_usd_per_hour")
+
+
+class Fabric(Record):
+    """A scale-out network technology (InfiniBand NDR, RoCE, EFA...): one port's rate per direction, and the
+    phrases that name it in published setups (read by the validation name matcher)."""
+
+    kind: Literal["fabric"] = "fabric"
+    port_bandwidth_bytes_per_s: float  # one NIC port, per direction
+    names: tuple[str, ...] = ()  # how setups write it: "NDR", "ConnectX-7", "CX7"...
+
+    RANGES = {"port_bandwidth_bytes_per_s": "[1e6, 1e15]"}
 
 
 class MLA(Part):
@@ -208,6 +228,7 @@ class MoE(Part):
     experts_per_token: int
     n_shared_experts: int = 0
     d_ff_expert: int
+    d_ff_shared_expert: int | None = None  # a shared expert's hidden size where it differs (Qwen2-MoE); None: d_ff_expert
     first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
     layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
 
@@ -215,6 +236,11 @@ class MoE(Part):
     def _k_le_e(self):
         if not 1 <= self.experts_per_token <= self.n_routed_experts:
             raise ValueError("experts_per_token must be between 1 and n_routed_experts")
+        if self.d_ff_shared_expert is not None and self.d_ff_shared_expert < 1:
+            raise ValueError("d_ff_shared_expert must be at least 1")
+        if self.d_ff_expert < 1 or self.n_shared_experts < 0 or self.first_dense_layers < 0 or self.layer_step < 1:
+            raise ValueError("d_ff_expert and layer_step must be at least 1, n_shared_experts and "
+                             "first_dense_layers at least 0")
         return self
 
 
@@ -238,7 +264,8 @@ class Model(Record):
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
     n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
-    weight_dtype: str = "bf16"
+    weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
+    weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
     max_context: int | None = None
     published_total_params: float | None = None
@@ -252,9 +279,16 @@ class Model(Record):
 
     @model_validator(mode="after")
     def _consistent(self):
-        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size"):
+        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size", "d_ff"):
             if getattr(self, f) < 1:
                 raise ValueError(f"{f} must be at least 1")
+        for f, fmt_ in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype),
+                        *((f"weight_dtypes.{k}", v) for k, v in self.weight_dtypes.items())):
+            if fmt_ not in PRECISION_BYTES:
+                raise ValueError(f"{f} {fmt_!r} is not one of {', '.join(PRECISION_BYTES)}")
+        for k in self.weight_dtypes:
+            if k not in MODULE_KINDS:
+                raise ValueError(f"weight_dtypes: unknown module kind {k!r}; one of {', '.join(MODULE_KINDS)}")
         if self.attention == "mla" and self.mla is None:
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:

@@ -180,20 +180,16 @@ def dp_tokens(B_dp, S_new):
     return B_dp * S_new
 
 
-@formula("N_dense = N_total − L_moe·E·N_expert − N_lookup", unit="params")
-def dense_params_touched(N_total, L_moe, E, N_expert, N_lookup):
-    """Every weight outside the routed experts that a step reads (attention, dense MLPs, shared experts, router, LM head)."""
-    return N_total - L_moe * E * N_expert - N_lookup
-
-
 @formula("N_dense_mm = N_matmul − L_moe·k·N_expert", unit="params")
 def dense_matmul_params(N_matmul, L_moe, k, N_expert):
     return N_matmul - L_moe * k * N_expert
 
 
-@formula("W_dense = N_dense · b_w / tp", unit="B")
-def dense_bytes_chip(N_dense, b_w, tp):
-    return N_dense * b_w / tp
+@formula("W_dense = (W_all − L_moe·E·N_expert·b_exp − N_lookup·b_emb) / tp", unit="B")
+def dense_bytes_chip(W_all, L_moe, E, N_expert, b_exp, N_lookup, b_emb, tp):
+    """Every weight outside the routed experts that a step reads (attention, dense MLPs, shared experts, router,
+    LM head), split tp ways: each chip reads its shard of its replica."""
+    return (W_all - L_moe * E * N_expert * b_exp - N_lookup * b_emb) / tp
 
 
 @formula("FLOP_dense = 2 · N_dense_mm · T_dp / tp", unit="FLOP")
@@ -237,9 +233,9 @@ def expert_flop_chip(L_moe, N_expert, load_max, moe_tp):
     return 2 * L_moe * N_expert * load_max / moe_tp
 
 
-@formula("W_experts = L_moe · hit_max · N_expert · b_w / moe_tp", unit="B")
-def expert_bytes_chip(L_moe, hit_max, N_expert, b_w, moe_tp):
-    return L_moe * hit_max * N_expert * b_w / moe_tp
+@formula("W_experts = L_moe · hit_max · N_expert · b_exp / moe_tp", unit="B")
+def expert_bytes_chip(L_moe, hit_max, N_expert, b_exp, moe_tp):
+    return L_moe * hit_max * N_expert * b_exp / moe_tp
 
 
 @formula("t_mm_dense = FLOP_dense / (F_mm · eta_mm)", unit="s")
@@ -285,8 +281,9 @@ def weight_time_chip(t_w_dense, t_w_experts):
 @formula("t_serial = max(t_mm_dense, t_w_dense) + max(t_mm_experts, t_w_experts) + max(t_attn, t_kv) "
          "− max(t_math, t_weights + t_kv)", unit="s")
 def serial_kernel_time_chip(t_mm_dense, t_w_dense, t_mm_experts, t_w_experts, t_attn, t_kv, t_math, t_weights):
-    return (np.maximum(t_mm_dense, t_w_dense) + np.maximum(t_mm_experts, t_w_experts) + np.maximum(t_attn, t_kv)
-            - np.maximum(t_math, t_weights + t_kv))
+    # ≥ 0 exactly; rounding can leave −1e-16, which is clamped
+    return np.maximum(np.maximum(t_mm_dense, t_w_dense) + np.maximum(t_mm_experts, t_w_experts)
+                      + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv), 0.0)
 
 
 @formula("t_drain = capacity / bandwidth", unit="s")
@@ -413,6 +410,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     eta_flop = p("eta_flop", "eta_flop")
     kv = kv_dtype or m.kv_dtype
     bq = g("b_w", b_w, "B", f"{prec} weights")
+    native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
     def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
         if spec:
@@ -469,7 +467,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
             t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
         else:
             t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
-        W_touched = arch.weight_bytes_touched(m, T, bq, explain, pc)
+        W_touched = arch.weight_bytes_touched(m, T, None if native else bq, explain, pc)
         t_weights = weight_time(W_touched, Gq, W, eta_bw)
         eta_kv = eta_kv_for(eta_bw, value_of(Bq) * value_of(kv_seq) / G)
         t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
@@ -482,7 +480,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
             extras.update(t_attn=t_attn, t_mm=t_mm)
     else:
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
-            m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, kv_seq, eta_mm_at,
+            m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else None, eta_kv_for, c, pri, prec, spec, explain)
         extras.update(more)
 
@@ -504,7 +502,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
-def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, kv_seq,
+def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -523,8 +521,14 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     L_moeq = g("L_moe", L_moe, "", src_m)
     lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params",
                "untied input embedding: a lookup, not read whole")
-    N_dense = dense_params_touched(pc.total, L_moeq, E, pc.expert, lookup)
-    W_dense = dense_bytes_chip(N_dense, bq, tpq)
+    if native:  # each module kind in the checkpoint's own format
+        fmts = arch.weight_formats(m)
+        W_all = arch.model_weight_bytes(m, None, explain, pc)
+        b_exp = g("b_exp", arch.bytes_per(fmts["experts"]), "B", f"{fmts['experts']} experts")
+        b_emb = g("b_emb", arch.bytes_per(fmts["embeddings"]), "B", f"{fmts['embeddings']} embeddings")
+    else:
+        W_all, b_exp, b_emb = arch.weight_bytes_all(pc.total, bq), bq, bq
+    W_dense = dense_bytes_chip(W_all, L_moeq, E, pc.expert, b_exp, lookup, b_emb, tpq)
     flop_dense = dense_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), T_dp, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
     if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
@@ -552,7 +556,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         hits = busiest_rank_experts(E, epq, load, arch.expected_experts_touched(E, k, T), z)
         mtp = g("moe_tp", layout.moe_tp(G), "", "layout: ways each expert is split = G / ep")
         flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
-        W_e = expert_bytes_chip(L_moeq, hits, pc.expert, bq, mtp)
+        W_e = expert_bytes_chip(L_moeq, hits, pc.expert, b_exp, mtp)
         M_e = expert_rows(load, hits)
         t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e))
         t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw", prec, M_e))

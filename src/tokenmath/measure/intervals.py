@@ -55,8 +55,10 @@ def residual_rows(preds) -> list[dict]:
     """(key, cluster, r) of each prediction that carries an interval key (the serving rows)."""
     out = []
     for p in preds:
-        if getattr(p, "interval_key", None) and p.predicted > 0 and p.measured > 0:
-            r = float(np.log(p.measured / p.predicted)) if p.higher_is_better else float(np.log(p.predicted / p.measured))
+        if getattr(p, "interval_key", None) and not getattr(p, "is_bound", False) and p.predicted > 0 \
+                and p.measured > 0 and p.error > -1:
+            # error = predicted / measured − 1 (a measured range: from its nearer end, 0 inside it)
+            r = -float(np.log1p(p.error)) if p.higher_is_better else float(np.log1p(p.error))
             out.append({"key": tuple(p.interval_key), "cluster": p.cluster, "r": r, "id": p.id})
     return out
 

@@ -5,7 +5,11 @@
     B*            = R · rho                          (spec: peaks only; Pope's "300 × sparsity")
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
-    memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+    memory        = W_all + B · kv_held(S)            vs G · HBM capacity
+    W_all         = Σ_kind N_kind · b_kind           (each module kind in the checkpoint's own format; one
+                                                      format for all when --precision names another)
+    params.total / params.active: matmul parameters WITHOUT the embedding tables (input table and LM head);
+    params.total_with_embeddings / params.active_with_embeddings: the model-card counts, with them.
     intervals     rate x: [x·e^lo, x·e^hi];  time or cost t: [t·e^−hi, t·e^−lo]   (basis 'prior' only)
                   lo, hi: the 80 % group of catalog/intervals/serving.yaml for the chip's generation × phase ×
                   precision (split-conformal on validation residuals; measure/intervals.py)
@@ -49,9 +53,7 @@ def memory_required(W_all, B, kv_held):
     return W_all + B * kv_held
 
 
-@formula("W_all = N_total · b_w", unit="B")
-def weight_bytes(N_total, b_w):
-    return N_total * b_w
+weight_bytes = arch.weight_bytes_all  # W_all = N_total · b_w (the lecture's claims use it by this name)
 
 
 @formula("mem_capacity = G · hbm", unit="B")
@@ -163,12 +165,24 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     Bs = optimal_batch(R, pc.rho)
     numbers["hardware_ratio"] = R
     numbers["rho"] = pc.rho
+    # parameter counts, one convention (README): matmul parameters without the embedding tables (input
+    # table and LM head), and with them (a tied table once); active = what one token's forward pass uses
+    emb = float(value_of(pc.embedding))
+    src_p = f"{m.file or m.name}: tokenmath.core.arch.param_counts"
+    for key, sym, v, what in (
+            ("params.total", "N_total_no_emb", pc.total_matmul, "all weights but the embedding tables"),
+            ("params.active", "N_active_no_emb", pc.active_matmul, "weights one token uses, no embedding tables"),
+            ("params.total_with_embeddings", "N_total", float(value_of(pc.total)), "all weights, embeddings included"),
+            ("params.active_with_embeddings", "N_active", float(value_of(pc.active)),
+             "weights one token uses, embeddings included"),
+            ("params.embeddings", "N_emb", emb, "input embedding table + untied LM head")):
+        numbers[key] = g(sym, v, "params", f"{src_p} ({what})")
     numbers["optimal_batch"] = Bs
     numbers["optimal_batch_prior"] = optimal_batch_prior(Bs, g("eta_flop", pri.eta_flop, "", pri.source_of("eta_flop")),
                                                          g("eta_bw", pri.eta_bw, "", pri.source_of("eta_bw")))
     numbers["latency_floor_s"] = latency_floor(pc.total, bq, Gq, W)
     numbers["latency_floor_basis"] = "spec"
-    W_all = weight_bytes(pc.total, bq)
+    W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)

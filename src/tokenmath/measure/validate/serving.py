@@ -31,7 +31,7 @@ from ...core.roofline import Layout, default_layout, step
 from ..intervals import phase_of
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import group_of, to_int
+from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -89,8 +89,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if prec is None:
         return Unexpressed(rid, g, pnote)
     metric, unit = row["metric"].lower(), row["unit"].lower()
-    per_gpu = "per_gpu" in metric or "/gpu" in unit
-    per_user = "per_user" in metric or "/user" in unit
+    scope = unit_scope(row["unit"], row["metric"])
+    per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
     notes = [n for n in (hw_note, note, pnote) if n]
     assumptions: list[str] = []
@@ -120,7 +120,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if OSL is None and mode in ("run", "decode"):
         return Unexpressed(rid, g, "output length not in the table")
 
-    G_row = to_int(row["n_chips"])
+    G_row, chips_note = chips_of(row)
+    if chips_note:
+        notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
@@ -133,7 +135,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
     spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
-    div = (G * n_rep if per_gpu else 1)
+    per_node = per_node_of(row) or system.domain_chips
+    div = G * n_rep if per_gpu else (G * n_rep / per_node if scope == "node" else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
     gen = pri.generation or "spec-sheet"
@@ -154,7 +157,7 @@ def engine_of(row: dict) -> str | None:
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
     out = []
-    fill = arch.param_counts(su.m).total * arch.bytes_per(su.prec) / (su.G * su.system.chip.hbm_capacity_bytes)
+    fill = float(arch.model_weight_bytes(su.m, su.prec)) / (su.G * su.system.chip.hbm_capacity_bytes)
     if fill > 0.5 and su.B is None and mode in ("run", "decode"):
         out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
                    "shrinks the KV pool, so the real batch is smaller")
@@ -203,7 +206,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
 
 def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
     f = float(al.engine["replica_weight_fraction"])
-    W_all = arch.param_counts(m).total * arch.bytes_per(prec)
+    W_all = float(arch.model_weight_bytes(m, prec))
     G = 1
     while G < G_max and W_all > f * G * system.chip.hbm_capacity_bytes:
         G *= 2
@@ -269,7 +272,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
 
 
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     f_kv = 1.0 if spec else float(al.engine["kv_memory_fraction"])
     pool = kv_pool_bytes(f_kv, su.G, su.system.chip.hbm_capacity_bytes, W_all)
@@ -283,7 +286,7 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
 def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     """The run's derivation: the engine batch, one prefill step, the mean decode step, and the total."""
     e = True
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     cap = su.system.chip.hbm_capacity_bytes
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     Bq: Q | int
