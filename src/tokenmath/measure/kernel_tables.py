@@ -148,9 +148,13 @@ def _across_engines(per_engine: list[dict[float, float]]) -> tuple[list[float], 
     return xs, med, spread
 
 
-def _curve(x, y, spread, source: str, cap: float = 1.0) -> dict:
+def _curve(x, y, spread, source: str, cap: float = 1.0, work: bool = True) -> dict:
     """A curve for the catalog; efficiencies above `cap` (the spec bound) are held at it, and points below
-    0.1 % of the peak (a kernel's fixed cost spread over a few bytes) are dropped."""
+    0.1 % of the peak (a kernel's fixed cost spread over a few bytes) are dropped. With `work` (x is the
+    job's size, its time x / eta), the time is held non-decreasing in x: a larger job is never faster."""
+    if work and len(x):
+        t = np.maximum.accumulate(np.asarray(x, dtype=float) / np.asarray(y, dtype=float))
+        y = list(np.asarray(x, dtype=float) / t)
     keep = [i for i, v in enumerate(y) if v >= 0.001]
     return {"x": [float(x[i]) for i in keep], "y": [_sig(min(y[i], cap)) for i in keep],
             "spread": [_sig(spread[i]) for i in keep], "source": source}
@@ -246,7 +250,8 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                 i = [xs.index(x) for x in memory]
                 y = np.minimum.accumulate([med[j] for j in i])  # a weight read never gets cheaper with more rows
                 out.curves[f"eta_bw.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
-                                                              text + "; memory-bound rows, held non-increasing in M")
+                                                              text + "; memory-bound rows, held non-increasing in M",
+                                                              work=False)
     if kernels:
         out.scalars["kernel_overhead_s"] = float(np.median(kernels))
         out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines and "
