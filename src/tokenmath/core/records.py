@@ -301,9 +301,9 @@ class Model(Record):
 
 
 class Curve(Part):
-    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
-    linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative measurement spread (repeat-to-repeat), when it was measured."""
+    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
+    a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
+    point's relative spread (repeat-to-repeat, or across engines), when it was measured."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
