@@ -67,3 +67,8 @@ def test_validate_json_reports_out_of_sample_coverage():
     assert 0 <= s["interval_coverage"] <= 1 and s["intervals"]["clusters"] >= 2
     row = d["rows"][0]
     assert row["interval"][0] < row["predicted"] < row["interval"][1] and "interval_group" in row
+
+
+def test_catalog_lists_the_interval_table():
+    r = run("catalog", "list")
+    assert r.exit_code == 0 and "prediction intervals" in r.stdout and "serving" in r.stdout
