@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError
 from .hfconfig import model_from_hf_config, read_hf_config
@@ -500,22 +500,24 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
             raise CatalogError(f"--set: no field {key!r}{more}")
         r = roles[0]
         rec = out[r]
-        dim = _dimension(field)
+        dim = (_dimension(sub.split(".")[-1]) if sub else None) or _dimension(field)
         try:
             value: Any = parse_quantity(text, dim) if dim else parse_yaml(text, f"--set {key}")
         except UnitError as e:
             raise CatalogError(f"--set {key}: {e}") from None
         if sub is not None:
             current = getattr(rec, field)
-            if not isinstance(current, dict | None):
+            if not isinstance(current, dict | BaseModel | None):
                 raise CatalogError(f"--set {key}: {field!r} has no parts to set")
-            current = dict(current or {})
-            current[sub] = value
+            current = rec.model_dump()[field] or {}
+            _set_path(current, sub, value, key)
             value = current
         try:
             new = rec.evolve(**{field: value})
         except ValidationError as e:
             raise CatalogError(f"--set {key}={text}: {_validation_message(e)}") from None
+        if sub is not None:  # the nested figure itself now comes from the override
+            new = new.model_copy(update={"sources": {**new.sources, f"{field}.{sub}": "overridden with --set"}})
         out[r] = new
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
@@ -542,3 +544,16 @@ def _validation_message(e: ValidationError) -> str:
     loc = ".".join(str(x) for x in err["loc"])
     msg = str(err["msg"]).removeprefix("Value error, ")
     return f"field {loc!r}: {msg}" if loc else msg
+
+
+def _set_path(node: dict, path: str, value: Any, key: str) -> None:
+    """Set a dotted `path` inside nested mappings; keys may hold dots themselves (offers.claude-opus-4.6.input_per_mtok)."""
+    if path in node or "." not in path:
+        node[path] = value
+        return
+    for k in sorted((k for k in node if path.startswith(f"{k}.") and isinstance(node[k], dict)), key=len, reverse=True):
+        _set_path(node[k], path[len(k) + 1:], value, key)
+        return
+    hint = suggest(path.split(".")[0], [str(k) for k in node])
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    raise CatalogError(f"--set {key}: no entry {path.split('.')[0]!r}{more}")
