@@ -92,3 +92,16 @@ def test_critical_path_explains_itself():
     for needle in ("load_max = max(", "hit_max = min(", "B_dp = max(B / dp", "W_dense = (W_all − L_moe·E·N_expert·b_exp − N_lookup·b_emb) / tp",
                    "z_ep", "Blom"):
         assert needle in text
+
+
+def test_default_moe_layout_fills_its_data_parallel_groups():
+    from tokenmath.core.roofline import default_layout
+
+    lay = default_layout(DSV3, 72)
+    assert lay.tp == 1 and lay.ep == 72 and lay.adaptive
+    assert np.allclose(lay.tp_eff(72, np.array([1, 8, 72, 4096])), [72, 9, 1, 1])  # idle chips join as TP
+    assert Layout(tp=1, ep=72).tp_eff(72, 1) == 1  # a fixed DP deployment leaves them idle
+    lone = step(DSV3, load_system("gb200-nvl72"), G=72, B=1, S=100_000, phase="prefill", priors=FLAT)
+    fixed = step(DSV3, load_system("gb200-nvl72"), G=72, B=1, S=100_000, phase="prefill", priors=FLAT,
+                 layout=Layout(tp=1, ep=72))
+    assert lone.v("t_step") < fixed.v("t_step") / 10  # one chip alone with a 100k prompt is the fixed layout

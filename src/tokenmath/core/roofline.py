@@ -317,11 +317,22 @@ class Layout:
     ep: expert-parallel ways of the routed experts; each expert is split moe_tp = G / ep ways.
     imbalance: the busiest expert-parallel rank's load over what uniform routing gives it (None: the
         priors' ep_imbalance).
+    adaptive: with fewer sequences than data-parallel groups, spread each over the idle chips (tp_eff).
     """
 
     tp: int = 1
     ep: int = 1
     imbalance: float | None = None
+    adaptive: bool = False
+
+    def tp_eff(self, G: int, B):
+        """Tensor-parallel ways at batch B: tp, or with `adaptive` and fewer sequences than the dp groups,
+        tp · dp / max(B, 1) — the groups that have a sequence absorb the idle chips (an engine that can
+        re-shard chooses so; a fixed data-parallel deployment leaves them idle: adaptive=False)."""
+        dp = self.dp(G)
+        if not self.adaptive or dp <= 1:
+            return self.tp
+        return self.tp * dp / np.clip(np.asarray(B, dtype=float), 1.0, dp)
 
     def dp(self, G: int) -> float:
         """Attention data-parallel groups: the non-expert weights' replicas."""
@@ -333,8 +344,10 @@ class Layout:
 
 
 def default_layout(m: Model, G: int) -> Layout:
-    """MoE: experts spread over all G chips, attention data-parallel (DeepSeek's layout); dense: TP = G."""
-    return Layout(tp=1, ep=G) if m.moe is not None else Layout(tp=G, ep=1)
+    """Dense: TP = G. MoE: experts spread over all G chips and attention data-parallel over them (DeepSeek's
+    layout), adaptive: with fewer sequences than groups the idle chips join the busy groups as tensor
+    parallelism, so a lone prompt is not left on one chip (see Layout.adaptive)."""
+    return Layout(tp=1, ep=G, adaptive=True) if m.moe is not None else Layout(tp=G, ep=1)
 
 
 @dataclass
@@ -507,8 +520,9 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
-    tp, dp = layout.tp, layout.dp(G)
-    tpq = g("tp", tp, "", "layout: tensor-parallel ways of attention and non-expert weights")
+    tp, dp = layout.tp_eff(G, value_of(Bq)), layout.dp(G)
+    tpq = g("tp", tp, "", "layout: tensor-parallel ways of attention and non-expert weights" + (
+        " (adaptive: tp · dp / max(B, 1) while B < dp)" if layout.adaptive else ""))
     if dp > 1:
         B_dp = dp_batch(Bq, g("dp", dp, "", "layout: attention data-parallel groups = G / tp"))
         T_dp = dp_tokens(B_dp, S_new)
@@ -538,7 +552,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     t_mm_d = dense_gemm_time(flop_dense, F_mm, eta_mm)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
-    f_kv = 1.0 if m.mla is not None else max(1.0 / tp, 1.0 / m.n_kv_heads)
+    f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
     f_kvq = g("f_kv", f_kv, "", "MLA: every chip reads the whole latent" if m.mla is not None else
               f"KV heads per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)")
     eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv)
@@ -585,12 +599,13 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     dp = layout.dp(G)
     T_v = np.asarray(value_of(T), dtype=float)
+    tp = layout.tp if ideal else layout.tp_eff(G, value_of(Bq))
     if ideal or dp <= 1:
         T_ar, T_chip = T, g("T_chip", T_v / G, "tok", "T / G: tokens per chip")
     else:
         T_dp = dp_batch(value_of(Bq), dp) * value_of(S_new)
         T_ar = g("T", T_dp, "tok", "B_dp · S_new: the busiest DP group's tokens")
-        T_chip = g("T_chip", T_dp / layout.tp, "tok", "T_dp / tp: tokens each chip dispatches")
+        T_chip = g("T_chip", T_dp / tp, "tok", "T_dp / tp: tokens each chip dispatches")
     dom = system.domain_chips
     crosses = G > dom
     up = system.scaleup_bw * pri.eta_scaleup
@@ -602,15 +617,20 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"
     total = 0.0 * np.asarray(value_of(T), dtype=float)
     parts = []
-    if layout.tp > 1:
-        bw, bw_src = (out, src_sys) if layout.tp > dom else (up, src_sys)
-        if layout.tp <= dom and ("eta_scaleup.allreduce" in pri.curves):  # measured by message size
+    tp_max = float(np.max(tp))
+    if tp_max > 1:
+        bw, bw_src = (out, src_sys) if tp_max > dom else (up, src_sys)
+        if tp_max <= dom and ("eta_scaleup.allreduce" in pri.curves):  # measured by message size
             msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
             eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
             bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
-        parts.append(tp_allreduce_time(g("L", m.n_layers), g("tp", layout.tp), T_ar, g("D", m.d_model),
-                                       g("b_act", 2.0, "B", "bf16 activations"),
-                                       g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src)))
+        t_tp = tp_allreduce_time(g("L", m.n_layers), g("tp", tp), T_ar, g("D", m.d_model),
+                                 g("b_act", 2.0, "B", "bf16 activations"),
+                                 g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src))
+        if np.ndim(tp) and not np.all(np.asarray(tp) > 1):  # adaptive: no all-reduce where a group is one chip
+            v = np.where(np.asarray(tp) > 1, value_of(t_tp), 0.0)
+            t_tp = Q("t_tp", v, "s", t_tp.formula, t_tp.inputs) if isinstance(t_tp, Q) else v
+        parts.append(t_tp)
     if layout.ep > 1 and m.moe is not None:
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
