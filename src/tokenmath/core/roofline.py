@@ -12,9 +12,12 @@
   each, run at eta_flop · T / (T + M_half) (T = 1 is a GEMV: eta_flop), and decode attention, whose
   products have M = N/K query rows per KV head, at eta_flop · M / (M + M_half); see
   kernels.small_m_efficiency.
-- t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) or
-  expert-parallel all-to-all (dispatch + combine per MoE layer, (1 − 1/EP) of each token's k copies
-  leave the chip), on the scale-up links inside a domain and the scale-out NICs between domains.
+- t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) and
+  expert-parallel all-to-all (dispatch + combine per MoE layer; the share f_remote of each token's k
+  copies that goes to a chip not already holding the token: 1 − 1/EP idealised, 1 − tp/G on the
+  critical path — with attention TP over all G chips every chip holds every token, and the experts'
+  combine is the all-reduce already counted), on the scale-up links inside a domain and the scale-out
+  NICs between domains.
 - t_overhead: a fixed per-step cost (launch, sampling, scheduling), plus a fixed cost per GEMM kernel
   (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls:
       t_overhead = t_fixed + L · n_gemm · t_kernel
@@ -114,11 +117,17 @@ def tp_allreduce_time(L, tp, T, D, b_act, bw_link, lat):
     return L * 2 * (2 * (tp - 1) / tp * T * D * b_act / bw_link + lat)
 
 
-@formula("t_ep = L_moe · (T_chip·k·D·(b_disp + b_comb)·(1 − 1/EP)·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
+@formula("t_ep = L_moe · (T_chip·k·D·(b_disp + b_comb)·f_remote·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
          unit="s")
-def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out, lat):
-    return L_moe * (T_chip * k * D * (b_disp + b_comb) * (1 - 1 / EP) * ((1 - f_out) / bw_up + f_out / bw_out)
-                    + 2 * lat)
+def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, f_remote, f_out, bw_up, bw_out, lat):
+    """Dispatch and combine of the routed experts' tokens. f_remote is the share of a token's k expert copies
+    whose destination does not already hold the token: 1 − 1/EP when every chip holds its own tokens (the
+    idealised split); on the critical path 1 − tp/G, since attention's tensor-parallel group replicates each
+    token over its tp chips (attention TP = G: no all-to-all at all, the experts read the replicated tokens
+    and the combine is the all-reduce t_tp already counts)."""
+    f = np.asarray(f_remote, dtype=float)
+    t = L_moe * (T_chip * k * D * (b_disp + b_comb) * f * ((1 - f_out) / bw_up + f_out / bw_out) + 2 * lat)
+    return np.where(f > 0, t, 0.0) if np.ndim(t) or np.ndim(f) else (t if f > 0 else 0.0 * t)
 
 
 @formula("t_overhead = t_fixed + L · n_gemm · t_kernel", unit="s")
@@ -633,13 +642,18 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
             v = np.where(np.asarray(tp) > 1, value_of(t_tp), 0.0)
             t_tp = Q("t_tp", v, "s", t_tp.formula, t_tp.inputs) if isinstance(t_tp, Q) else v
         parts.append(t_tp)
-    if layout.ep > 1 and m.moe is not None:
+    if ideal:
+        f_rem = g("f_remote", 1 - 1 / layout.ep, "", "1 − 1/EP: each chip holds only its own tokens (idealised)")
+    else:
+        f_rem = g("f_remote", np.maximum(1 - np.asarray(tp, dtype=float) / G, 0.0), "",
+                  "1 − tp/G: destinations outside the token's attention group (its tp chips already hold it)")
+    if layout.ep > 1 and m.moe is not None and np.any(np.asarray(value_of(f_rem)) > 0):
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
         bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src
         if "eta_scaleup.alltoall" in pri.curves:  # measured by the bytes one dispatch or combine moves per chip
             msg = (np.asarray(value_of(T_chip), dtype=float) * m.moe.experts_per_token * m.d_model * 2.0
-                   * (1 - 1 / layout.ep))
+                   * np.maximum(np.asarray(value_of(f_rem), dtype=float), 1e-9))
             eta, e_src = efficiency(pri, "eta_scaleup", "alltoall", msg)
             bw_a2a, a2a_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
         if pri.alltoall_latency_s is not None and pri.alltoall_latency_s >= lat:
@@ -648,7 +662,7 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         parts.append(ep_alltoall_time(
             g("L_moe", arch.n_moe_layers(m)), T_chip, g("k", m.moe.experts_per_token),
             g("D", m.d_model), g("b_disp", b_disp, "B", "dispatch in FP8 when weights are ≤ 8 bit (DeepEP)"),
-            g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), g("EP", layout.ep),
+            g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), f_rem,
             g("f_out", f_out, "", "share of destinations outside the scale-up domain = 1 − domain/EP"),
             g("bw_up", bw_a2a, "B/s", a2a_src),
             g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src)))

@@ -186,28 +186,79 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     return out
 
 
+def split_of(par: str) -> dict[str, int | bool]:
+    """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep.
+
+    Reads 'TP8', 'tp=8', '--tp 8', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
+    with experts over the same chips), 'MoE-TP4'; a bare 'EP' or 'DP attention' without a number is a flag."""
+    p = par.lower().replace("_", "-")
+    num = r"\s*(?:=|:|-|size)?\s*(\d+)"
+    out: dict[str, int | bool] = {}
+    for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
+                     ("tp", rf"(?<![a-z-])(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
+                     ("dp", rf"(?<![a-z])(?:--)?(?:attention[- ]?|attn[- ]?)?dp(?:[- ]?attn|[- ]?attention)?{num}")):
+        m = re.search(pat, p)
+        if m:
+            out[key] = int(m.group(1))
+    if re.search(r"\bep\b|dp\s*\+\s*ep|ep per|wide-ep", p) and "ep" not in out:
+        out["ep_flag"] = True
+    if re.search(r"dp[- ]?attn|dp[- ]attention|attention[- ]dp|data-parallel attention|dp\s*\+\s*ep", p) and "dp" not in out:
+        out["dp_flag"] = True
+    return out
+
+
 def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases):
-    """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule)."""
+    """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule).
+
+    Attention runs tp ways within each of dp data-parallel groups; experts ep ways, each split moe_tp ways;
+    a replica spans max(tp·dp, ep·moe_tp) chips. Two conventions for 'TP t, DP d': the chips are t·d
+    (aiconfigurator, TensorRT-LLM's attention DP), or t with d groups of t/d (SGLang's --tp t --dp d) —
+    read off the row's chip count where it tells them apart. 'DEP n': dp = ep = n, tp 1; 'DP attention'
+    without a number: attention data-parallel over the replica's chips."""
     par = row["parallelism"].lower()
-    tp = re.search(r"\btp\s*(\d+)", par)
+    s = split_of(par)
     inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
+    if "dep" in s:
+        s.setdefault("dp", s["dep"])
+        s.setdefault("ep", s["dep"])
+        s.setdefault("tp", 1)
+    tp, dp, ep, mtp = (int(s.get(k, 0)) for k in ("tp", "dp", "ep", "moe_tp"))
+    dpf = bool(s.get("dp_flag"))
+    if tp and dp:
+        sglang = G_row is not None and tp * dp > G_row and tp <= G_row and tp % dp == 0
+        a_tp, a_dp = (tp // dp, dp) if sglang else (tp, dp)
+    elif dp:
+        a_tp, a_dp = (max(1, G_row // dp) if G_row and m.moe is None else 1), dp
+    elif tp and dpf and m.moe is not None:
+        a_tp, a_dp = 1, tp  # 'TP8 … DP attention': attention data-parallel over the tensor-parallel group
+    elif tp:
+        a_tp, a_dp = tp, 1
+    else:
+        a_tp, a_dp = (1 if dpf else 0), 0
     note = ""
+    stated = max(a_tp * a_dp, ep * max(mtp, 1) if ep else mtp)
     if inst:
         G = int(inst.group(1))
-    elif tp:
-        G = int(tp.group(1))
+    elif stated:
+        G = stated
     elif "single" in par or G_row == 1:
         G = 1
+    elif dpf and m.moe is not None and G_row:
+        G = G_row
     else:
         G = _replica_chips(m, system, prec, G_row or system.domain_chips, al)
         note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
+    if m.moe is None:  # a dense model's data-parallel groups are replicas
+        G = a_tp if (a_tp and not inst) else G
+        n_rep = max(1, (G_row or G * max(a_dp, 1)) // G) if not inst else 1
+        return G, n_rep, Layout(tp=G, ep=1), note
     n_rep = max(1, (G_row or G) // G) if not inst else 1
-    if m.moe is not None and re.search(r"\bep\b|dp\s*\+\s*ep|ep per", par) and not re.search(r"\bep\s*1\b", par):
-        layout = Layout(tp=int(tp.group(1)) if tp else 1, ep=G)
-    elif m.moe is not None and not tp:
+    if (ep or mtp or s.get("ep_flag")) and not re.search(r"\bep\s*1\b", par):
+        layout = Layout(tp=min(a_tp or 1, G), ep=ep if ep else (G // mtp if mtp else G))
+    elif not (tp or dp or dpf):
         layout = default_layout(m, G)
     else:
-        layout = Layout(tp=G, ep=1)
+        layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, layout, note
 
 
