@@ -120,6 +120,7 @@ class _Quant(BaseModel):
     config_groups: dict[str, "_Group"] | None = None
     kv_cache_quant_algo: StrictStr | None = None
     kv_cache_scheme: "_Scheme | None" = None
+    weight_block_size: list[_int(1, 2**16)] | None = None  # block-scaled FP8: [rows, cols] per scale
 
 
 class _Scheme(BaseModel):
@@ -465,6 +466,14 @@ def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, st
     return compute, overrides, kv, how
 
 
+def _fp8_block(c: _Cfg, top: _Fields, dtype: str) -> int | None:
+    """quantization_config weight_block_size of an FP8 checkpoint (DeepSeek-V3: [128, 128]), else None."""
+    q = c.get("quantization_config") or top.quantization_config
+    if dtype != "fp8" or q is None or not q.weight_block_size:
+        return None
+    return int(max(q.weight_block_size))
+
+
 # ---- layers: MoE positions and local attention ---------------------------------------------------
 
 def _layer_step(n_layers: int, moe_layers: list[int]) -> tuple[int, int, str]:
@@ -696,7 +705,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16",
+            weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )
     except ValidationError as e:

@@ -267,6 +267,9 @@ class Model(Record):
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
     weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
+    # the vendor's FP8 checkpoint scales weights per block of this many rows and columns (quantization_config
+    # weight_block_size); its FP8 matmuls then run block-scaled kernels (roofline: the fp8_block curves)
+    fp8_block_size: int | None = None
     max_context: int | None = None
     published_total_params: float | None = None
     published_active_params: float | None = None
@@ -274,7 +277,7 @@ class Model(Record):
     RANGES = {"n_layers": "[1, 1e5]", "d_model": "[1, 1e6]", "n_heads": "[1, 1e5]", "n_kv_heads": "[1, 1e5]",
               "head_dim": "[1, 1e5]", "d_ff": "[1, 1e7]", "vocab_size": "[1, 1e8]", "mlp_matrices": "[1, 4]",
               "sliding_window": "[1, 1e10]", "n_sliding_layers": "[0, 1e5]", "n_kv_layers": "[1, 1e5]",
-              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]",
+              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]", "fp8_block_size": "[1, 1e5]",
               "published_active_params": "[1, 1e16]"}
 
     @model_validator(mode="after")
@@ -351,6 +354,8 @@ class Priors(Record):
     step_overhead_s: float  # per forward step: launch, sampling, scheduling
     comm_overlap: float = 0.0  # fraction of communication hidden behind compute (0 = none)
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
+    # the same by GEMM format where measured (keys '<format>' and '<format>@<engine>'; seconds)
+    kernel_overhead_fmt: dict[str, float] = Field(default_factory=dict)
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
@@ -366,7 +371,17 @@ class Priors(Record):
             return self
         curves = {k: c for k, c in self.curves.items() if "@" not in k}
         curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
-        return self.model_copy(update={"curves": curves, "name": f"{self.name}@{engine}"})
+        fixed = {k: v for k, v in self.kernel_overhead_fmt.items() if "@" not in k}
+        fixed.update({k[:-len(tag)]: v for k, v in self.kernel_overhead_fmt.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "name": f"{self.name}@{engine}"})
+
+    def kernel_overhead(self, fmt: str | None) -> tuple[float, str]:
+        """(fixed cost of one GEMM kernel of format `fmt`, its source): the format's measured value where there
+        is one, else kernel_overhead_s."""
+        if fmt and fmt in self.kernel_overhead_fmt:
+            return self.kernel_overhead_fmt[fmt], (f"{self.file + ': ' if self.file else ''}kernel_overhead_fmt."
+                                                   f"{fmt}: {self.sources.get('kernel_overhead_fmt', 'measured')}")
+        return self.kernel_overhead_s, self.source_of("kernel_overhead_s")
 
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},

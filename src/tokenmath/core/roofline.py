@@ -76,7 +76,7 @@ from .load import load_priors
 from .records import Model, Priors, System
 
 __all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-           "gemms_per_layer", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
+           "gemms_per_layer", "kernel_format", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
@@ -133,6 +133,16 @@ def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, f_remote, f_out, bw_up
 @formula("t_overhead = t_fixed + L · n_gemm · t_kernel", unit="s")
 def overhead_time(t_fixed, L, n_gemm, t_kernel):
     return t_fixed + L * n_gemm * t_kernel
+
+
+def kernel_format(m: Model, prec: str, pri: Priors) -> str:
+    """The format whose measured GEMM curves a step's matmuls read: block-scaled FP8 ('fp8_block') for a
+    model whose FP8 checkpoint scales weights per block (Model.fp8_block_size: DeepSeek-V3, Kimi K2, the
+    Qwen3 FP8 releases) or when asked for, where the priors measured it apart; else the precision itself."""
+    if prec == "fp8_block" or (prec == "fp8" and m.fp8_block_size):
+        return "fp8_block" if any(k.split("@")[0] in ("eta_mm.fp8_block", "eta_bw.fp8_block") for k in pri.curves) \
+            else "fp8"
+    return prec
 
 
 def gemms_per_layer(m: Model) -> float:
@@ -434,6 +444,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     eta_flop = p("eta_flop", "eta_flop")
     kv = kv_dtype or m.kv_dtype
     bq = g("b_w", b_w, "B", f"{prec} weights")
+    kf = kernel_format(m, prec, pri)  # the GEMM kernels' format: whose measured curves the matmuls read
     native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
     def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
@@ -448,8 +459,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     def eta_mm_at(sym, M):  # a GEMM of M rows: its measured curve, else the small-M rule, else eta_flop
         if spec:
             return g(sym, 1.0, "", "spec: peak")
-        if has("eta_mm", prec):
-            return c(sym, "eta_mm", prec, M)
+        if has("eta_mm", kf):
+            return c(sym, "eta_mm", kf, M)
         if pri.matmul_m_half:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
             e = small_m_efficiency(eta_flop, M, p("M_half", "matmul_m_half", "tok"))
             return e.renamed(sym) if isinstance(e, Q) else e
@@ -481,7 +492,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
 
     extras: dict = {"layout": layout, "precision": prec, "ideal": ideal}
     if ideal:
-        eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
+        eta_bw = c("eta_bw", "eta_bw", kf, T)  # weight streaming by the GEMMs' rows M = T
         flop_attn = attention_flop(T, attn_pt)
         flop_mm = matmul_flop(pc.matmul, T)
         eta_mm = eta_mm_at("eta_mm", T)
@@ -505,7 +516,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
-            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, prec, spec, explain)
+            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf, spec, explain)
         extras.update(more)
 
     if spec:
@@ -516,10 +527,11 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
-        if pri.kernel_overhead_s:
+        t_k, t_k_src = pri.kernel_overhead(kf)
+        if t_k:
             t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
                                    g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
-                                   p("t_kernel", "kernel_overhead_s", "s"))
+                                   g("t_kernel", t_k, "s", t_k_src))
         overlap = p("overlap", "comm_overlap")
     extras["t_serial"] = t_serial
     t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
@@ -649,7 +661,7 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
                   "1 − tp/G: destinations outside the token's attention group (its tp chips already hold it)")
     if layout.ep > 1 and m.moe is not None and np.any(np.asarray(value_of(f_rem)) > 0):
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
-        b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
+        b_disp = 1.0 if arch.bytes_per(prec) <= 1.01 else 2.0
         bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src
         if "eta_scaleup.alltoall" in pri.curves:  # measured by the bytes one dispatch or combine moves per chip
             msg = (np.asarray(value_of(T_chip), dtype=float) * m.moe.experts_per_token * m.d_model * 2.0

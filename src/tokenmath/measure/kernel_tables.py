@@ -7,14 +7,20 @@ context and generation attention, and NCCL/custom all-reduce. This module turns 
 curves the roofline reads (`Priors.curves`, keys `<prior>.<format>`), as fractions of THIS catalog's
 peaks, so the core needs no heavy dependency:
 
-    GEMM (M rows, N·K weights):   t = max(FLOP / (F · eta), bytes / (W · eta)) + t_kernel
+    GEMM (M rows, N·K weights):   t = t_kernel + max(FLOP / F, bytes / W) / eta
         FLOP = 2·M·N·K,  bytes = M·K·b_in + K·N·b_w + M·N·2             (each operand once)
-        t_kernel = median over M of the intercept of t against max(FLOP/F, bytes/W)  (least squares)
-        eta(M)   = median over model-sized shapes (1024 ≤ N, K ≤ 32768, t > 2·t_kernel) of
-                   max(FLOP/F, bytes/W) / (t − t_kernel)
-        eta_mm.<f>(M): points where the median shape is compute-bound (FLOP/F > bytes/W);
-        eta_bw.<f>(M): points where it is memory-bound, held non-increasing in M (a weight read
-                       never gets cheaper because more rows ride on it)
+        at each M, over model-sized shapes (1024 ≤ N, K ≤ 32768), the line t = a_M + X / eta_M
+        (X = max(FLOP/F, bytes/W); least squares in relative error):
+        t_kernel.<f> = median a_M over memory-bound M ≤ 256, per format and engine: FP8/NVFP4 ops
+                       also quantise their activations in a separate kernel (their a_M is 5-15 µs
+                       above BF16's), so each format's rate is read after its own fixed cost (one
+                       fixed cost for every format made the NVFP4 streaming rate absorb the
+                       difference: 0.25 of W where the slope says 0.4-0.9). In a served model that
+                       quantisation is fused into the preceding norm or activation, so the GEMM's
+                       fixed cost in a step, kernel_overhead_s, is the BF16 intercept
+        eta_bw.<f>(M): memory-bound M, 1/slope, held non-increasing in M (a weight read never gets
+                       cheaper because more rows ride on it)
+        eta_mm.<f>(M): compute-bound M, median of X / (t − t_kernel.<f>) where t > 2·t_kernel
     decode attention (one layer, B sequences at context S, K KV heads of H):
         bytes = B · S · 2 · K · H · b_kv;   eta_kv_bytes.<kv>(bytes) = median of bytes / (W · t),
         by bins of bytes (factor-2 wide), with t held non-decreasing in bytes
@@ -56,6 +62,7 @@ from ..core.arch import bytes_per
 from ..core.errors import InputError
 from ..core.load import PACKAGE_CATALOG, load_chip
 from ..core.records import ENGINES
+from ..core.units import COMPUTE_FORMAT
 
 __all__ = ["TABLE_SYSTEMS", "Derived", "find_tables", "derive_priors", "derive_all", "write_priors", "priors_yaml"]
 
@@ -69,8 +76,9 @@ TABLE_SYSTEMS = {
     "gb300": ("gb300", "gb300-kernels", "blackwell"),
     "a100-80gb": ("a100_sxm", "a100-80gb-kernels", "ampere"),
 }
-# our format -> the tables' GEMM format (FP8 per-tensor: what ModelOpt FP8 checkpoints run)
-GEMM_FORMATS = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
+# our format -> the tables' GEMM format (FP8 per-tensor: what ModelOpt FP8 checkpoints run; FP8 with 128 × 128
+# weight blocks: what DeepSeek-V3 and the Qwen3 / Kimi FP8 releases run)
+GEMM_FORMATS = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block", "fp4": "nvfp4"}
 KV_FORMATS = {"bf16": "bfloat16", "fp8": "fp8"}
 M_GRID = tuple(2 ** i for i in range(16))  # GEMM rows 1 … 32768
 PACKAGE = "aiconfigurator-core"
@@ -88,6 +96,7 @@ class Derived:
     scalars: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     curves: dict[str, dict] = field(default_factory=dict)
+    kernel_fmt: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -157,7 +166,7 @@ def _curve(x, y, spread, source: str, cap: float = 1.0, work: bool = True) -> di
         y = list(np.asarray(x, dtype=float) / t)
     keep = [i for i, v in enumerate(y) if v >= 0.001]
     return {"x": [float(x[i]) for i in keep], "y": [_sig(min(y[i], cap)) for i in keep],
-            "spread": [_sig(spread[i]) for i in keep], "source": source}
+            "spread": [_sig(min(spread[i], 10.0)) for i in keep], "source": source}
 
 
 def _sig(v: float, n: int = 3) -> float:
@@ -186,27 +195,46 @@ def _store_curves(out: Derived, key: str, per: list[dict], used: list[str], src:
                 "; median over engines" if not suffix else ""), cap=cap)
 
 
+def _line(X: np.ndarray, t: np.ndarray) -> tuple[float, float]:
+    """t = a + X / eta by least squares in relative error (weights 1/t): (a ≥ 0, eta)."""
+    w = 1.0 / t
+    (a, slope), *_ = np.linalg.lstsq(np.vstack([np.ones_like(X), X]).T * w[:, None], t * w, rcond=None)
+    if a < 0 or slope <= 0:  # no fixed cost resolved: a line through the origin
+        a, slope = 0.0, float(np.sum(X * t * w * w) / np.sum(X * X * w * w))
+    return float(a), 1.0 / float(slope)
+
+
 def _gemm_engine(df, F: float, W: float, b_w: float) -> tuple[dict, dict, float]:
-    """One engine's GEMM table at one format -> ({M: eta}, {M: compute-bound?}, t_kernel)."""
+    """One engine's GEMM table at one format -> ({M: eta}, {M: compute-bound?}, t_kernel).
+
+    At each M the shapes give a line t = a_M + X / eta_M (X = max(FLOP/F, bytes/W)): the intercept is the op's
+    fixed cost (launch, fill, tail, and for FP8/NVFP4 the activations' quantisation), the slope its rate.
+    t_kernel = the median intercept over the memory-bound rows M ≤ 256 (the weight-streaming regime of
+    decode); memory-bound M take eta from the slope; compute-bound M take the median X / (t − t_kernel)
+    (their rate absorbs what grows with M beyond the fixed cost: quantising M·K activations)."""
     d = df[(df.n >= 1024) & (df.k >= 1024) & (df.n <= 32768) & (df.k <= 32768) & df.m.isin(M_GRID)]
     t = d.latency.to_numpy() * 1e-3  # the tables are in ms
     M, N, K = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k"))
     flop_t = 2 * M * N * K / F
     bytes_t = (M * K * (b_w if b_w < 2 else 2.0) + K * N * b_w + M * N * 2.0) / W
     X = np.maximum(flop_t, bytes_t)
-    icpt = []
+    fits, bound = {}, {}
     for m in np.unique(M):
         s = M == m
-        if s.sum() >= 3:
-            icpt.append(np.polyfit(X[s], t[s], 1)[1])
-    t_kernel = float(np.clip(np.median(icpt), 0.0, 20e-6)) if icpt else 0.0
-    eta, bound = {}, {}
-    for m in np.unique(M):
-        s = (M == m) & (t > 2 * t_kernel)
-        if s.sum() >= 3:
-            eta[float(m)] = float(np.median(X[s] / (t[s] - t_kernel)))
+        if s.sum() >= 5:
+            fits[float(m)] = _line(X[s], t[s])
             bound[float(m)] = bool(np.median(flop_t[s] > bytes_t[s]) >= 0.5)
-    return eta, bound, t_kernel
+    small = [fits[m][0] for m in fits if m <= 256 and not bound[m]]
+    t_kernel = float(np.clip(np.median(small), 0.0, 50e-6)) if small else 0.0
+    eta = {}
+    for m, (a, e) in fits.items():
+        if not bound[m]:
+            eta[m] = e
+        else:
+            s = (M == m) & (t > 2 * t_kernel)
+            if s.sum() >= 3:
+                eta[m] = float(np.median(X[s] / (t[s] - t_kernel)))
+    return eta, {m: bound[m] for m in eta}, t_kernel
 
 
 def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -215,9 +243,9 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
         out.notes.append("no GEMM tables")
         return
     tables = {k: _read(f) for k, f in files.items()}
-    kernels = []
+    kernels, fixed = [], {}
     for fmt_, tab_fmt in GEMM_FORMATS.items():
-        if chip.peak_precision(fmt_) != fmt_:
+        if chip.peak_precision(fmt_) != COMPUTE_FORMAT.get(fmt_, fmt_):
             continue  # the chip has no tensor-core peak at this format
         F, W, b_w = chip.peak(fmt_), chip.hbm_bandwidth_bytes_per_s, bytes_per(fmt_)
         per, bounds, used = [], [], []
@@ -230,12 +258,15 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                 per.append(eta)
                 bounds.append(bound)
                 used.append(eng)
-                kernels.append(tk)
+                fixed[(fmt_, eng.split()[0])] = tk
+                if fmt_ == "bf16":
+                    kernels.append(tk)
         if not per:
             continue
-        src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({{engines}}; {tab_fmt}): max(FLOP/F, bytes/W)/(t − t_kernel) "
-               f"at model-sized shapes, against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip "
-               f"{chip.name}")
+        src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({{engines}}; {tab_fmt}): t = t_kernel + max(FLOP/F, bytes/W)"
+               f" / eta at model-sized shapes (memory-bound M: the slope; compute-bound M: median of "
+               f"max(FLOP/F, bytes/W)/(t − t_kernel)), against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s "
+               f"of catalog chip {chip.name}")
         for suffix, group in _by_engine(list(zip(per, bounds, used))):
             xs, med, spread = _across_engines([g[0] for g in group])
             compute = [x for x in xs if np.mean([g[1].get(x, False) for g in group]) >= 0.5]
@@ -254,9 +285,24 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                                                               work=False)
     if kernels:
         out.scalars["kernel_overhead_s"] = float(np.median(kernels))
-        out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines and "
-                                            f"formats of the least-squares intercept of t against "
-                                            f"max(FLOP/F, bytes/W) at each M (model-sized shapes)")
+        out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines of the BF16 "
+                                            f"GEMM's intercept of t = t_kernel + max(FLOP/F, bytes/W) / eta at "
+                                            f"memory-bound M ≤ 256 (model-sized shapes). The FP8 and NVFP4 ops' "
+                                            f"intercepts are larger by their separate activation-quantisation "
+                                            f"kernel, which the engines fuse into the preceding norm or activation")
+    quant = _quantize(root, sysdir)
+    for (fmt_, eng), tk in fixed.items():  # a quantised GEMM's fixed cost less its (fused in models) quantisation
+        bf = fixed.get(("bf16", eng), 0.0)
+        out.kernel_fmt[f"{fmt_}@{eng}"] = max(bf, tk - (quant.get(eng, 0.0) if fmt_ != "bf16" else 0.0))
+    for fmt_ in {f for f, _ in fixed}:
+        v = [out.kernel_fmt[f"{fmt_}@{e}"] for f, e in fixed if f == fmt_]
+        out.kernel_fmt[fmt_] = float(np.median(v))
+    if out.kernel_fmt:
+        out.sources["kernel_overhead_fmt"] = (
+            f"{PACKAGE} {out.version} {sysdir}/gemm and quantize: each format's intercept of t = t_kernel + "
+            f"max(FLOP/F, bytes/W) / eta at memory-bound M ≤ 256, less the engine's activation-quantisation ops "
+            f"(compute_scale + scale_matrix at M ≤ 16), which a served model fuses into the preceding norm or "
+            f"activation; never below the BF16 GEMM's; '<format>' the median over engines")
     if "eta_mm.bf16" in out.curves:
         c = out.curves["eta_mm.bf16"]
         out.scalars["eta_flop"] = c["y"][-1]
@@ -265,6 +311,20 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
         c = out.curves["eta_bw.bf16"]
         out.scalars["eta_bw"] = c["y"][0]
         out.sources["eta_bw"] = f"eta_bw.bf16 at M = {c['x'][0]:g} row (a GEMV streaming its weights): {c['source']}"
+
+
+def _quantize(root: Path, sysdir: str) -> dict[str, float]:
+    """engine -> seconds its FP8 activation quantisation takes at decode sizes (M ≤ 16, 4k ≤ K ≤ 8k):
+    the quantize tables' compute_scale plus scale_matrix ops."""
+    out = {}
+    for name in ("computescale_perf.parquet", "scale_matrix_perf.parquet"):
+        for eng, f in _newest(root / "data" / sysdir / "quantize", name).items():
+            d = _read(f)
+            d = d[(d.m <= 16) & (d.k >= 4096) & (d.k <= 8192)]
+            if len(d):
+                e = eng.split()[0]
+                out[e] = out.get(e, 0.0) + float(np.median(d.latency)) * 1e-3
+    return out
 
 
 # ---- attention -----------------------------------------------------------------------------------
@@ -494,6 +554,10 @@ def priors_yaml(d: Derived) -> str:
         val = f"{_sig(v * 1e6)} us" if k.endswith("_s") else _sig(v)
         lines.append(f"{k}: {{value: {val}, source: {yaml.safe_dump(src, width=10**6).strip()}"
                      f"{', estimate: true' if est else ''}}}")
+    if d.kernel_fmt:
+        vals = ", ".join(f"{k}: {_sig(v):g}" for k, v in sorted(d.kernel_fmt.items()))
+        lines.append(f"kernel_overhead_fmt: {{value: {{{vals}}}, source: "
+                     f"{yaml.safe_dump(d.sources['kernel_overhead_fmt'], width=10**6).strip()}}}")
     lines.append("curves:")
     for key, c in d.curves.items():
         lines.append(f"  {key}:")
