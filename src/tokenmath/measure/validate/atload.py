@@ -148,6 +148,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
     key, stat, higher = quantity_of(row["metric"], row["unit"])
     chips = su.G * su.n_rep
     kw = dict(precision=su.prec, kv_dtype=su.kv, priors=su.priors, spec=spec)
+    engine = getattr(su, "engine", None) or "default"
+    policy = str(load_engine(engine).get("policy", "continuous"))
     why = [n for n in (regime.note, layout_note) if n] + notes
     if spec is not None:
         why.append(f"speculation: K = {spec.K}, α = {spec.alpha:.3g} → {spec.tokens_per_step:.3g} tokens per step "
@@ -159,7 +161,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
 
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, requests=n, isl=su.ISL, osl=su.OSL,
-                                range_ratio=regime.range_ratio, layout=su.layout, basis=b, **kw)
+                                range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
+                                policy=policy, **kw)
 
             r = run(basis)
             rate_like = key.endswith("per_s") and key != "tokens_per_s_per_user"
@@ -167,7 +170,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             bound = _from_sim(run("spec"), key, stat, su.ISL) * (su.n_rep if rate_like else 1) \
                 if basis == "prior" else val
             why.insert(0, f"simulated closed loop at concurrency {U} per replica ({su.n_rep} replica(s) of {su.G} "
-                          f"chips), {n} requests of {su.ISL}+{su.OSL} tokens: mean batch {r['mean_batch']:.0f}, "
+                          f"chips; {engine} scheduling: {r.settings['policy']}), {n} requests of {su.ISL}+{su.OSL} "
+                          f"tokens: mean batch {r['mean_batch']:.0f}, "
                           f"{r['output_tokens_per_s']:.4g} tok/s, TPOT {r['tpot_s']['mean'] * 1e3:.3g} ms, "
                           f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")
             mode = "concurrency"

@@ -73,6 +73,7 @@ class _Setup:
     assumptions: list[str]
     priors: Priors | None = None
     spec: Speculation | None = None
+    engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -115,7 +116,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
         G, n_rep, layout, lnote = _layout(row, m, system, prec, to_int(row["n_chips"]), None, al)
-        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri)
+        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
+                    engine=engine)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote)
     B = to_int(row["batch"])

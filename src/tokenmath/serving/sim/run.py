@@ -110,7 +110,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     if wl.concurrency:
         cap = min(cap, wl.concurrency)
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
-    budget = float(chunk or eng["chunk_tokens"]) if policy == "chunked" else float(eng["max_num_tokens"])
+    budget = float(chunk or _engine_tokens(eng, system, "chunk_tokens")) if policy == "chunked" else \
+        float(_engine_tokens(eng, system, "max_num_tokens"))
     n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
     S_max = float((wl.isl + wl.osl).max()) + 1
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
@@ -156,6 +157,15 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
                                        precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri,
                                        layout=layout, engine=engine, explain=True)
     return result
+
+
+def _engine_tokens(eng: dict, system: System, key: str) -> float:
+    """An engine's token budget per step; engines that scale it with the GPU's memory (SGLang: 16,384 from
+    160 GB) give `<key>_large_gpu`."""
+    big = eng.get("max_num_tokens_large_gpu")
+    if big and system.chip.hbm_capacity_bytes >= 160e9:
+        return float(big)
+    return float(eng[key])
 
 
 def _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed) -> Workload:
