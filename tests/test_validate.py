@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from clirun import run
 
-from tokenmath.core import kernels
+from tokenmath.core import arch, kernels
 from tokenmath.core.load import load_alias_model, load_aliases, read_table
 from tokenmath.measure.validate import (
     COLUMNS,
@@ -99,7 +99,8 @@ def test_one_gemm_roofline_memory_bound_at_small_m():
     r = predict_row(GEMM, al)
     assert r.kind == "gemm" and "memory-bound" in r.why[0]
     flop = kernels.gemm_flop(64, 7168, 16384)
-    byts = kernels.gemm_bytes(64, 7168, 16384, 1.0, 1.0, 2.0)
+    b = arch.bytes_per("fp8_block")  # '128-block scaling': FP8 plus one FP32 scale per 128 × 128 block
+    byts = kernels.gemm_bytes(64, 7168, 16384, b, b, 2.0)
     assert flop == 2 * 64 * 7168 * 16384
     t = kernels.gemm_time(flop, 1979e12, 1.0, byts, 3.35e12, 1.0)
     assert t == pytest.approx(byts / 3.35e12)
@@ -131,7 +132,7 @@ def test_explained_run_derivation_golden():
     assert lines[0].startswith("tokens_per_s = n_rep · B · OSL / t_run  = ")
     assert lines[2].strip().startswith("B = min(floor(kv_pool / kv_held), B_max)")
     assert lines[4].strip().startswith("kv_pool = f_kv · (G · C − W_all)")
-    assert lines[5].strip() == "= 0.900 · (1 chips · 151 GB − 8.03 GB)"  # 141 GiB
+    assert lines[5].strip() == "= 0.900 · (1 chips · 151 GB − 9.08 GB)"  # 141 GiB; FP8 with the tables in BF16
     assert "t_run = n_prefill · t_prefill + OSL · t_decode_mean" in text
     assert "catalog/aliases/validation.yaml: TRT-* notes: kv_cache_free_gpu_mem_fraction" in text
     assert float(r.derivation.value) == pytest.approx(r.predicted)

@@ -354,6 +354,7 @@ class Priors(Record):
     step_overhead_s: float  # per forward step: launch, sampling, scheduling
     comm_overlap: float = 0.0  # fraction of communication hidden behind compute (0 = none)
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
+    aux_kernel_s: float = 0.0  # fixed cost of one small non-matmul kernel (norm, activation, RoPE, routing), per layer
     # the same by GEMM format where measured (keys '<format>' and '<format>@<engine>'; seconds)
     kernel_overhead_fmt: dict[str, float] = Field(default_factory=dict)
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
@@ -386,7 +387,7 @@ class Priors(Record):
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
-              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
+              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "aux_kernel_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
               "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
 
 

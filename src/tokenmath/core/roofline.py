@@ -19,8 +19,9 @@
   combine is the all-reduce already counted), on the scale-up links inside a domain and the scale-out
   NICs between domains.
 - t_overhead: a fixed per-step cost (launch, sampling, scheduling), plus a fixed cost per GEMM kernel
-  (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls:
-      t_overhead = t_fixed + L · n_gemm · t_kernel
+  (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls, and a small kernel's
+  fixed cost for each of its n_aux other kernels (norms, activation, RoPE, MoE routing and permutes):
+      t_overhead = t_fixed + L · (n_gemm · t_kernel + n_aux · t_aux)
 - t_serial (prior basis only): matmuls stream weights and attention streams KV in separate kernels that
   run one after the other, so a step cannot hide the KV reads behind the matmul FLOP (nor the weights
   behind attention FLOP): per kernel class, t = max(t_mm, t_weights) + max(t_attn, t_kv), and
@@ -76,7 +77,7 @@ from .load import load_priors
 from .records import Model, Priors, System
 
 __all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-           "gemms_per_layer", "kernel_format", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
+           "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
@@ -130,9 +131,19 @@ def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, f_remote, f_out, bw_up
     return np.where(f > 0, t, 0.0) if np.ndim(t) or np.ndim(f) else (t if f > 0 else 0.0 * t)
 
 
-@formula("t_overhead = t_fixed + L · n_gemm · t_kernel", unit="s")
-def overhead_time(t_fixed, L, n_gemm, t_kernel):
-    return t_fixed + L * n_gemm * t_kernel
+@formula("t_overhead = t_fixed + L · (n_gemm · t_kernel + n_aux · t_aux)", unit="s")
+def overhead_time(t_fixed, L, n_gemm, t_kernel, n_aux, t_aux):
+    return t_fixed + L * (n_gemm * t_kernel + n_aux * t_aux)
+
+
+def aux_kernels_per_layer(m: Model) -> float:
+    """Kernels a layer launches besides its matmuls and attention, averaged over layers: the two RMSNorms
+    (residual add fused) and the gated activation; RoPE for rotary attention (MLA: the two latent norms
+    too); an MoE layer's routing (top-k), token permute and un-permute. Each costs a small kernel's fixed
+    time whatever its bytes (decode moves kilobytes)."""
+    base = 3 + (2 if m.mla is not None else 1)
+    L_moe = arch.n_moe_layers(m)
+    return base + 3 * L_moe / m.n_layers
 
 
 def kernel_format(m: Model, prec: str, pri: Priors) -> str:
@@ -421,6 +432,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     chip = system.chip
     prec = precision or m.weight_dtype
     b_w = arch.bytes_per(prec)
+    if arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) == 1:
+        b_w = arch.bytes_per(next(iter(arch.weight_formats(m).values())))  # one storage format (with its scales)
     pri = priors or load_priors(chip.priors)
     spec = basis == "spec"
     ideal = spec if ideal is None else ideal
@@ -443,7 +456,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop = p("eta_flop", "eta_flop")
     kv = kv_dtype or m.kv_dtype
-    bq = g("b_w", b_w, "B", f"{prec} weights")
+    bq = g("b_w", b_w, "B", f"{arch.weight_formats(m, precision)['attention']} weights")
     kf = kernel_format(m, prec, pri)  # the GEMM kernels' format: whose measured curves the matmuls read
     native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
@@ -528,10 +541,13 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
-        if t_k:
+        if t_k or pri.aux_kernel_s:
             t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
                                    g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
-                                   g("t_kernel", t_k, "s", t_k_src))
+                                   g("t_kernel", t_k, "s", t_k_src),
+                                   g("n_aux", aux_kernels_per_layer(m), "",
+                                     "norm, activation, RoPE and MoE-routing kernels per layer (roofline.aux_kernels_per_layer)"),
+                                   p("t_aux", "aux_kernel_s", "s"))
         overlap = p("overlap", "comm_overlap")
     extras["t_serial"] = t_serial
     t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)

@@ -527,7 +527,8 @@ def derive_all(where: str = "installed", chips: list[str] | None = None) -> list
 
 # priors the tables do not measure: taken from catalog/priors/default.yaml, with its sources
 CARRIED = ("eta_scaleup", "eta_scaleout", "scaleout_latency_s", "step_overhead_s", "comm_overlap", "matmul_m_half",
-           "ep_imbalance", "scaleup_latency_s", "alltoall_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
+           "ep_imbalance", "scaleup_latency_s", "alltoall_latency_s", "kernel_overhead_s", "aux_kernel_s", "eta_flop",
+           "eta_bw")
 
 
 def priors_yaml(d: Derived) -> str:

@@ -184,6 +184,12 @@ class Aliases:
             return None, None, f"precision {text!r} matches no rule in {self.file}"
         return rule["precision"], rule.get("kv_dtype"), rule.get("note", "")
 
+    def storage(self, text: str) -> dict[str, str] | None:
+        """The checkpoint's storage format per module kind that the matching precision rule names (its
+        `storage:` block: 'linear' for every matmul weight, or a module kind), else None."""
+        rule = self._match("precision", text)
+        return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
+
 
 @lru_cache(maxsize=None)
 def _model(name: str) -> Model | None:

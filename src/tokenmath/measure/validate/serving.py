@@ -2,7 +2,8 @@
 
 Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
 
-    engine batch (max load):  kv_pool  = f_kv · (G · C − W_all)
+    engine batch (max load):  kv_pool  = the engine's rule (serving/engine_memory.py; TensorRT-LLM:
+                                         G · f · (C − W_all/G − W_act − W_rt), f the rows' stated fraction)
                               B_engine = min(floor(kv_pool / kv_held(ISL + OSL)), B_max)
     a run (offline rows):     t_run    = n_prefill · t_prefill(B_p, ISL) + OSL · mean_j t_decode(B, ISL + j)
                               B_p      = max(1, floor(tokens_max / ISL)),  n_prefill = B / B_p
@@ -28,8 +29,10 @@ import numpy as np
 from ...core import arch
 from ...core.derive import Q, formula, lift
 from ...core.load import load_priors
-from ...core.records import Model, Priors, System
+from ...core.records import MODULE_KINDS, Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
+from ...core.load import load_engine
+from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
@@ -85,6 +88,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     prec, kv, pnote = al.precision(row["precision"])
     if prec is None:
         return Unexpressed(rid, g, pnote)
+    m, snote = checkpoint_formats(m, prec, al.storage(row["precision"]), al.source("precision_notes.storage"))
     spec = speculation_of(row, m)
     if isinstance(spec, str):
         return Unexpressed(rid, g, spec)
@@ -92,7 +96,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     scope = unit_scope(row["unit"], row["metric"])
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
-    notes = [n for n in (hw_note, note, pnote) if n]
+    notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
     if kv == "fp8":
         assumptions.append(al.source("precision_notes.fp8_kv"))
@@ -151,6 +155,25 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     gen = pri.generation or "spec-sheet"
     return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
                       interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, source: str = "") -> tuple[Model, str]:
+    """The model as a quantised checkpoint stores it: `storage` ('linear' and/or module kinds -> format) over
+    the precision's matmuls, where the row's precision re-quantises the model; a model whose own checkpoint
+    is at that precision (gpt-oss's MXFP4) keeps its formats."""
+    if not storage or prec == m.weight_dtype:
+        return m, ""
+    lin = storage.get("linear", prec)
+    per = {k: storage.get(k, lin) for k in MODULE_KINDS}
+    per = {k: v for k, v in per.items() if v != prec}
+    if not per:
+        return m, ""
+    what = ", ".join(f"{k} {v}" for k, v in sorted(per.items()))
+    data = m.model_dump()
+    data.update(weight_dtype=prec, weight_dtypes=per)
+    data["sources"] = {**m.sources, "weight_dtype": source or "the row's precision", "weight_dtypes": source or
+                       "the row's precision"}
+    return type(m).model_validate(data), f"checkpoint formats: {prec} matmuls; {what}"
 
 
 def engine_of(row: dict) -> str | None:
@@ -342,11 +365,25 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     return su.n_rep * B * su.OSL / t_run, why, deriv
 
 
+def _max_load_engine(su: _Setup, al: Aliases) -> dict:
+    """The engine's memory rule with the settings the max-load rows state (catalog/aliases engine: the KV
+    fraction and the token budget of their notes)."""
+    eng = dict(load_engine(su.engine or "default"))
+    eng["sources"] = {**eng.get("sources", {}), "kv_memory_fraction": al.source("engine.kv_memory_fraction"),
+                      "max_num_tokens": al.source("engine.max_num_tokens")}
+    eng["kv_memory_fraction"] = float(al.engine["kv_memory_fraction"])
+    eng["max_num_tokens"] = float(al.engine["max_num_tokens"])
+    eng.pop("max_num_tokens_large_gpu", None)
+    return eng
+
+
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
-    f_kv = 1.0 if spec else float(al.engine["kv_memory_fraction"])
-    pool = kv_pool_bytes(f_kv, su.G, su.system.chip.hbm_capacity_bytes, W_all)
+    if spec:
+        pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all)
+    else:
+        pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp)))
     if pool < kv_held:
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
@@ -362,10 +399,9 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     Bq: Q | int
     if su.B is None:
-        pool = kv_pool_bytes(lift(e, "f_kv", al.engine["kv_memory_fraction"], "", al.source("engine.kv_memory_fraction")),
-                             lift(e, "G", su.G, "chips", "row"),
-                             lift(e, "C", cap, "B", su.system.chip.source_of("hbm_capacity_bytes")),
-                             lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: N_total · b_w ({su.prec})"))
+        pool = kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G,
+                              lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: every weight in its format ({su.prec})"),
+                              tp=float(su.layout.tp), explain=True)
         Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
                           lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
     else:

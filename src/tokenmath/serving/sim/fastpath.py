@@ -56,6 +56,7 @@ from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ..disagg import kv_transfer_time
+from ..engine_memory import kv_pool_engine
 from ..serve import check_inputs
 from ..speculative import Speculation, speculative_step
 from .steps import mixed_time
@@ -252,11 +253,10 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     U, I, O = g("U", C_arr, "seq", "given: concurrency (users in flight)"), g("I", I_arr, "tok", "given: ISL"), \
         g("O", O_arr, "tok", "given: OSL")
     W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0)
-    pool = kv_pool_bytes(g("f_kv", float(eng["kv_memory_fraction"]), "", eng_src("kv_memory_fraction")),
-                         g("G", G_d, "chips", "given"),
-                         g("C", system.chip.hbm_capacity_bytes, "B", system.chip.source_of("hbm_capacity_bytes")),
-                         g("W_all", W_all, "B", f"{m.file or m.name}: every weight in its format (arch.model_weight_bytes)"
-                           + (" + the draft's weights" if spec else "")))
+    pool = kv_pool_engine(eng, m, system, G_d,
+                          g("W_all", W_all, "B", f"{m.file or m.name}: every weight in its format (arch.model_weight_bytes)"
+                            + (" + the draft's weights" if spec else "")), tp=float(np.max(lay.tp_eff(G_d, 1))),
+                          explain=ex)
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
     held = np.asarray(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)

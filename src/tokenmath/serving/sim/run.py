@@ -1,8 +1,9 @@
 """One simulated run: the requests issued (closed or open loop), the policy's replica(s), and the summary.
 
-The KV pool of a replica of G chips is what the engine leaves for KV after the weights:
+The KV pool of a replica of G chips is what the engine leaves for KV beside the weights, its activation
+workspace and runtime, by the engine's own rule (serving/engine_memory.py; catalog/engines/<engine>.yaml):
 
-    kv_pool = f_kv · (G · C − W_all)        (f_kv: catalog/engines/default.yaml; C: HBM per chip)
+    kv_pool = f_kv · (G · C − W_all)        (the default engine; C: HBM per chip)
 
 and a request is admitted only while its whole KV (prompt plus output, plus the draft's) fits.
 """
@@ -24,7 +25,8 @@ from ..disagg import kv_transfer_time
 from ..serve import check_inputs
 from ..speculative import Speculation
 from .engine import Engine
-from .fastpath import cadence_period, kv_pool_bytes, steady_state
+from ..engine_memory import kv_pool_engine
+from .fastpath import cadence_period, steady_state
 from .metrics import Recorder, SimResult, stats
 from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
 from .steps import StepTimes
@@ -98,8 +100,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     check_inputs(G=G_d)
     lay = layout or default_layout(m, G_d)
     W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
-    f_kv = float(eng["kv_memory_fraction"])
-    pool = float(kv_pool_bytes(f_kv, G_d, system.chip.hbm_capacity_bytes, W_all))
+    pool = float(kv_pool_engine(eng, m, system, G_d, W_all, tp=float(np.max(lay.tp_eff(G_d, 1)))))
     need = np.asarray(arch.kv_stored_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
     if spec:
         need = need + np.asarray(spec.extra_kv_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
