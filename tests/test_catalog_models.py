@@ -55,6 +55,7 @@ ACTIVE_CONVENTION = {
     "deepseek-v3.2": _without_indexer,
     "glm-4.5": _without_embeddings,
     "glm-4.7": _without_embeddings,
+    "minimax-m2": _without_embeddings,
 }
 
 KV_TABLE_D = {  # catalog-notes.md Table D / models.csv, BF16, all layers

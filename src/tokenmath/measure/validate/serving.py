@@ -141,9 +141,14 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if chips_note:
         notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
-    if lnote:
+    best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
+    if lnote and not best:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec)
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
+                engine=engine)
+    if best:
+        su = _best_split(su, mode, G_row, pri, al)
+        assumptions.extend(a for a in su.assumptions if a not in assumptions)
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
@@ -285,6 +290,26 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, layout, note
+
+
+def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> _Setup:
+    """A row that names its chips but not their split ('best TP/PP/DP over 8 GPUs'): the tensor-parallel
+    replica size (a power of two) whose replicas serve the most on the row's chips, as the roofline sees
+    it — an assumption, stated with the row."""
+    best, best_v = None, -1.0
+    G = 1
+    while G <= G_row:
+        cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": Layout(tp=G, ep=1),
+                         "notes": [], "assumptions": []})
+        v = _serving_value(cand, mode, "prior", pri, al, False)[0]
+        if not isinstance(v, str) and v > best_v:
+            best, best_v = cand, v
+        G *= 2
+    if best is None:
+        return su
+    note = (f"the split is not stated: the best the roofline finds over the row's {G_row} chips is TP{best.G} × "
+            f"{best.n_rep} replica(s) (assumed)")
+    return _Setup(**{**best.__dict__, "notes": su.notes, "assumptions": su.assumptions + [note]})
 
 
 def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
