@@ -110,12 +110,16 @@ def main() -> None:
         for key in ((r["metric"], "all"), (r["metric"], engine)):
             groups[key].append(p.error)
     print(f"aiconfigurator-core silicon sample: {len(rows)} rows, {len(rep.rows)} predicted, {len(rep.unexpressed)} "
-          f"not expressible, {dt:.1f} s")
+          f"not expressible, {len(rep.violations())} measurements beat their spec bound, {dt:.1f} s")
     print(f"{'metric':8s} {'engine':8s} {'rows':>5s} {'median|e|':>10s} {'p90|e|':>8s} {'median e':>9s}")
     for (metric, engine), e in sorted(groups.items()):
         a = np.abs(e)
         print(f"{metric:8s} {engine:8s} {len(e):5d} {np.median(a):10.1%} {np.percentile(a, 90):8.1%} "
               f"{np.median(e):+9.1%}")
+    inside = [p.interval[0] <= p.measured <= p.interval[1] for p in rep.rows if p.interval]
+    if inside:
+        print(f"80 % intervals (catalog/intervals/serving.yaml, from the public table) cover {np.mean(inside):.1%} of "
+              f"{len(inside)} rows")
     reasons = collections.Counter(u.reason.split(":")[0][:70] for u in rep.unexpressed)
     for reason, n in reasons.most_common(6):
         print(f"  not expressible ({n}): {reason}")

@@ -96,7 +96,9 @@ def _attach_intervals(preds: list[Prediction]) -> None:
     for p in preds:
         if p.interval_key:
             _, b = iv.group(*p.interval_key)
-            p.interval = (p.predicted * math.exp(b.lo), p.predicted * math.exp(b.hi))
+            # the groups bound ln(measured / predicted) of a rate; a time's ratio is the inverse
+            lo, hi = (b.lo, b.hi) if p.higher_is_better else (-b.hi, -b.lo)
+            p.interval = (p.predicted * math.exp(lo), p.predicted * math.exp(hi))
 
 
 def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,

@@ -211,4 +211,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
     div = chips if per_gpu and higher and key != "tokens_per_s_per_user" else 1
     pred = val / div / scale
     spec_b = bound / div / scale if bound is not None else None
-    return Prediction(rid, g, mode, float(pred), measured, row["unit"], spec_b, higher, why, assumptions, None)
+    phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s", "tokens_per_s_per_user") else "run"
+    gen = getattr(su.priors, "generation", "") or "spec-sheet"
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], spec_b, higher, why, assumptions, None,
+                      interval_key=(gen, phase, su.prec), cluster=f"{su.m.name}|{su.system.chip.name}")
