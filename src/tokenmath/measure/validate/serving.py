@@ -196,10 +196,11 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     out = []
     fill = float(arch.model_weight_bytes(su.m, su.prec)) / (su.G * su.system.chip.hbm_capacity_bytes)
     if fill > 0.5 and su.B is None and mode in ("run", "decode"):
-        out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
-                   "shrinks the KV pool, so the real batch is smaller")
-    if su.prec == "fp4":
-        out.append("no microbenchmark of FP4 GEMMs: eta_flop is carried over from FP8")
+        out.append(f"weights fill {fill:.0%} of HBM: the KV pool, and so the batch, hangs on the engine's own "
+                   "reservation beside them (serving/engine_memory.py), which a release can change")
+    pri = su.priors
+    if su.prec == "fp4" and pri is not None and not any(k.startswith("eta_mm.fp4") for k in pri.curves):
+        out.append("no measured FP4 GEMM for this chip: the FP4 matmuls run at eta_flop")
     if re.search(r"weight-only|awq", row["precision"], re.I):
         out.append("weight-only quantised kernels dequantise on the fly and stream below eta_bw "
                    "(the row's notes give the achieved bandwidth)")
