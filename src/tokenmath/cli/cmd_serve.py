@@ -8,8 +8,8 @@ from rich.table import Table
 from ..serving.serve import serve
 from ..core.units import fmt
 from .common import (
-    BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
-    PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,
+    ALLOW_EXTRAPOLATION_OPTION, BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
+    PRECISION_OPTION, SET_OPTION, console, emit_json, extrapolation, fail, guard, load_triple,
 )
 
 
@@ -28,9 +28,11 @@ def register(app: typer.Typer) -> None:
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
+        allow_extrapolation: bool = ALLOW_EXTRAPOLATION_OPTION,
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         m, s, priors = load_triple(model, on, set_)
+        priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
         r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
                   priors=priors, explain=explain or as_json)
         if as_json:
@@ -73,6 +75,9 @@ def _print(r) -> None:
                   f"{fmt(v('optimal_batch_prior'))}", markup=False)
     console.print(f"latency floor (all weights read once) = {fmt(v('latency_floor_s'), 's')} (spec bound)",
                   markup=False)
+    if v("decode.step_time_low_s") is not None:
+        console.print(f"decode step interval (the profile's measurement spread): {fmt(v('decode.step_time_low_s'), 's')}"
+                      f" – {fmt(v('decode.step_time_high_s'), 's')}", markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
     console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')} "
                   f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} HBM — {fits}",

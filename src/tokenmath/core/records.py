@@ -58,6 +58,8 @@ class Chip(Record):
     rental_price_date: str | None = None
     host_memory_bytes: float | None = None  # CPU-attached memory per chip (share)
     host_memory_bandwidth_bytes_per_s: float | None = None
+    llc_bytes: float | None = None  # last-level cache in front of memory (a calibrated profile: fitted tier)
+    llc_bandwidth_bytes_per_s: float | None = None
     priors: str = "default"  # name of the Priors entry that applies
 
     @field_validator("hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s")
@@ -219,13 +221,15 @@ class Model(Record):
 class Curve(BaseModel):
     """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
     linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative measurement spread (repeat-to-repeat), when it was measured."""
+    point's relative measurement spread (repeat-to-repeat), when it was measured. With `unit: s` the
+    curve is a fixed time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     x: tuple[float, ...]
     y: tuple[float, ...]
     spread: tuple[float, ...] | None = None
     source: str = ""
+    unit: Literal["", "s"] = ""
 
     @model_validator(mode="after")
     def _shape(self):
@@ -233,7 +237,9 @@ class Curve(BaseModel):
             raise ValueError("a curve needs x and y (and spread, if given) of the same non-zero length")
         if any(not v > 0 for v in self.x) or any(b <= a for a, b in zip(self.x, self.x[1:])):
             raise ValueError("curve x must be positive and strictly increasing")
-        if any(not 0 < v <= 1.5 for v in self.y):
+        if self.unit == "s" and any(not v > 0 for v in self.y):
+            raise ValueError("a curve of times needs positive y")
+        if self.unit == "" and any(not 0 < v <= 1.5 for v in self.y):
             raise ValueError("curve y is an efficiency: a fraction of a peak in (0, 1.5]")
         return self
 
@@ -246,7 +252,14 @@ class Priors(Record):
     scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
     rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
-    predicting another is refused unless extrapolation is allowed.
+    predicting another is refused unless `allow_extrapolation` is set (then the interval widens).
+
+    A calibrated profile of an eager framework (`tokenmath calibrate`) adds: `eta_sdpa` over the KV
+    bytes one attention-decode call reads (fraction of W), `eta_gqa` over query heads per KV head
+    (rate relative to one), `eta_elt` and `eta_route` over bytes per elementwise / MoE-routing kernel
+    (fraction of the cache bandwidth), and `dispatch_s`, the host cost of one eager op, with
+    `host_overlap` (0: host and device costs add, a CPU; 1: the device runs behind the host, a GPU).
+    The ops are counted by core.eager.
     """
 
     kind: Literal["priors"] = "priors"
@@ -263,8 +276,13 @@ class Priors(Record):
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
+    allow_extrapolation: bool = False  # predict formats outside `formats` (a warning and a wide interval)
+    dispatch_s: float = 0.0  # host cost of one eager op (0: fused engine, no eager inventory)
+    route_dispatch_s: float = 0.0  # host cost of one MoE routing call (0: dispatch_s)
+    expert_dispatch_s: float = 0.0  # host cost of one call of an expert hit's glue (0: dispatch_s)
+    host_overlap: float = 0.0  # share of host dispatch hidden behind device work
 
-    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv")
+    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv", "host_overlap")
     @classmethod
     def _fraction(cls, v: float) -> float:
         if v is not None and not 0 <= v <= 1:

@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import arch
+from . import arch, eager
 from .derive import Q, formula, lift, value_of
-from .kernels import efficiency, small_m_efficiency
+from .kernels import (cache_hit_share, check_formats, curve_spread, efficiency, has_curve, small_m_efficiency,
+                      tiered_bandwidth)
 from .load import load_priors
 from .records import Model, Priors, System
 
@@ -230,17 +231,23 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     pc = arch.param_counts(m, explain)
     attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
                 f"{src_m}: QK and AV over the context ({phase})")
+    kv = kv_dtype or m.kv_dtype
+    extrapolated = False if spec else check_formats(pri, prec, kv)  # a profile answers only for what it measured
     F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
-    F_attn = g("F_attn", chip.peak("bf16"), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision('bf16')}"))
+    att = kv if pri.formats and kv in chip.peak_flop_per_s else "bf16"  # a profile measured attention at kv
+    F_attn = g("F_attn", chip.peak(att), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(att)}"))
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop = p("eta_flop", "eta_flop")
-    kv = kv_dtype or m.kv_dtype
+    reads: list = []  # (curve, format, size) read, for the interval
 
-    def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
+    def c(sym, name, fmt_, x, unit=""):  # a prior read off its measured curve at this step's size, where one exists
         if spec:
-            return g(sym, 1.0, "", "spec: peak")
+            return g(sym, 1.0, unit, "spec: peak")
         v, src = efficiency(pri, name, fmt_, value_of(x))
-        return g(sym, v, "", src)
+        if m.moe is not None and name in ("eta_bw", "eta_mm") and has_curve(pri, name, fmt_):
+            v, src = _expert_rows_eta(pri, name, fmt_, m, value_of(x), pc, v, src)
+        reads.append((name, fmt_, value_of(x)))
+        return g(sym, v, unit, src)
 
     eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
 
@@ -262,15 +269,25 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     else:
         t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
     W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
-    t_weights = weight_time(W_touched, Gq, W, eta_bw)
     if phase == "decode":
         kv_seq = g("kv_seq", arch.kv_read_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes read per sequence at context S (window/top-k capped)")
     else:
         kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes written per prompt of S tokens")
+    if chip.llc_bytes and not spec:  # a profile's cache tier: a step whose bytes fit in it reads them faster
+        h = cache_hit_share(g("C", chip.llc_bytes, "B", chip.source_of("llc_bytes")),
+                            working_set(W_touched, Bq, kv_seq))
+        W = tiered_bandwidth(h, g("W_c", chip.llc_bandwidth_bytes_per_s, "B/s",
+                                  chip.source_of("llc_bandwidth_bytes_per_s")), W)
+    t_weights = weight_time(W_touched, Gq, W, eta_bw)
     has_kv = pri.eta_kv is not None or f"eta_kv.{kv}" in pri.curves or "eta_kv" in pri.curves
-    eta_kv = c("eta_kv", "eta_kv", kv, S) if has_kv and not spec else eta_bw
+    if phase == "decode" and not spec and has_curve(pri, "eta_sdpa", kv):  # attention decode measured by call size
+        per_call = value_of(Bq) * value_of(kv_seq) / max(1, m.n_layers)
+        G_q = m.n_heads / m.n_kv_heads if m.mla is None else 1.0
+        eta_kv = attention_decode_eta(c("eta_sdpa", "eta_sdpa", kv, per_call), c("eta_gqa", "eta_gqa", kv, G_q))
+    else:
+        eta_kv = c("eta_kv", "eta_kv", kv, S) if has_kv and not spec else eta_bw
     t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
 
     if spec:
@@ -285,6 +302,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
                                    g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
                                    p("t_kernel", "kernel_overhead_s", "s"))
         overlap = p("overlap", "comm_overlap")
+        if pri.dispatch_s:  # an eager framework: every op of the layer, counted (core.eager)
+            t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c, explain)
     extras = {"W_touched": W_touched, "layout": layout, "precision": prec}
     if spec:
         t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
@@ -296,7 +315,93 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         extras.update(t_attn=t_attn, t_mm=t_mm)
     extras["t_serial"] = t_serial
     t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
+    if pri.dispatch_s and not spec:  # the host's dispatch of every op: added on a CPU, overlapped on a GPU
+        ops = eager.eager_ops(m, value_of(T), _act_dtype(prec))
+        t_host = eager.host_time(g("n_ops", ops.n_host, "", "eager ops per step (core.eager)"),
+                                 p("t_dispatch", "dispatch_s", "s"),
+                                 g("n_route", ops.n_host_route, "", "MoE routing calls per step (core.eager)"),
+                                 p("t_dispatch_route", "route_dispatch_s" if pri.route_dispatch_s else "dispatch_s", "s"),
+                                 g("n_expert", ops.n_host_expert, "", "calls per expert hit, per step (core.eager)"),
+                                 p("t_dispatch_expert", "expert_dispatch_s" if pri.expert_dispatch_s else "dispatch_s",
+                                   "s"))
+        t = eager.eager_step_time(t, eager.host_visible_time(t_host, t, p("o_host", "host_overlap")))
+        extras["t_host"] = t_host
+    if pri.formats is not None and not spec:
+        extras["interval"] = _interval(value_of(t), pri, reads, extrapolated)
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
+
+
+def _act_dtype(prec: str) -> str:
+    return prec if prec in ("fp32", "bf16", "fp16") else "bf16"
+
+
+@formula("ws = W_touched + B · kv_seq", unit="B")
+def working_set(W_touched, B, kv_seq):
+    return W_touched + B * kv_seq
+
+
+@formula("eta_kv = eta_sdpa · eta_gqa", unit="")
+def attention_decode_eta(eta_sdpa, eta_gqa):
+    """Attention decode on a profile: KV streaming at the call's size (G = 1) times the grouped-heads slowdown."""
+    return eta_sdpa * eta_gqa
+
+
+def _expert_rows_eta(pri, name, fmt_, m, T, pc, v_T, src):
+    """A GEMM curve read for an MoE step: dense weights at M = T rows, each expert hit at its own T·k/E_hit
+    rows, combined by the experts' share of the bytes (eta_bw) or FLOP (eta_mm): times add, so harmonically."""
+    rows, hit = eager.expert_rows(m, T)
+    v_e, _ = efficiency(pri, name, fmt_, rows)
+    L_moe = arch.n_moe_layers(m)
+    if name == "eta_bw":
+        expert = L_moe * hit * value_of(pc.expert)
+        total = np.asarray(value_of(pc.total), dtype=float) - L_moe * (m.moe.n_routed_experts - hit) * value_of(pc.expert)
+    else:
+        expert = L_moe * m.moe.experts_per_token * value_of(pc.expert)
+        total = np.asarray(value_of(pc.matmul), dtype=float)
+    share = np.clip(expert / total, 0.0, 1.0)
+    return 1.0 / ((1 - share) / v_T + share / v_e), f"{src}; expert GEMMs read at their own rows T·k/E_hit"
+
+
+def _eager_overhead(m, chip, pri, prec, T, p, g, c, explain):
+    """Device time of what an eager step runs besides GEMM streaming and attention: a fixed cost per GEMM call,
+    the elementwise/norm/activation kernels and the MoE routing ops, each by its bytes (core.eager)."""
+    act = _act_dtype(prec)
+    ops = eager.eager_ops(m, value_of(T), act)
+    W_c = g("W_c", chip.llc_bandwidth_bytes_per_s or chip.hbm_bandwidth_bytes_per_s, "B/s",
+            chip.source_of("llc_bandwidth_bytes_per_s" if chip.llc_bandwidth_bytes_per_s else "hbm_bandwidth_bytes_per_s"))
+
+    def kernels_time(sym, entries, curve):
+        if not entries:
+            return g(sym, 0.0 * np.asarray(value_of(T), dtype=float), "s", "no such kernels in this model")
+        n = [np.asarray(e[0], dtype=float) for e in entries]
+        by = [np.asarray(e[1], dtype=float) for e in entries]
+        eta = [efficiency(pri, curve, act, x)[0] for x in by]
+        c(curve, curve, act, by[0])  # recorded for the interval (the spread of the curve it reads)
+        return g(sym, value_of(eager.elementwise_time(n, by, value_of(W_c), eta)), "s",
+                 f"Σ n_op · bytes_op / (W_c · {curve}(bytes_op)) over {len(entries)} kernel kinds (core.eager), "
+                 f"W_c = {value_of(W_c):.4g} B/s; {efficiency(pri, curve, act, by[0])[1]}")
+
+    t_elt = kernels_time("t_elt", ops.elt, "eta_elt")
+    t_route = kernels_time("t_route", ops.route, "eta_route")
+    n_gemm = g("n_gemm", ops.n_gemm, "", "GEMM calls at T rows per eager step (core.eager.gemms_per_step)")
+    n_gemm_e = g("n_gemm_e", ops.n_gemm_expert, "", "expert GEMM calls per eager step (core.eager.gemms_per_step)")
+    if has_curve(pri, "t_kernel", prec):
+        t_k = c("t_kernel", "t_kernel", prec, T, "s")
+        t_ke = c("t_kernel_e", "t_kernel", prec, eager.expert_rows(m, value_of(T))[0], "s") if m.moe else t_k
+    else:
+        t_k = t_ke = p("t_kernel", "kernel_overhead_s", "s")
+    return eager.eager_overhead_time(p("t_fixed", "step_overhead_s", "s"), n_gemm, t_k, n_gemm_e, t_ke, t_elt, t_route)
+
+
+def _interval(t, pri, reads, extrapolated: bool):
+    """(low, high) step time: ± the largest measurement spread of the curves read; ÷/× 2 beyond measured formats."""
+    s = 0.0
+    for name, fmt_, x in reads:
+        s = np.maximum(s, curve_spread(pri, name, fmt_, x))
+    s = np.minimum(s, 0.9)
+    if extrapolated:
+        return t / 2 * (1 - s), t * 2 * (1 + s)
+    return t * (1 - s), t * (1 + s)
 
 
 def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool):

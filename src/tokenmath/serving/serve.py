@@ -114,10 +114,12 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
-    kv_dtype = kv_dtype or m.kv_dtype
-    check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     chip = system.chip
     pri = priors or load_priors(chip.priors)
+    # on a calibrated profile (a local framework) the KV cache is kept in the model's own dtype
+    local_kv = pri.formats is not None and precision in ("fp32", "bf16", "fp16")
+    kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
+    check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -136,6 +138,8 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers[f"{name}.bound"] = st.bound
         for term in ("t_math", "t_weights", "t_kv", "t_comm", "t_overhead"):
             numbers[f"{name}.{term}_s"] = getattr(st, term)
+        if "interval" in st.extras:  # a calibrated profile: its measurement spread (÷/× 2 when extrapolated)
+            numbers[f"{name}.step_time_low_s"], numbers[f"{name}.step_time_high_s"] = st.extras["interval"]
         numbers[f"{name}.basis"] = basis
     b_w = arch.bytes_per(precision)
     pc = arch.param_counts(m, explain)
