@@ -23,10 +23,28 @@ fi
 P=${PROFILE:-$OUT/profile-h100.yaml}
 [ -f "$P" ] || P=$D/profile-h100.yaml
 CHECKS=${CHECKS:-val-dense-gqa:bf16 val-moe-8x2:bf16 val-dense-gqa:fp16 val-moe-8x2:fp16 val-mqa:bf16 llama-1b:bf16 val-dense-small:fp32}
+T=60 run python3 $D/host_probe.py
 for spec in $CHECKS; do
   cfg=${spec%%:*}; prec=${spec##*:}
   f=$D/configs/$cfg.json; [ -f $f ] || f=$D/configs/$cfg-config.json
   T=150 run $TM check-local $f --profile $P --precision $prec --batch 1,4,16,64 --context 256,1024,2048,4096 \
     --rounds ${ROUNDS:-5} --csv /tmp/res/check-$cfg-$prec.csv
+  (cd /tmp/res && tar czf $OUT/results.tgz .)
 done
-cd /tmp/res && tar czf $OUT/results.tgz . && ls -la /tmp/res >>$LOG
+T=60 run python3 $D/host_probe.py
+(cd /tmp/res && tar czf $OUT/results.tgz .) && ls -la /tmp/res >>$LOG
+# the same on the host CPU, two cores (CUDA hidden), for a CPU other than the project's own
+if [ "${CPU:-1}" = 1 ]; then
+  export CUDA_VISIBLE_DEVICES= OMP_NUM_THREADS=2
+  TC="taskset -c 2,3 python3 $D/tm.py"
+  { lscpu | head -20; } >>$LOG 2>&1
+  T=240 run $TC calibrate --out $OUT/profile-hostcpu.yaml
+  cp $OUT/profile-hostcpu.yaml /tmp/res/ 2>/dev/null
+  for spec in ${CPU_CHECKS:-dev-dense:bf16 dev-moe:bf16 val-dense-gqa:bf16 val-moe-8x2:bf16 val-mqa:fp32 val-dense-small:fp32}; do
+    cfg=${spec%%:*}; prec=${spec##*:}
+    T=120 run $TC check-local $D/configs/$cfg.json --profile $OUT/profile-hostcpu.yaml --precision $prec \
+      --batch 1,4,16,64 --context 256,1024,2048 --rounds 3 --csv /tmp/res/cpu-$cfg-$prec.csv
+    (cd /tmp/res && tar czf $OUT/results.tgz .)
+  done
+  (cd /tmp/res && tar czf $OUT/results.tgz .)
+fi

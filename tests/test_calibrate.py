@@ -23,7 +23,7 @@ TINY_MOE = str(DATA / "tiny-moe-config.json")  # 4 experts, fp32
 MOE8 = str(DATA / "tiny-moe8-config.json")  # 8 experts top-2, bf16
 MQA = str(DATA / "tiny-mqa-config.json")  # one KV head, tied embeddings, fp32
 
-TINY_PLAN = Plan(rounds=1, min_time_s=0.0, stream_mib=(2, 4, 8, 16), D=128, Ms=(1, 4, 16), shapes=((128, 128),),
+TINY_PLAN = Plan(rounds=1, min_time_s=0.0, stream_mib=(2, 4, 8, 16), D=128, Ms=(1, 4, 16), shapes=((128, 128), (256, 128)),
                  ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32,
                  elt_n=(1024, 16384), route_T=(1, 8), pool_min_mib=2.0, pool_max_mib=4.0)
 

@@ -33,6 +33,7 @@ so `--explain` can show the physics next to the tables it reads.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 import os
 import platform
@@ -346,7 +347,7 @@ class Plan:
     def make(be: Backend, quick: bool) -> "Plan":
         if be.torch is None:  # NumPy: fp32 GEMMs, attention and elementwise only, a few seconds
             return Plan(rounds=2, min_time_s=0.002, stream_mib=(32,), D=512, Ms=(1, 4, 16, 64, 256),
-                        shapes=((512, 512), (1408, 512)), ceiling_n=512, sdpa_bytes=((4, 256), (32, 1024)),
+                        shapes=((256, 256), (512, 512), (1408, 512)), ceiling_n=512, sdpa_bytes=((4, 256), (32, 1024)),
                         sdpa_G=(1, 4), sdpa_mid=(32, 512), H=64, elt_n=(1024, 65536), route_T=(), pool_min_mib=16.0)
         gpu = be.cuda
         D = (4096 if gpu else 2048) // (2 if quick else 1)
@@ -357,7 +358,7 @@ class Plan:
             stream_mib=((8, 32, 128, 512) if quick else (8, 16, 32, 64, 128, 256, 512, 1024)) + ((2048, 4096) if gpu else ()),
             D=D,
             Ms=(1, 4, 16, 64, 256) if quick else (1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
-            shapes=((D, D), (F, D)) if quick else ((D, D), (F, D), (D, F)),
+            shapes=((D // 2, D // 2), (D, D), (F, D)) if quick else ((D // 2, D // 2), (D, D), (F, D), (D, F)),
             ceiling_n=(8192 if gpu else 2048) // (2 if quick else 1),
             sdpa_bytes=((4, 256), (32, 1024), (256, 2048)) if quick else
             ((4, 256), (4, 4096), (32, 256), (32, 1024), (32, 4096), (256, 1024), (256, 4096)) +
@@ -453,6 +454,8 @@ def fit_tiers(ws_bytes, rate_bytes_per_s) -> tuple[float, float, float]:
         if res < best[0]:
             best = (res, float(C), float(1 / a), float(1 / b))
     _, C, Wc, W = best
+    if Wc < 1.1 * W:  # no tier worth the name (a GPU's small reads are bound by their launch, not a cache)
+        return 0.0, W, W
     return C, Wc, W
 
 
@@ -542,7 +545,7 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
     C, Wc, W = fit_tiers(ws, rates)
     if be.torch is None or len(ws) < 4:
         C, Wc, W = 0.0, max(rates), max(rates)
-    pool_bytes = min(max(4 * C, P.pool_min_mib * 2**20), 0.04 * be.memory_bytes(), P.pool_max_mib * 2**20)
+    pool_bytes = min(max(8 * C, P.pool_min_mib * 2**20), 0.04 * be.memory_bytes(), P.pool_max_mib * 2**20)
 
     curves: dict[str, dict] = {}
     peaks: dict[str, float] = {}
@@ -556,36 +559,39 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         mine = [m for m in out if m.dtype == fmt and m.what in ("gemm-hot", "gemm-cold", "ceiling")]
         peaks[fmt] = max(m.flop_per_s for m in mine)
         tiny = {m.shape[0]: m for m in out if m.dtype == fmt and m.what == "gemm-tiny"}
-        # the fixed cost of one call: a 256×256 GEMM less its FLOP at the peak
-        t_k = {M: max(m.seconds - m.flop / peaks[fmt], 0.2 * m.seconds) for M, m in tiny.items()}
-        t_kernels[fmt] = t_k[min(t_k)]
-        curves[f"t_kernel.{fmt}"] = _curve(list(t_k), list(t_k.values()), [tiny[M].spread for M in t_k],
-                                           f"{src}: device time of a 256×256 F.linear over rows M less its FLOP at "
-                                           f"the {fmt} peak (fixed cost of one GEMM call)", hi=math.inf)
+        xs, tks, bws, mms, ss = [], [], [], [], []
+        for M in P.Ms:
+            cold = [m for m in out if m.dtype == fmt and m.what == "gemm-cold" and m.shape[0] == M]
+            hot = [m for m in out if m.dtype == fmt and m.what == "gemm-hot" and m.shape[0] == M]
+            if not cold:
+                continue
+            # cold calls of several sizes: t = t_kernel + bytes / (W_pool · eta_bw), the pool's own cache hits in W_pool
+            floor = tiny[M].seconds - tiny[M].flop / peaks[fmt] if M in tiny else 0.0
+            a, sec_per_byte = _fixed_plus_stream([m.bytes for m in cold], [m.seconds for m in cold], max(floor, 0.0))
+            w_pool = [_pool_bandwidth(C, Wc, W, _pool_size(pool_bytes, m.bytes)) for m in cold]
+            xs.append(M)
+            tks.append(a)
+            bws.append(float(np.median([1.0 / (sec_per_byte * w) for w in w_pool])))
+            mms.append(float(np.median([m.flop / (peaks[fmt] * max(m.seconds - a, 0.05 * m.seconds)) for m in hot])))
+            ss.append(max(m.spread for m in cold + hot))
+        shapes = ", ".join(f"{n}×{k}" for n, k in P.shapes)
+        t_kernels[fmt] = tks[0]
+        curves[f"t_kernel.{fmt}"] = _curve(xs, tks, ss, f"{src}: F.linear over rows M, weights cold, shapes {shapes}: "
+                                           f"the intercept of t = t_kernel + bytes / (W · eta_bw) (fixed cost of one "
+                                           f"GEMM call)", lo=1e-9, hi=math.inf)
         curves[f"t_kernel.{fmt}"]["unit"] = "s"
-        for key, what, ref in (("eta_bw", "gemm-cold", W), ("eta_mm", "gemm-hot", peaks[fmt])):
-            xs, ys, ss = [], [], []
-            for M in P.Ms:
-                pts = [m for m in out if m.dtype == fmt and m.what == what and m.shape[0] == M]
-                if not pts:
-                    continue
-                tk = t_k.get(M, t_kernels[fmt])
-                work = [m.bytes if key == "eta_bw" else m.flop for m in pts]
-                effs = [w / (ref * max(m.seconds - tk, 0.05 * m.seconds)) for w, m in zip(work, pts)]
-                xs.append(M)
-                ys.append(float(np.median(effs)))
-                ss.append(max(m.spread for m in pts))
-            what_txt = ("weights streamed cold (a pool larger than the cache), fraction of W" if key == "eta_bw"
-                        else f"FLOP rate with weights in cache, fraction of the {fmt} peak")
-            curves[f"{key}.{fmt}"] = _curve(xs, ys, ss, f"{src}: F.linear over rows M, shapes "
-                                            f"{', '.join(f'{n}×{k}' for n, k in P.shapes)}, less t_kernel(M); "
-                                            f"{what_txt}")
+        curves[f"eta_bw.{fmt}"] = _curve(xs, bws, ss, f"{src}: the same fit, its slope: weights streamed from a pool "
+                                         f"{pool_bytes / 2**20:.0f} MiB (its own cache hits taken out), fraction of W")
+        curves[f"eta_mm.{fmt}"] = _curve(xs, mms, ss, f"{src}: F.linear over rows M, weights in cache, shapes {shapes}, "
+                                         f"less t_kernel: FLOP rate, fraction of the {fmt} peak")
         if gemm_only:
             continue
         tick = stage(f"{fmt} attention decode")
         _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick)
-        pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1 and m.shape[0] != -1]
-        curves[f"eta_sdpa.{fmt}"] = _curve([m.bytes for m in pts], [m.bytes_per_s / W for m in pts],
+        pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1]
+        curves[f"eta_sdpa.{fmt}"] = _curve([m.bytes for m in pts],
+                                           [m.bytes_per_s / _pool_bandwidth(C, Wc, W, _pool_size(pool_bytes, m.bytes))
+                                            for m in pts],
                                            [m.spread for m in pts],
                                            f"{src}: scaled_dot_product_attention, one query per sequence, G = 1, "
                                            f"H = {P.H}, KV cold; by the KV bytes one call reads, fraction of W")
@@ -722,6 +728,31 @@ def _experts_hit(dm, tok, cache) -> float:
     return float(np.mean(seen))
 
 
+def _pool_size(pool_bytes: float, item_bytes: float) -> float:
+    """Bytes a pool of copies of one item really spans (at least two copies)."""
+    return max(2, math.ceil(pool_bytes / item_bytes)) * item_bytes
+
+
+def _pool_bandwidth(C: float, Wc: float, W: float, ws: float) -> float:
+    """The read rate a pool of ws bytes gets from the two tiers (kernels.tiered_bandwidth at h = min(1, C/ws))."""
+    if not C:
+        return W
+    return float(kernels.tiered_bandwidth(kernels.cache_hit_share(C, ws), Wc, W))
+
+
+def _fixed_plus_stream(nbytes, seconds, floor: float = 0.0) -> tuple[float, float]:
+    """(a, b) of t = a + b·bytes fitted in relative error, a ≥ floor (a one-size sweep: a = floor)."""
+    x, t = np.asarray(nbytes, float), np.asarray(seconds, float)
+    if len(set(x)) < 2:
+        return floor, float(np.median((t - floor) / x))
+    A = np.stack([np.ones_like(x), x], axis=1) / t[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
+    if a < floor or b <= 0:
+        a = floor
+        b = float(np.sum((t - a) * x / t**2) / np.sum(x * x / t**2))
+    return float(a), float(max(b, 1e-15))
+
+
 def _pool(be: Backend, shape: tuple, fmt: str, pool_bytes: float, b: float) -> list:
     n = max(2, math.ceil(pool_bytes / (math.prod(shape) * b)))
     return [be.rand(*shape, fmt=fmt) for _ in range(n)]
@@ -731,13 +762,16 @@ def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
     """Cold (pool) and hot (one weight) F.linear over M for each shape, a tiny GEMM, and the ceiling."""
     for N, K in P.shapes:
         pool = _pool(be, (N, K), fmt, pool_bytes, b)
+        ring = itertools.cycle(pool)  # every call takes the next weights: between two reads of one, the pool was read
         xs = {M: be.rand(M, K, fmt=fmt) for M in P.Ms}
         jobs = []
         for M in P.Ms:
             x = xs[M]
             if fmt in ("int8", "fp8") and M < 32:  # these kernels need M ≥ 17 (int8) / 16-aligned rows
                 continue
-            jobs.append(Job(("cold", fmt, M, N, K), (lambda x=x: [be.linear(x, w, fmt) for w in pool]), per=len(pool)))
+            k = min(len(pool), 4)
+            jobs.append(Job(("cold", fmt, M, N, K), (lambda x=x, k=k: [be.linear(x, next(ring), fmt) for _ in range(k)]),
+                            per=k))
             jobs.append(Job(("hot", fmt, M, N, K), (lambda x=x: [be.linear(x, pool[0], fmt) for _ in range(4)]),
                             per=4))
         res = timer.run(jobs, tick)
@@ -780,16 +814,19 @@ def _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick):
             continue
         kv = [(be.rand(B, K, S, H, fmt=fmt), be.rand(B, K, S, H, fmt=fmt)) for _ in range(n_sets)]
         q = be.rand(B, K, 1, H, fmt=fmt)
-        jobs.append(Job(("sdpa", fmt, B, K, S), (lambda q=q, kv=kv: [be.attend(q, k, v) for k, v in kv]), per=n_sets))
+        ring = itertools.cycle(kv)
+        jobs.append(Job(("sdpa", fmt, B, K, S), (lambda q=q, ring=ring: [be.attend(q, *next(ring)) for _ in range(2)]),
+                        per=2))
         meta[jobs[-1].key] = (B, K, 1, S, per_call, kv)
     BK, S = P.sdpa_mid
     B, K = max(1, BK // 4), min(4, BK)
     per_call = 2 * B * K * S * H * b
     n_sets = max(2, math.ceil(pool_bytes / per_call))
     kv = [(be.rand(B, K, S, H, fmt=fmt), be.rand(B, K, S, H, fmt=fmt)) for _ in range(n_sets)]
+    ring_g = itertools.cycle(kv)
     for G in P.sdpa_G:
         q = be.rand(B, K * G, 1, H, fmt=fmt)
-        jobs.append(Job(("sdpa-G", fmt, G), (lambda q=q: [be.attend(q, k, v) for k, v in kv]), per=n_sets))
+        jobs.append(Job(("sdpa-G", fmt, G), (lambda q=q: [be.attend(q, *next(ring_g)) for _ in range(2)]), per=2))
         meta[jobs[-1].key] = (B, K, G, S, per_call, None)
     res = timer.run(jobs, tick)
     for j in jobs:
