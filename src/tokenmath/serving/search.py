@@ -11,7 +11,8 @@
        usd_per_mtok = G · usd_per_chip_hour / 3600 · t / T · 1e6      (t = 1 s, T = output tokens in it)
 4. Confirm: per (model, system), the best operating point of each of the `confirm` best layouts that
    meet the SLOs (most tokens/s per chip; then fewer chips, lower concurrency) is run through the
-   simulator (sim/run.py: a closed loop at its concurrency, the fixed lengths or the workload's), and
+   simulator (sim/run.py: a closed loop at its concurrency, the fixed lengths or the workload's; each
+   client's first request, which starts with every other at t = 0, is left out of the verdict), and
    `best` is the candidate with the most simulated tokens/s per chip whose simulated mean TTFT and TPOT
    meet the SLOs — up to `rounds` rounds of candidates, since the closed form's disagg TTFT is a lower
    bound. A configuration that misses an SLO in either is never `best`.
@@ -37,6 +38,7 @@ from ..core.load import load_engine
 from .search_space import POLICIES, Group, Space, Target, enumerate_groups, pipeline_system
 from .serve import usd_per_mtok
 from .sim import Workload, simulate, steady_state
+from .sim.metrics import stats
 
 __all__ = ["SearchSpec", "SearchResult", "search", "evaluate_task", "confirm_task", "COLUMNS", "OBJECTIVES",
            "derivation"]
@@ -86,11 +88,11 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "meets_slo": ("bool", "meets_ttft and meets_tpot"),
     "confirmed": ("bool", "run through the simulator"),
     "sim_requests": ("int", "requests simulated"),
-    "sim_ttft_s": ("float", "simulated mean TTFT"), "sim_ttft_p90_s": ("float", "simulated p90 TTFT"),
-    "sim_ttft_p99_s": ("float", "simulated p99 TTFT"),
-    "sim_tpot_s": ("float", "simulated mean TPOT"), "sim_tpot_p90_s": ("float", "simulated p90 TPOT"),
-    "sim_tokens_per_s_per_chip": ("float", "simulated output tokens/s per chip"),
-    "sim_tokens_per_s_per_user": ("float", "simulated mean tokens/s per user"),
+    "sim_ttft_s": ("float", "simulated mean TTFT (each client's first request, the cold start, left out)"),
+    "sim_ttft_p90_s": ("float", "simulated p90 TTFT (likewise)"), "sim_ttft_p99_s": ("float", "simulated p99 TTFT"),
+    "sim_tpot_s": ("float", "simulated mean TPOT (likewise)"), "sim_tpot_p90_s": ("float", "simulated p90 TPOT"),
+    "sim_tokens_per_s_per_chip": ("float", "simulated output tokens/s per chip (the whole run)"),
+    "sim_tokens_per_s_per_user": ("float", "simulated mean tokens/s per user (1 / TPOT, cold start left out)"),
     "sim_meets_slo": ("bool", "simulated mean TTFT and TPOT meet the SLOs"),
     "best": ("bool", "the best configuration of its (model, system)"),
 }
@@ -156,7 +158,11 @@ def _steady(t: Target, g: Group, U, K, isl, osl, explain: bool = False):
 
 
 def evaluate_task(task: Task) -> tuple[dict, list[str]]:
-    """Every configuration of the task's groups in closed form: columns (NumPy arrays) and notes."""
+    """Every configuration of the task's groups in closed form: the per-row columns (NumPy) and notes.
+
+    What is the same for a whole layout (names, chips, split, memory) is filled in by `_layout_columns`
+    in the caller, from the group's id: a task sends back numbers only.
+    """
     t = task.target
     cols: dict[str, list] = {}
     notes: list[str] = []
@@ -173,32 +179,43 @@ def evaluate_task(task: Task) -> tuple[dict, list[str]]:
         col = lambda k: np.broadcast_to(np.asarray(ss[k], dtype=float), (n,)) if k in ss.numbers \
             else np.full(n, np.nan)  # noqa: E731
         out_tps = col("output_tokens_per_s") * g.pp
-        per_chip = col("tokens_per_s_per_chip")
-        disagg = g.policy == "disagg"
         row = {
-            "group_id": np.full(n, task.first_group + j), "model": [t.model.name] * n, "system": [t.system.name] * n,
-            "chip": [t.system.chip.name] * n, "precision": [t.precision] * n, "kv_dtype": [t.kv_dtype] * n,
-            "policy": [g.policy] * n, "layout": [g.name] * n, "chips": np.full(n, g.chips), "tp": np.full(n, g.tp),
-            "ep": np.full(n, g.ep), "pp": np.full(n, g.pp), "stage_chips": np.full(n, g.stage_chips),
-            "prefill_chips": np.full(n, g.prefill_chips if disagg else np.nan),
-            "decode_chips": np.full(n, g.decode_chips if disagg else np.nan),
-            "replicas": np.full(n, g.replicas), "deployment_chips": np.full(n, g.replicas * g.chips),
-            "concurrency": U, "max_num_tokens": K if g.policy != "cadence" else np.full(n, np.nan),
-            "isl": np.full(n, task.isl), "osl": np.full(n, task.osl),
-            "weights_per_chip_bytes": np.full(n, g.weights_per_chip_bytes), "batch_cap": np.full(n, g.batch_cap),
+            "group_id": np.full(n, task.first_group + j), "concurrency": U,
+            "max_num_tokens": K if g.policy != "cadence" else np.full(n, np.nan),
             "batch": col("batch") * g.pp, "prefill_batch": col("prefill_batch"),
             "decode_step_s": col("decode_step_s"), "prefill_step_s": col("prefill_step_s"),
-            "output_tokens_per_s": out_tps, "tokens_per_s_per_chip": per_chip,
+            "output_tokens_per_s": out_tps, "tokens_per_s_per_chip": col("tokens_per_s_per_chip"),
             "tokens_per_s_per_user": col("tokens_per_s_per_user"), "ttft_s": col("ttft_s"), "tpot_s": col("tpot_s"),
             "e2e_s": col("e2e_s"), "requests_per_s": col("requests_per_s") * g.pp,
             "deployment_tokens_per_s": out_tps * g.replicas,
-            "usd_per_chip_hour": np.full(n, price if price else np.nan),
             "usd_per_mtok": usd_per_mtok(g.chips, price, 1.0, out_tps) if price else np.full(n, np.nan),
         }
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
-    return {k: np.concatenate([np.asarray(x, dtype=object if isinstance(x, list) else None) for x in v])
-            for k, v in cols.items()}, notes
+    return {k: np.concatenate(v) for k, v in cols.items()}, notes
+
+
+def _layout_columns(spaces: list[Space], group_id: np.ndarray, isl: float, osl: float) -> dict:
+    """The columns that are the same for every configuration of a layout, one row per configuration."""
+    per: dict[str, list] = {k: [] for k in ("model", "system", "chip", "precision", "kv_dtype", "policy", "layout",
+                                            "chips", "tp", "ep", "pp", "stage_chips", "prefill_chips",
+                                            "decode_chips", "replicas", "deployment_chips", "weights_per_chip_bytes",
+                                            "batch_cap", "usd_per_chip_hour")}
+    for sp in spaces:
+        t = sp.target
+        for g in sp.groups:
+            disagg = g.policy == "disagg"
+            for k, v in (("model", t.model.name), ("system", t.system.name), ("chip", t.system.chip.name),
+                         ("precision", t.precision), ("kv_dtype", t.kv_dtype), ("policy", g.policy),
+                         ("layout", g.name), ("chips", g.chips), ("tp", g.tp), ("ep", g.ep), ("pp", g.pp),
+                         ("stage_chips", g.stage_chips), ("prefill_chips", g.prefill_chips if disagg else np.nan),
+                         ("decode_chips", g.decode_chips if disagg else np.nan), ("replicas", g.replicas),
+                         ("deployment_chips", g.replicas * g.chips), ("weights_per_chip_bytes", g.weights_per_chip_bytes),
+                         ("batch_cap", g.batch_cap), ("usd_per_chip_hour", t.system.usd_per_chip_hour or np.nan)):
+                per[k].append(v)
+    out = {k: np.asarray(v)[group_id] for k, v in per.items()}
+    out.update(isl=np.full(group_id.size, isl), osl=np.full(group_id.size, osl))
+    return out
 
 
 def confirm_task(c: Confirmation) -> dict:
@@ -220,13 +237,15 @@ def confirm_task(c: Confirmation) -> dict:
     else:
         r = simulate(t.model, pipeline_system(t.system, g.pp), G=g.stage_chips, layout=g.layout,
                      max_batch=g.batch_cap // g.pp, **kw)
-    ttft, tpot = r["ttft_s"], r.metrics.get("tpot_s", {})
+    # each client's first request starts with all the others at t = 0: a cold start, left out of the verdict
+    warm = min(u, len(r.ttft_s) // 2)
+    ttft, tpot = stats(r.ttft_s[warm:]), stats(r.tpot_s[warm:])
     ok = (c.slo_ttft is None or ttft["mean"] <= c.slo_ttft) and \
         (c.slo_tpot is None or not tpot or tpot["mean"] <= c.slo_tpot)
     return {"sim_requests": r["requests_completed"], "sim_ttft_s": ttft["mean"], "sim_ttft_p90_s": ttft["p90"],
             "sim_ttft_p99_s": ttft["p99"], "sim_tpot_s": tpot.get("mean", np.nan),
             "sim_tpot_p90_s": tpot.get("p90", np.nan), "sim_tokens_per_s_per_chip": r["tokens_per_s_per_chip"],
-            "sim_tokens_per_s_per_user": r.metrics.get("tokens_per_s_per_user", {}).get("mean", np.nan),
+            "sim_tokens_per_s_per_user": float(np.nanmean(1.0 / r.tpot_s[warm:])) if tpot else np.nan,
             "sim_meets_slo": float(ok)}
 
 
@@ -320,6 +339,7 @@ def search(spec: SearchSpec, runner=None, progress: Callable[[int], None] | None
     if not parts:
         raise InputError("no configuration could be evaluated: " + "; ".join(notes[:3]))
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cols.update(_layout_columns(spaces, cols["group_id"], spec.isl, spec.osl))
     n = len(cols["group_id"])
     cols["config_id"] = np.arange(n)
     t_eval = time.perf_counter() - wall0
