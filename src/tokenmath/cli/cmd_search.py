@@ -172,13 +172,14 @@ def _print(r: SearchRun) -> None:
     slo = " and ".join(([f"TTFT ≤ {fmt(s['slo_ttft_s'], 's')}"] if "slo_ttft_s" in s else []) +
                        ([f"TPOT ≤ {fmt(s['slo_tpot_s'], 's')}"] if "slo_tpot_s" in s else [])) or "no SLO"
     t = Table(title=f"Best deployment per model × system — ISL {fmt(res.spec.isl)} / OSL {fmt(res.spec.osl)}, {slo} "
-                    "(simulated; closed form in brackets)", title_justify="left")
-    for col in ("model", "system", "precision", "layout", "concurrency", "tok/s per chip", "tok/s per user", "TTFT",
-                "TPOT", "USD/Mtok*"):
+                    "(simulated; closed form in brackets; users: concurrency per replica)", title_justify="left")
+    several = len({tg.precision for tg in res.spec.targets}) > 1
+    for col in ("model", "system") + (("precision",) if several else ()) + (
+            "layout", "users", "tok/s per chip", "tok/s per user", "TTFT", "TPOT", "USD/Mtok*"):
         t.add_column(col, justify="left" if col in ("model", "system", "precision", "layout") else "right")
     for i in res.best:
-        t.add_row(str(c["model"][i]), str(c["system"][i]), str(c["precision"][i]), str(c["layout"][i]),
-                  str(int(c["concurrency"][i])),
+        t.add_row(str(c["model"][i]), str(c["system"][i]), *((str(c["precision"][i]),) if several else ()),
+                  str(c["layout"][i]), str(int(c["concurrency"][i])),
                   f"{fmt(c['sim_tokens_per_s_per_chip'][i])} ({fmt(c['tokens_per_s_per_chip'][i])})",
                   fmt(c["sim_tokens_per_s_per_user"][i]),
                   f"{fmt(c['sim_ttft_s'][i], 's')} ({fmt(c['ttft_s'][i], 's')})",
