@@ -118,6 +118,16 @@ def test_bad_input_is_one_line(args, needles):
     one_line_error(run("search", *args, "--workers", "1"), *needles)
 
 
+def test_a_workload_trace_sets_the_lengths_and_is_replayed_in_the_simulations(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text("isl,osl\n800,400\n1200,600\n1000,500\n900,450\n")
+    r = run("search", "llama-3.1-8b", "--on", "hgx-h100", "--max-chips", "2", "--workload", trace, "--slo-tpot", "20ms",
+            "--workers", "1", "--json")
+    assert r.exit_code == 0, r.output
+    b = json.loads(r.stdout)["best"][0]
+    assert (b["isl"], b["osl"]) == (975, 487.5) and b["sim_tpot_s"] <= 0.02 and b["sim_requests"] >= 400
+
+
 def test_query_bad_input_is_one_line(searched, tmp_path):
     _, out = searched
     one_line_error(run("query", out, "SELEC nothing"), "query")

@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
         max_chips: int = typer.Option(None, "--max-chips", help="Chips of one deployment (default: one scale-up domain); dp replicas fill it."),
         max_num_tokens: str = typer.Option("2048,8192,32768", "--max-num-tokens", help="Token budgets of a prefill step to try."),
         confirm: int = typer.Option(3, "--confirm", help="Layouts per model × system simulated each round."),
+        rounds: int = typer.Option(3, "--rounds", help="Rounds of confirmation; round r asks the closed form for 0.85^r of each SLO."),
         requests: int = typer.Option(None, "--requests", "-n", help="Requests per confirming simulation (default: 10 × concurrency, 400 to 4,000)."),
         mtp: int = MTP_OPTION,
         acceptance: float = ACCEPTANCE_OPTION,
@@ -58,7 +59,7 @@ def register(app: typer.Typer) -> None:
         """Search layouts, chip counts, batch and prefill settings for the best deployment under TTFT/TPOT objectives."""
         show = err_console.is_terminal and not as_json
         r = compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objective, policy, max_chips,
-                    max_num_tokens, confirm, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray,
+                    max_num_tokens, confirm, rounds, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray,
                     workers, seed, explain, set_, progress=show)
         if as_json:
             emit_json(to_json(r, explain))
@@ -98,7 +99,7 @@ def targets(models: str, on: str, precision: str | None, kv_dtype: str | None, s
 
 
 def compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objective, policy, max_chips,
-            max_num_tokens, confirm, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray, workers,
+            max_num_tokens, confirm, rounds, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray, workers,
             seed, explain, set_, progress: bool = False) -> SearchRun:
     """`search` from its options, checked as the command line checks them."""
     from ..serving.search_runners import LocalRunner, RayRunner
@@ -124,7 +125,7 @@ def compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objec
         slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"), objective=objective,
         policies=tuple(parse_list(policy, POLICIES, "--policy")), max_chips=max_chips,
         budgets=tuple(float(x) for x in parse_grid(max_num_tokens, "--max-num-tokens")), confirm=confirm,
-        requests=requests, seed=seed)
+        rounds=rounds, requests=requests, seed=seed)
     runner = RayRunner(None if ray in (None, "local") else ray, workers) if ray else LocalRunner(workers)
     with runner, _progress(progress) as tick:
         result = search(spec, runner, tick)

@@ -14,8 +14,9 @@
    simulator (sim/run.py: a closed loop at its concurrency, the fixed lengths or the workload's; each
    client's first request, which starts with every other at t = 0, is left out of the verdict), and
    `best` is the candidate with the most simulated tokens/s per chip whose simulated mean TTFT and TPOT
-   meet the SLOs — up to `rounds` rounds of candidates, since the closed form's disagg TTFT is a lower
-   bound. A configuration that misses an SLO in either is never `best`.
+   meet the SLOs. Where none does (the closed form is optimistic for lengths that vary, and its disagg
+   TTFT is a lower bound), round r (up to `rounds`) asks the closed form for 0.85^r of each SLO. A
+   configuration that misses an SLO in either is never `best`.
 
 Within one (model, system) the chips' price is one number, so the per-chip and cost objectives pick
 the same layout there; the objective decides `best_per_model`, across systems (cost: the systems with a
@@ -45,6 +46,7 @@ __all__ = ["SearchSpec", "SearchResult", "search", "evaluate_task", "confirm_tas
 
 OBJECTIVES = ("per-chip", "cost")
 GROUPS_PER_TASK = 12
+HEADROOM = 0.85  # round r of confirmations asks the closed form for HEADROOM^r under the SLOs
 
 # Every column of the results (Parquet table `results`): type and meaning. Null where it does not apply.
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -224,9 +226,9 @@ def confirm_task(c: Confirmation) -> dict:
     u = c.concurrency // g.pp
     kw = dict(requests=c.requests, policy=g.policy, spec=t.spec, precision=t.precision, kv_dtype=t.kv_dtype,
               priors=t.priors, slo_ttft=c.slo_ttft, slo_tpot=c.slo_tpot, seed=c.seed)
-    if c.workload is not None:
-        n = min(c.requests, c.workload.isl.size)
-        kw.update(workload=Workload(c.workload.isl[:n], c.workload.osl[:n], None, u, c.workload.source), requests=n)
+    if c.workload is not None:  # the trace's rows in order, over again until there are enough requests
+        rows = np.arange(c.requests) % c.workload.isl.size
+        kw["workload"] = Workload(c.workload.isl[rows], c.workload.osl[rows], None, u, c.workload.source)
     else:
         kw.update(concurrency=u, isl=c.isl, osl=c.osl)
     if g.policy != "cadence":
@@ -296,8 +298,10 @@ def _check(spec: SearchSpec) -> None:
         raise InputError(f"--max-chips must be from 1 to a million (got {spec.max_chips})")
     if not spec.budgets or any(not np.isfinite(b) or b < 1 for b in spec.budgets):
         raise InputError("--max-num-tokens values must be whole numbers of tokens ≥ 1")
-    if spec.confirm < 1:
-        raise InputError(f"--confirm must be ≥ 1 candidate per model and system (got {spec.confirm})")
+    if not 1 <= spec.confirm <= 1000:
+        raise InputError(f"--confirm must be from 1 to 1,000 candidates per model and system (got {spec.confirm})")
+    if not 1 <= spec.rounds <= 20:
+        raise InputError(f"--rounds must be from 1 to 20 (got {spec.rounds})")
 
 
 def plan(spec: SearchSpec) -> tuple[list[Space], list[Task]]:
@@ -377,22 +381,33 @@ def search(spec: SearchSpec, runner=None, progress: Callable[[int], None] | None
     return SearchResult(spec, {k: cols[k] for k in COLUMNS}, best, summary, notes)
 
 
+def _candidates(spec: SearchSpec, cols: dict, p: tuple, headroom: float) -> list[int]:
+    """Each layout's best operating point within headroom · SLO in closed form, best layout first."""
+    ok = (cols["model"] == p[0]) & (cols["system"] == p[1]) & cols["meets_slo"]
+    if spec.slo_ttft is not None:
+        ok &= cols["ttft_s"] <= headroom * spec.slo_ttft
+    if spec.slo_tpot is not None:
+        ok &= cols["tpot_s"] <= headroom * spec.slo_tpot
+    seen, firsts = set(), []
+    for i in sorted(np.flatnonzero(ok).tolist(), key=lambda i: _rank_key(cols, i, spec.objective)):
+        if cols["group_id"][i] not in seen:
+            seen.add(cols["group_id"][i])
+            firsts.append(i)
+    return firsts
+
+
 def _confirm(spec: SearchSpec, cols: dict, pairs, groups: list[Group], runner) -> tuple[list[int], list[dict]]:
-    """Simulate the best few layouts per (model, system), in rounds, until one meets the SLOs there too."""
+    """Simulate the best few layouts per (model, system), in rounds, until one meets the SLOs there too.
+
+    Round r asks the closed form for headroom HEADROOM^r under the SLOs: where the simulator finds the
+    closed form optimistic (lengths that vary, disagg's TTFT), the next round backs off.
+    """
     targets = {(t.model.name, t.system.name, t.precision): t for t in spec.targets}
-    ranked: dict[tuple, list[int]] = {}
-    for p in pairs:
-        rows = np.flatnonzero((cols["model"] == p[0]) & (cols["system"] == p[1]) & cols["meets_slo"])
-        rows = sorted(rows.tolist(), key=lambda i: _rank_key(cols, i, spec.objective))
-        seen, firsts = set(), []
-        for i in rows:  # each layout's best operating point, best layout first
-            if cols["group_id"][i] not in seen:
-                seen.add(cols["group_id"][i])
-                firsts.append(i)
-        ranked[p] = firsts
     best: dict[tuple, int] = {}
     for rnd in range(spec.rounds):
-        todo = [(p, i) for p in pairs if p not in best for i in ranked[p][rnd * spec.confirm:(rnd + 1) * spec.confirm]]
+        todo = [(p, i) for p in pairs if p not in best
+                for i in [i for i in _candidates(spec, cols, p, HEADROOM ** rnd) if not cols["confirmed"][i]]
+                [:spec.confirm]]
         if not todo:
             break
         jobs = [Confirmation(targets[(cols["model"][i], cols["system"][i], cols["precision"][i])],
@@ -414,11 +429,11 @@ def _confirm(spec: SearchSpec, cols: dict, pairs, groups: list[Group], runner) -
     unmet = []
     for p in pairs:
         if p not in best:
-            tried = [i for i in range(len(cols["confirmed"])) if cols["confirmed"][i] and
-                     (cols["model"][i], cols["system"][i]) == p]
+            tried = int(np.sum(cols["confirmed"] & (cols["model"] == p[0]) & (cols["system"] == p[1])))
             unmet.append({"model": p[0], "system": p[1], "why": (
-                f"none of the {len(tried)} simulated candidates met the SLOs (the closed form's TTFT is a lower "
-                "bound for disagg)" if tried else "no configuration meets the SLOs in closed form")})
+                f"none of the {tried} simulated candidates met the SLOs when simulated (the closed form is optimistic "
+                "for lengths that vary and for disagg's TTFT; more --rounds, or looser SLOs)" if tried
+                else "no configuration meets the SLOs in closed form")})
     return [best[p] for p in pairs if p in best], unmet
 
 
