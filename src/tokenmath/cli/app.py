@@ -8,14 +8,44 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
 from ..core.load import add_catalog_dir
-from .common import guard
+from .common import err_console, guard
+
+# click's own errors (unknown option, missing argument, a value of the wrong type): found by name, since
+# typer vendors click in recent versions and depends on it in older ones
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineErrors(TyperGroup):
+    """The `tokenmath` group, with click's usage errors printed as one line (usage and hint dropped)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _CLICK_ERROR as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `tokenmath catalog` alone: its help, as usual
+                e.show()
+            else:
+                ctx = getattr(e, "ctx", None)
+                hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+                err_console.print(f"error: {' '.join(e.format_message().split())}{hint}", markup=False)
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            err_console.print("error: aborted", markup=False)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
+    cls=OneLineErrors,
     name="tokenmath",
     help="The roofline math of LLM training and serving, with every number's derivation.",
     no_args_is_help=True,

@@ -9,7 +9,6 @@ from ..core.roofline import drain_time
 from ..serving.serve import tokens_per_s
 from ..core.derive import lift, value_of
 from ..core.errors import InputError
-from ..core.load import load_system
 from ..core.roofline import step
 from ..serving.serve import check_inputs
 from ..core.units import fmt
@@ -41,27 +40,29 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fixed-cadence batching: worst and mean latency, throughput, and a simulation that checks them."""
         ex = explain or as_json
-        B = parse_number(batch, "--batch")
-        check_inputs(B=B, G=chips)
-        if arrivals < 1 or arrivals > 10_000_000:
-            raise InputError("--arrivals must be between 1 and 10,000,000")
+        # every option is checked, whether or not this mode uses it
+        B, S = parse_number(batch, "--batch"), parse_number(context, "--context")
+        check_inputs(B=B, S=S, G=chips, precision=precision, basis=basis)
+        if step_ms is not None and not 1e-6 <= step_ms <= 1e8:
+            raise InputError(f"--step-ms must be between 1e-6 ms (1 ns) and 1e8 ms (about a day) (got {step_ms:g})")
+        if rate is not None and not 0 < rate <= 1e12:
+            raise InputError(f"--rate must be between 0 and 1e12 arrivals per second (got {rate:g})")
+        if not 1 <= arrivals <= 10_000_000:
+            raise InputError(f"--arrivals must be between 1 and 10,000,000 (got {arrivals})")
+        if seed < 0:
+            raise InputError(f"--seed must be ≥ 0 (got {seed})")
+        if model is not None and on is None:
+            raise InputError("a model needs --on SYSTEM")
+        m, s = load_pair(model, on, set_)
         if step_ms is not None:
-            if not step_ms > 0:
-                raise InputError(f"--step-ms must be positive (got {step_ms})")
             t = lift(ex, "t_step", step_ms / 1e3, "s", "given: --step-ms")
             origin = f"given step {fmt(step_ms / 1e3, 's')}"
-        elif model is not None:
-            if on is None:
-                raise InputError("a model needs --on SYSTEM")
-            m, s = load_pair(model, on, set_)
-            S = parse_number(context, "--context")
+        elif m is not None:
             G = chips or s.domain_chips
-            check_inputs(S=S, precision=precision, basis=basis)
             st = step(m, s, G=G, B=B, S=S, phase="decode", precision=precision, basis=basis, explain=ex)
             t = st.t_step
             origin = f"{m.name} decode step on {G} × {s.chip.name}, batch {fmt(B)}, context {fmt(S)} ({basis})"
-        elif on is not None:
-            s = load_system(on)
+        elif s is not None:
             chip = s.chip
             t = drain_time(lift(ex, "hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")),
                            lift(ex, "W", chip.hbm_bandwidth_bytes_per_s, "B/s",

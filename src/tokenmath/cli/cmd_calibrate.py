@@ -24,8 +24,15 @@ def register(app: typer.Typer) -> None:
                                     "format the backend runs)."),
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
+        kernel_tables: str = typer.Option(None, "--from-kernel-tables", metavar="PATH|installed",
+                                          help="Instead: re-derive catalog priors from measured kernel tables "
+                                               "(aiconfigurator-core; --out is then a folder, default the catalog)."),
+        chips: str = typer.Option(None, "--chips", help="With --from-kernel-tables: only these catalog chips."),
     ) -> None:
         """Per format: GEMMs by rows, attention decode, elementwise and routing ops, memory tiers -> a profile."""
+        if kernel_tables:
+            from .calibrate_kernels import from_kernel_tables
+            return from_kernel_tables(kernel_tables, None if out == "profile.yaml" else out, chips, as_json)
         if backend not in ("auto", "torch", "numpy"):
             fail(f"--backend must be auto, torch or numpy (got {backend!r})")
         if not out.endswith((".yaml", ".yml")):
@@ -84,11 +91,11 @@ def _print(c, out: str) -> None:
     rows += [(f"eta_bw  weights cold, M={M}", (lambda f, M=M: _curve_at(c, f"eta_bw.{f}", M))) for M in (1, 16, 256)]
     rows += [(f"eta_mm  FLOP in cache, M={M}", (lambda f, M=M: _curve_at(c, f"eta_mm.{f}", M))) for M in (1, 16, 256)]
     rows += [("t_kernel  one GEMM call, M=1", lambda f: _curve_at(c, f"t_kernel.{f}", 1, "s")),
-             ("eta_sdpa  attention, 1 MB/call", lambda f: _curve_at(c, f"eta_sdpa.{f}", 1e6)),
-             ("eta_sdpa  attention, 64 MB/call", lambda f: _curve_at(c, f"eta_sdpa.{f}", 64e6)),
+             ("eta_kv_bytes  attention, 1 MB/call", lambda f: _curve_at(c, f"eta_kv_bytes.{f}", 1e6)),
+             ("eta_kv_bytes  attention, 64 MB/call", lambda f: _curve_at(c, f"eta_kv_bytes.{f}", 64e6)),
              ("eta_gqa  G=4 query heads per KV head", lambda f: _curve_at(c, f"eta_gqa.{f}", 4)),
-             ("eta_elt  elementwise, 64 kB/kernel", lambda f: _curve_at(c, f"eta_elt.{f}", 65536)),
-             ("eta_route  MoE routing, 8 kB/op", lambda f: _curve_at(c, f"eta_route.{f}", 8192)),
+             ("t_elt  elementwise kernel, 64 kB", lambda f: _curve_at(c, f"t_elt.{f}", 65536, "s")),
+             ("t_route  MoE routing op, 8 kB", lambda f: _curve_at(c, f"t_route.{f}", 8192, "s")),
              ("largest spread (repeats)", lambda f: _spread(c, f))]
     for label, get in rows:
         t.add_row(label, *[get(f) for f in c.formats])
@@ -110,8 +117,8 @@ def _print(c, out: str) -> None:
 def _explain(c) -> None:
     console.print("\nper GEMM: t = max(FLOP / (F · eta_mm(M)), bytes_w / (W_eff · eta_bw(M))) + t_kernel; "
                   "W_eff = 1 / (h/W_c + (1 − h)/W), h = min(1, C / working set)  (tokenmath.core.kernels)", markup=False)
-    console.print("attention decode: t = B·kv / (W_eff · eta_sdpa(bytes per call) · eta_gqa(N/K)); eager ops: "
-                  "n_ops · t_dispatch + Σ bytes / (W_c · eta_elt(bytes))  (tokenmath.core.eager)", markup=False)
+    console.print("attention decode: t = B·kv / (W_eff · eta_kv_bytes(bytes per call) · eta_gqa(N/K)); eager ops: "
+                  "n_ops · t_dispatch + Σ n_op · t_elt(bytes_op)  (tokenmath.core.eager)", markup=False)
     pri = profile_dict(c)["priors"]
     for k, v in pri.items():
         if k in ("curves", "formats"):

@@ -7,7 +7,8 @@ import typer
 from rich.table import Table
 
 from ..core.errors import InputError
-from ..serving.modes import fast_slow_modes
+from ..serving.modes import check_multiples, fast_slow_modes
+from ..serving.serve import check_inputs
 from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, PRECISION_OPTION,
@@ -40,26 +41,18 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch ratio 1/(p·s), the KV share that makes p and s consistent, the slow-mode saving, the frontier."""
-        m = s = None
-        if model is not None:
-            if on is None:
-                raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
-            m, s = load_pair(model, on, set_)
-        elif plot:
+        if model is not None and on is None:
+            raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
+        if plot and model is None:
             raise InputError("--plot needs a MODEL and --on SYSTEM (the frontier is the model's)")
-        S = parse_number(context, "--context")
-        B = parse_grid(batch, "--batch") if batch else None
-        r = fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
-                            precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain or as_json)
+        r = compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision,
+                    kv_dtype, basis, explain or as_json, set_)
         if plot:
             from .plots_serving import plot_frontier
 
             plot_frontier(r, plot)
         if as_json:
-            d = r.to_dict(derivations=True)
-            if plot:
-                d["plot"] = plot
-            emit_json(d)
+            emit_json(to_json(r, explain) | ({"plot": plot} if plot else {}))
             return
         _print(r)
         if explain:
@@ -67,6 +60,26 @@ def register(app: typer.Typer) -> None:
             console.print(r.explain(), markup=False)
         if plot:
             console.print(f"plot: {plot}", markup=False)
+
+
+def compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision, kv_dtype,
+            basis, explain, set_):
+    """`fastmode` from its options, checked as the command line checks them (the web API calls it too)."""
+    if model is not None and on is None:
+        raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
+    # every option is checked, whether or not the model-free reading uses it
+    check_multiples(price_multiple, speed_multiple, chips_multiple)
+    S = parse_number(context, "--context")
+    B = parse_grid(batch, "--batch") if batch else None
+    check_inputs(G=chips, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    m, s = load_pair(model, on, set_)
+    return fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
+                           precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict(derivations=True)
 
 
 def _pct(x) -> str:
@@ -95,6 +108,9 @@ def _print(r) -> None:
     console.print("")
     console.print(f"{r.model.display_name or r.model.name} on {r.G} × {r.system.chip.name}, context {fmt(r.S)} tok:",
                   markup=False)
+    if v("standard_batch") is None:
+        console.print(f"  kappa = t_kv1/t_c1 = {fmt(k)}; {v('note')}", markup=False)
+        return
     regime = ("memory-bound, on the frontier" if v("standard_on_frontier") else
               "compute-bound past the balance batch — off the frontier: the multiples need more KV than this "
               "context has")

@@ -7,19 +7,24 @@ from rich.table import Table
 
 from ..core.errors import InputError
 from ..economics.infer import read_all, read_offer
-from ..core.units import fmt, parse_quantity
+from ..core.pricing_records import date_key
+from ..core.units import PRECISION_BYTES, fmt
 from .common import EXPLAIN_OPTION, JSON_OPTION, console, emit_json, guard
+from .count_args import parse_count
+from .grid_args import parse_list
 
 
 def _active(text: str | None):
+    """'100B' -> (1e11, 1e11, 1e11); '50B:100B:200B' -> a low, central and high count of active parameters."""
     if not text:
         return None
-    parts = [parse_quantity(x.strip().replace("B", "e9").replace("T", "e12")) for x in text.split(":")]
-    if len(parts) == 1:
-        return parts[0], parts[0], parts[0]
-    if len(parts) == 3:
-        return tuple(parts)
-    raise InputError(f"--active-params takes N or LOW:CENTRAL:HIGH, e.g. 50e9:100e9:200e9 (got {text!r})")
+    parts = [parse_count(x, "--active-params") for x in text.split(":")]
+    if len(parts) not in (1, 3):
+        raise InputError(f"--active-params takes N or LOW:CENTRAL:HIGH, e.g. 50e9:100e9:200e9 (got {text!r})")
+    lo, mid, hi = parts * 3 if len(parts) == 1 else parts
+    if not 1e6 <= lo <= mid <= hi <= 1e16:
+        raise InputError(f"--active-params needs 1e6 ≤ low ≤ central ≤ high ≤ 1e16 (got {text!r})")
+    return lo, mid, hi
 
 
 def register(app: typer.Typer) -> None:
@@ -37,32 +42,43 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Read prices backwards: KV bytes per token, decode utilisation, cache tiers, fast-mode batch ratio."""
-        precisions = [p.strip() for p in precision.split(",")] if precision else None
-        active = _active(active_params)
-        if all_:
-            if offer:
-                raise InputError("give PROVIDER/OFFER or --all, not both")
-            readings = read_all(precisions=precisions, active=active)
-            if as_json:
-                emit_json({"offers": [r.headline() | {"flags": r.flags} for r in readings],
-                           "summary": _summary(readings)})
-                return
-            _table(readings)
-            if explain:
-                for r in readings:
-                    console.print()
-                    console.print(r.explain(), markup=False)
-            return
-        if not offer:
-            raise InputError("give PROVIDER/OFFER (e.g. google/gemini-3.1-pro) or --all; "
-                             "`tokenmath catalog list prices` lists the sheets")
-        r = read_offer(offer, date, precisions=precisions, active=active)
+        r = compute(offer, date, all_, precision, active_params, explain)
         if as_json:
-            emit_json(r.to_dict(derivations=explain))
+            emit_json(to_json(r, explain))
+        elif isinstance(r, list):
+            _table(r)
+            if explain:
+                for x in r:
+                    console.print()
+                    console.print(x.explain(), markup=False)
         elif explain:
             console.print(r.explain(), markup=False)
         else:
             _brief(r)
+
+
+def compute(offer, date, all_, precision, active_params, explain=False):
+    """`infer` from its options, checked as the command line checks them (the web API calls it too): one
+    reading, or the list of every offer's with --all."""
+    precisions = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or None
+    active = _active(active_params)
+    if date is not None:
+        date_key(date)
+    if all_:
+        if offer:
+            raise InputError("give PROVIDER/OFFER or --all, not both")
+        return read_all(precisions=precisions, active=active)
+    if not offer:
+        raise InputError("give PROVIDER/OFFER (e.g. google/gemini-3.1-pro) or --all; "
+                         "`tokenmath catalog list prices` lists the sheets")
+    return read_offer(offer, date, precisions=precisions, active=active)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints: one reading (derivations with --explain), or every offer's headline and a summary."""
+    if isinstance(r, list):
+        return {"offers": [x.headline() | {"flags": x.flags} for x in r], "summary": _summary(r)}
+    return r.to_dict(derivations=explain)
 
 
 def _brief(r) -> None:

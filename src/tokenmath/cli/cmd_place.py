@@ -37,18 +37,26 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Splits that fit (memory per chip, comm per step and its tier), the best one, the largest model a domain holds."""
-        m, s = load_pair(model, on, set_)
-        B = parse_number(batch, "--batch")
-        S = parse_number(context, "--context")
-        r = place(m, s, B=B, S=S, max_chips=chips, tp=tp, ep=ep, pp=pp, precision=precision, kv_dtype=kv_dtype,
-                  basis=basis, explain=explain or as_json)
+        r = compute(model, on, batch, context, chips, tp, ep, pp, precision, kv_dtype, basis, explain or as_json, set_)
         if as_json:
-            emit_json(r.to_dict(derivations=True))
+            emit_json(to_json(r, explain))
             return
         _print(r, show_all)
         if explain:
             console.print()
             console.print(r.explain(), markup=False)
+
+
+def compute(model, on, batch, context, chips, tp, ep, pp, precision, kv_dtype, basis, explain, set_):
+    """`place` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s = load_pair(model, on, set_)
+    return place(m, s, B=parse_number(batch, "--batch"), S=parse_number(context, "--context"), max_chips=chips,
+                 tp=tp, ep=ep, pp=pp, precision=precision, kv_dtype=kv_dtype, basis=basis, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict(derivations=True)
 
 
 def _print(r, show_all: bool) -> None:
@@ -72,7 +80,7 @@ def _print(r, show_all: bool) -> None:
         if share > 0:
             tier += f" {share:.0%}"
         comm = f"{fmt(sp['t_comm_s'][i], 's')} {tier}" if np.isfinite(sp["t_comm_s"][i]) else "—"
-        pipe = "—" if sp["pp"][i] <= 1 else (
+        pipe = "—" if sp["pp"][i] <= 1 or not sp["runs"][i] else (
             f"{fmt(sp['t_pipeline_s'][i], 's')} {'out' if str(sp['pipeline_tier'][i]) == 'scale-out' else 'up'}")
         tps = sp["tokens_per_s_per_chip"][i]
         t.add_row(f"{sp['tp'][i]}·{sp['ep'][i]}·{sp['pp'][i]}", str(sp["dp"][i]), str(sp["chips"][i]),
@@ -86,6 +94,11 @@ def _print(r, show_all: bool) -> None:
     console.print(f"HBM per chip {fmt(cap, 'B')}; weights {fmt(v['weights_bytes'], 'B')} in all; one stage step's KV "
                   f"= B · kv_held = {fmt(v['kv_bytes_per_stage_step'], 'B')}", markup=False)
     chosen = r.requested if r.requested is not None else r.best
+    stuck = sp["fits"] & ~sp["runs"]
+    if chosen is None and stuck.any():
+        console.print(f"fits: NO — {int(stuck.sum())} split(s) hold weights + KV but cannot run here: "
+                      f"{sp['why_not'][np.flatnonzero(stuck)[0]]}", markup=False)
+        return
     if chosen is None:
         console.print(f"fits: NO — no split of up to {r.max_chips} chips holds weights + KV; the largest model "
                       f"one {r.system.domain_chips}-chip domain holds at this batch and context is "

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ["parse_number", "parse_grid", "parse_list"]
+__all__ = ["parse_number", "parse_grid", "parse_list", "MAX_AXIS_POINTS"]
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
@@ -31,11 +31,16 @@ def parse_number(text: str, name: str, suffixes: dict[str, float] = _SUFFIX,
     return x
 
 
+MAX_AXIS_POINTS = 100_000
+
+
 def parse_grid(text: str, name: str, integer: bool = True) -> np.ndarray:
-    """'4096' -> [4096]; '1,8,64' -> [1, 8, 64]; '1:1M' -> log-spaced; '1:1M:20' -> 20 log-spaced points."""
+    """'4096' -> [4096]; '1,8,64' -> [1, 8, 64]; '1:1M' -> log-spaced; '1:1M:20' -> 20 log-spaced points.
+
+    A range that starts at 0 has 0 and then log-spaced points from 1. One axis holds at most
+    MAX_AXIS_POINTS points; a command that crosses axes caps their product (`sweep.check_grid_size`).
+    """
     text = text.strip()
-    if not text:
-        raise InputError(f"{name} is empty")
     if ":" in text:
         parts = text.split(":")
         if len(parts) not in (2, 3):
@@ -44,14 +49,25 @@ def parse_grid(text: str, name: str, integer: bool = True) -> np.ndarray:
         if lo < 0 or hi < lo:
             raise InputError(f"{name} {text!r}: need 0 ≤ LO ≤ HI")
         lo_pos = max(lo, 1.0)
-        n = int(parse_number(parts[2], name)) if len(parts) == 3 else max(2, int(round(8 * np.log10(hi / lo_pos))) + 1)
-        if not 1 <= n <= 100_000:
-            raise InputError(f"{name} {text!r}: between 1 and 100,000 points")
+        if len(parts) == 3:
+            n_text = parse_number(parts[2], name)
+            if n_text != int(n_text):
+                raise InputError(f"{name} {text!r}: N, the number of points, is a whole number")
+            n = int(n_text)
+        else:
+            n = max(2, int(round(8 * np.log10(hi / lo_pos))) + 1) if hi > lo_pos else 1
+        if not 1 <= n <= MAX_AXIS_POINTS:
+            raise InputError(f"{name} {text!r}: between 1 and {MAX_AXIS_POINTS:,} points")
         pts = np.geomspace(lo_pos, hi, n) if hi > lo_pos else np.array([hi])
-        if lo == 0:
+        if lo == 0 and hi > 0:
             pts = np.concatenate([[0.0], pts])
     else:
-        pts = np.array([parse_number(p, name) for p in text.split(",") if p.strip()])
+        items = [p for p in text.split(",") if p.strip()]
+        if len(items) > MAX_AXIS_POINTS:
+            raise InputError(f"{name}: at most {MAX_AXIS_POINTS:,} values")
+        pts = np.array([parse_number(p, name) for p in items])
+    if pts.size == 0:
+        raise InputError(f"{name} {text!r} has no values (e.g. 4096, 1,8,64 or 1:131072)")
     if integer:
         pts = np.round(pts)
     return np.unique(pts) if ":" in text else pts

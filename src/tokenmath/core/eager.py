@@ -23,7 +23,7 @@ Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm inter
 
 Per step: the token embedding (a gather of T·D), the rotary angles, the final norm and the LM head.
 
-    t_elt   = Σ_ops n_op · bytes_op / (W_c · eta_elt(bytes_op))       device, W_c the cache bandwidth
+    t_elt   = Σ_ops n_op · t_elt(bytes_op)                             device: a kernel's measured time at its bytes
     t_host  = n_ops · t_dispatch + n_route · t_dispatch_route + n_expert · t_dispatch_expert    host
     t_host_visible = (1 − o_host)·t_host + o_host·max(0, t_host − t_device)
 
@@ -41,7 +41,7 @@ from . import arch
 from .derive import formula
 from .records import Model
 
-__all__ = ["EagerOps", "eager_ops", "elementwise_time", "host_time", "host_visible_time", "gemms_per_step",
+__all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step",
            "expert_rows", "eager_overhead_time", "eager_step_time", "HOST_OPS"]
 
 # torch calls per unit of the step (Hugging Face's eager modules; see the module docstring)
@@ -148,10 +148,10 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     return EagerOps(n_host=n_host + 0 * T, n_host_route=n_route + 0 * T, n_host_expert=n_expert + 0 * T, n_gemm=n_gemm, n_gemm_expert=n_gemm_e, elt=tuple(elt), route=tuple(route))
 
 
-@formula("t_elt = Σ n_op · bytes_op / (W_c · eta_elt(bytes_op))", unit="s")
-def elementwise_time(n_op, bytes_op, W_c, eta_elt):
-    """Device time of a list of kernels (arrays of counts, bytes and efficiencies, summed over the list)."""
-    return sum(n * by / (W_c * e) for n, by, e in zip(n_op, bytes_op, eta_elt))
+@formula("t_kernels = Σ n_op · t_op", unit="s")
+def kernels_time(n_op, t_op):
+    """Device time of a list of kernels: counts and each kernel's measured time at its bytes (t_elt, t_route)."""
+    return sum(n * t for n, t in zip(n_op, t_op))
 
 
 @formula("t_overhead = t_fixed + n_gemm · t_kernel + n_gemm_e · t_kernel_e + t_elt + t_route", unit="s")

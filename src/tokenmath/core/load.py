@@ -5,11 +5,18 @@ directory named by `--catalog DIR` or the TOKENMATH_CATALOG environment variable
 override earlier ones). A figure may be written bare (`hbm_bandwidth_bytes_per_s: 3.35 TB/s`, the
 entry's `source` applies) or with its own source (`{value: 3.35 TB/s, source: ..., estimate: true}`).
 Quantities with units are parsed by the unit the field's name promises.
+
+Every file is read through `read_text`, with a size limit (MAX_ENTRY_BYTES for YAML and config.json,
+MAX_TABLE_BYTES for CSV tables), so `/dev/zero` or a huge file is refused in one line instead of
+filling memory. YAML is read without aliases (`&a`/`*a`): catalog entries never need them, and they
+are how a file expands to gigabytes ("billion laughs") or into a cycle.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
+import io
 import json
 import os
 from functools import lru_cache
@@ -17,25 +24,27 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError
-from .hfconfig import model_from_hf_config
+from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
-    "load_aliases", "load_alias_model", "read_table", "load_training_priors",
+    "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors", "load_intervals",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
-                                  "training": TrainingPrior}
+                                  "training": TrainingPrior, "fabrics": Fabric,
+                                  "intervals": Intervals}
 # price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
 KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
 # kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml
@@ -51,6 +60,7 @@ def add_catalog_dir(path: str | Path) -> None:
     _extra_dirs.append(p)
     _index.cache_clear()
     _load_cached.cache_clear()
+    _engine_cached.cache_clear()
 
 
 def catalog_dirs() -> list[Path]:
@@ -121,21 +131,84 @@ def _figures(node: Any, path: str, dim: str | None, sources: dict, estimates: li
     return node
 
 
+MAX_ENTRY_BYTES = 1 << 20  # a catalog entry, profile or config.json: the largest in the catalog is ~25 kB
+MAX_TABLE_BYTES = 16 << 20  # a measurement table: validation/public_measurements.csv is ~130 kB
+
+
+def read_text(file: str | Path, limit: int = MAX_ENTRY_BYTES) -> str:
+    """A UTF-8 text file, refused in one line if it is missing, a folder, larger than `limit` or not text."""
+    p = Path(file)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        raise CatalogError(f"{p}: is a folder, not a file") from None
+    except OSError as e:
+        raise CatalogError(f"{p}: cannot read ({e.strerror or type(e).__name__})") from None
+    if len(data) > limit:
+        raise CatalogError(f"{p}: larger than {limit >> 20} MiB; not a file tokenmath reads")
+    if b"\0" in data:
+        raise CatalogError(f"{p}: contains a NUL byte; not a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CatalogError(f"{p}: not UTF-8 text (byte {e.start})") from None
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases: no cycles, no exponential expansion."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """One line for any YAML error: where, and what."""
+    mark = getattr(e, "problem_mark", None)
+    if isinstance(e, yaml.reader.ReaderError):
+        return f"character {e.position}: {e.reason}"
+    where = f"line {mark.line + 1}: " if mark is not None else ""
+    what = getattr(e, "problem", None) or str(e)
+    return where + " ".join(str(what).split())
+
+
+def parse_yaml(text: str, where: str):
+    """YAML text (a file's, or a --set value) into Python values; any problem is one CatalogError line."""
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as e:
+        raise CatalogError(f"{where}: malformed YAML ({_yaml_problem(e)})") from None
+    except RecursionError:
+        raise CatalogError(f"{where}: nested too deeply") from None
+
+
+def _text_keys(node: Any, file: Path, path: str = "") -> None:
+    """Field names must be text (nested maps may be keyed by dates or numbers; records convert those)."""
+    for k in node:
+        if not isinstance(k, str):
+            raise CatalogError(f"{file}: field name {k!r}{f' under {path!r}' if path else ''} must be text")
+
+
 def read_entry(file: Path) -> dict:
     """The YAML of one entry with figures parsed and `sources`/`estimates` filled in."""
-    try:
-        raw = yaml.safe_load(Path(file).read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise CatalogError(f"{file}:{where}: malformed YAML ({getattr(e, 'problem', e)})") from None
-    except OSError as e:
-        raise CatalogError(f"{file}: cannot read ({e.strerror})") from None
+    raw = parse_yaml(read_text(file), str(file))
     if not isinstance(raw, dict):
         raise CatalogError(f"{file}: expected a mapping of fields, got {type(raw).__name__}")
-    sources: dict[str, str] = dict(raw.pop("sources", {}) or {})
-    estimates: list[str] = list(raw.pop("estimates", []) or [])
-    data = {k: _figures(v, k, _dimension(k), sources, estimates, file) for k, v in raw.items()}
+    _text_keys(raw, file)
+    sources = raw.pop("sources", None) or {}
+    estimates = raw.pop("estimates", None) or []
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        raise CatalogError(f"{file}: 'sources' must map field names to text")
+    if not isinstance(estimates, list) or not all(isinstance(v, str) for v in estimates):
+        raise CatalogError(f"{file}: 'estimates' must be a list of field names")
+    sources = {str(k): v for k, v in sources.items()}
+    try:
+        data = {k: _figures(v, k, _dimension(k), sources, estimates, file) for k, v in raw.items()}
+    except RecursionError:
+        raise CatalogError(f"{file}: nested too deeply") from None
     data.setdefault("name", Path(file).stem)
     data["sources"] = sources
     data["estimates"] = tuple(estimates)
@@ -154,9 +227,7 @@ def _validate(cls: type[Record], data: dict, file: Path) -> Record:
     try:
         return cls.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise CatalogError(f"{file}: field {loc!r}: {err['msg']}") from None
+        raise CatalogError(f"{file}: {_validation_message(e)}") from None
 
 
 @lru_cache(maxsize=None)
@@ -226,12 +297,24 @@ def load_model(name: str) -> Model:
             p = p / "config.json"
         if not p.exists():
             raise CatalogError(f"{name}: no such file")
-        try:
-            cfg = json.loads(p.read_text())
-        except json.JSONDecodeError as e:
-            raise CatalogError(f"{p}: malformed JSON at line {e.lineno} ({e.msg})") from None
-        return model_from_hf_config(cfg, p)
+        return model_from_hf_config(read_hf_config(p), p)
     return _load_cached("models", name)  # type: ignore[return-value]
+
+
+def _not_json(constant: str):
+    raise CatalogError(f"{constant} is not a JSON number")
+
+
+def parse_json(text: str, where: str):
+    """JSON text into Python values (NaN and Infinity refused); any problem is one CatalogError line."""
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"{where}: malformed JSON at line {e.lineno} ({e.msg})") from None
+    except CatalogError as e:
+        raise CatalogError(f"{where}: {e}") from None
+    except RecursionError:
+        raise CatalogError(f"{where}: nested too deeply") from None
 
 
 def load_priors(name: str = "default") -> Priors:
@@ -257,6 +340,11 @@ def _inline_priors(data: dict, file: Path) -> str:
            "sources": sources, "estimates": estimates}
     _profile_priors[name] = _validate(Priors, rec, file)  # type: ignore[assignment]
     return name
+
+
+def load_intervals(name: str = "serving") -> Intervals:
+    """Prediction-interval bounds derived from validation residuals (`catalog/intervals/NAME.yaml`)."""
+    return _load_cached("intervals", name)  # type: ignore[return-value]
 
 
 def load_training_priors() -> list[TrainingPrior]:
@@ -300,10 +388,7 @@ def read_table(path: str | Path) -> list[dict[str, str]]:
 
     p = Path(path)
     try:
-        with p.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as e:
-        raise CatalogError(f"{p}: cannot read ({e.strerror})") from None
+        rows = list(csv.DictReader(io.StringIO(read_text(p, MAX_TABLE_BYTES), newline="")))
     except csv.Error as e:
         raise CatalogError(f"{p}: malformed CSV ({e})") from None
     return [{k.strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
@@ -381,11 +466,17 @@ def load_assumptions(name: str = "default") -> InferenceAssumptions:
 
 # ---- --set FIELD=VALUE ------------------------------------------------------------------------
 
+# bookkeeping, not figures: --set on these is refused
+_NOT_SETTABLE = set(Record.model_fields) | {"kind"}
+
+
 def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str, Record]:
     """Apply `--set FIELD=VALUE` to whichever record has FIELD (or `chip.FIELD`, `model.FIELD`...).
 
     `records` maps a role ('model', 'system', 'chip', 'priors') to its record; a changed chip is put
-    back into its system. Values with units are parsed by the field's suffix.
+    back into its system, and changed priors are bound to the chip (`bind_priors`), so every analysis
+    that looks up the chip's priors sees them. Values with units are parsed by the field's suffix; the
+    record's validators then check every value's range.
     """
     out = dict(records)
     for s in settings:
@@ -402,27 +493,94 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
                 role, field, sub = "", parts[0], ".".join(parts[1:]) or None
         roles = [role] if role else [r for r, rec in out.items() if field in type(rec).model_fields]
         roles = [r for r in roles if r in out and field in type(out[r]).model_fields]
+        if field in _NOT_SETTABLE:
+            raise CatalogError(f"--set {key}: {field!r} is bookkeeping, not a figure")
         if not roles:
-            every = sorted({f for rec in out.values() for f in type(rec).model_fields if f not in Record.model_fields})
+            every = sorted({f for rec in out.values() for f in type(rec).model_fields if f not in _NOT_SETTABLE})
             hint = suggest(field, every)
             more = f"; did you mean {', '.join(hint)}?" if hint else ""
             raise CatalogError(f"--set: no field {key!r}{more}")
         r = roles[0]
         rec = out[r]
-        dim = _dimension(field)
+        dim = (_dimension(sub.split(".")[-1]) if sub else None) or _dimension(field)
         try:
-            value: Any = parse_quantity(text, dim) if dim else yaml.safe_load(text)
+            value: Any = parse_quantity(text, dim) if dim else parse_yaml(text, f"--set {key}")
         except UnitError as e:
             raise CatalogError(f"--set {key}: {e}") from None
         if sub is not None:
-            current = dict(getattr(rec, field) or {})
-            current[sub] = value
+            current = getattr(rec, field)
+            if not isinstance(current, dict | BaseModel | None):
+                raise CatalogError(f"--set {key}: {field!r} has no parts to set")
+            current = rec.model_dump()[field] or {}
+            _set_path(current, sub, value, key)
             value = current
         try:
             new = rec.evolve(**{field: value})
         except ValidationError as e:
-            raise CatalogError(f"--set {key}={text}: {e.errors()[0]['msg']}") from None
+            raise CatalogError(f"--set {key}={text}: {_validation_message(e)}") from None
+        if sub is not None:  # the nested figure itself now comes from the override
+            new = new.model_copy(update={"sources": {**new.sources, f"{field}.{sub}": "overridden with --set"}})
         out[r] = new
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
+    if "priors" in out and out["priors"] is not records.get("priors") and "chip" in out:
+        chip = out["chip"].evolve(priors=bind_priors(out["priors"]))  # type: ignore[arg-type]
+        out["chip"] = chip
+        if "system" in out:
+            out["system"] = out["system"].evolve(chip=chip)
     return out
+
+
+def bind_priors(p: Priors) -> str:
+    """Register priors changed by --set under a name of their own; a chip naming it looks them up."""
+    import hashlib
+
+    name = f"{p.name}+set-{hashlib.sha1(p.model_dump_json().encode()).hexdigest()[:10]}"
+    _profile_priors[name] = p
+    return name
+
+
+def _validation_message(e: ValidationError) -> str:
+    """One line from a pydantic error: the field (when it names one) and what is wrong with it."""
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"field {loc!r}: {msg}" if loc else msg
+
+
+def _set_path(node: dict, path: str, value: Any, key: str) -> None:
+    """Set a dotted `path` inside nested mappings; keys may hold dots themselves (offers.claude-opus-4.6.input_per_mtok)."""
+    if path in node or "." not in path:
+        node[path] = value
+        return
+    for k in sorted((k for k in node if path.startswith(f"{k}.") and isinstance(node[k], dict)), key=len, reverse=True):
+        _set_path(node[k], path[len(k) + 1:], value, key)
+        return
+    hint = suggest(path.split(".")[0], [str(k) for k in node])
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    raise CatalogError(f"--set {key}: no entry {path.split('.')[0]!r}{more}")
+
+
+# ---- serving-engine settings (the simulator's defaults) -----------------------------------------
+
+__all__ += ["load_engine"]
+
+
+def load_engine(name: str = "default") -> dict:
+    """An engine's scheduler settings, `catalog/engines/NAME.yaml` (figures parsed, with sources).
+
+    Read once per name (a deployment search asks thousands of times); each caller gets its own copy.
+    """
+    return copy.deepcopy(_engine_cached(name))
+
+
+@lru_cache(maxsize=None)
+def _engine_cached(name: str) -> dict:
+    found = None
+    for d in catalog_dirs():
+        f = d / "engines" / f"{name}.yaml"
+        if f.is_file():
+            found = f
+    if found is None:
+        raise CatalogError(f"no engine settings {name!r} (catalog/engines/{name}.yaml)")
+    return read_entry(found)

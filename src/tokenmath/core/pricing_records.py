@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
-from .records import Record
+from .errors import InputError
+from .records import Part, Record
 
 __all__ = ["PriceSheet", "Offer", "LongContextBand", "ServiceTier", "MemoryTier", "TierPrice",
            "InferenceAssumptions", "date_key", "MEDIUM_OF_CLASS"]
@@ -34,8 +35,10 @@ def date_key(text: str) -> tuple[int, int, int]:
     """'2026' < '2026-H1' = '2026-Q1' = '2026-01' < '2026-03-13': sortable (year, month, day)."""
     m = _DATE.match(str(text))
     if not m:
-        raise ValueError(f"date {text!r} is not YYYY, YYYY-MM, YYYY-MM-DD, YYYY-Qn or YYYY-Hn")
+        raise InputError(f"date {text!r} is not YYYY, YYYY-MM, YYYY-MM-DD, YYYY-Qn or YYYY-Hn")
     year, month, quarter, half, day = m.groups()
+    if (month and not 1 <= int(month) <= 12) or (day and not 1 <= int(day) <= 31) or (day and not month):
+        raise InputError(f"date {text!r} has no such month or day")
     mon = int(month) if month else (3 * int(quarter) - 2 if quarter else (6 * int(half) - 5 if half else 0))
     return int(year), mon, int(day or 0)
 
@@ -45,14 +48,11 @@ def _str_keys(v):
     return {str(k): x for k, x in v.items()} if isinstance(v, dict) else v
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_PRICE = "[0, 1e6]"  # per million tokens (or per GB): free to a million
 
 
-def _non_negative(cls, v):
-    if v is not None and v < 0:
-        raise ValueError("a price cannot be negative")
-    return v
+class _Part(Part):
+    pass
 
 
 class LongContextBand(_Part):
@@ -68,8 +68,9 @@ class LongContextBand(_Part):
     whole_request: bool = True
     note: str = ""
 
-    _nn = field_validator("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-                          "cache_write_5m_per_mtok", "cache_write_1h_per_mtok")(classmethod(_non_negative))
+    RANGES = {"above_tokens": "[0, 1e10]", **{k: _PRICE for k in (
+        "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
+        "cache_write_5m_per_mtok", "cache_write_1h_per_mtok")}}
 
 
 class ServiceTier(_Part):
@@ -90,14 +91,13 @@ class ServiceTier(_Part):
     speed_is_upper_bound: bool = False
     note: str = ""
 
+    RANGES = {"price_multiple": "(0, 1e6]", "price_multiple_low": "(0, 1e6]", "speed_multiple": "(0, 1e6]",
+              "input_per_mtok": _PRICE, "output_per_mtok": _PRICE, "cache_read_per_mtok": _PRICE}
+
     @model_validator(mode="after")
     def _priced(self):
         if self.price_multiple is None and self.input_per_mtok is None and self.output_per_mtok is None:
             raise ValueError("a service tier needs price_multiple or input/output prices")
-        for f in ("price_multiple", "price_multiple_low", "speed_multiple"):
-            v = getattr(self, f)
-            if v is not None and not v > 0:
-                raise ValueError(f"{f} must be positive")
         return self
 
 
@@ -125,16 +125,10 @@ class Offer(_Part):
     confidence: str = ""
     notes: str = ""
 
-    _nn = field_validator("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-                          "cache_write_5m_per_mtok", "cache_write_1h_per_mtok",
-                          "cache_storage_per_mtok_hour")(classmethod(_non_negative))
-
-    @field_validator("batch_discount")
-    @classmethod
-    def _fraction(cls, v):
-        if v is not None and not 0 <= v < 1:
-            raise ValueError("batch_discount is a fraction off, in [0, 1)")
-        return v
+    RANGES = {"context_window_tokens": "[1, 1e10]", "cache_lifetimes_s": "(0, 1e9]", "batch_discount": "[0, 1)",
+              **{k: _PRICE for k in ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok",
+                                     "cache_write_per_mtok", "cache_write_5m_per_mtok", "cache_write_1h_per_mtok",
+                                     "cache_storage_per_mtok_hour")}}
 
     @property
     def bands(self) -> list[LongContextBand]:
@@ -197,11 +191,11 @@ class TierPrice(_Part):
     usd_per_gb_high: float | None = None
     note: str = ""
 
+    RANGES = {"usd_per_gb": "(0, 1e6]", "usd_per_gb_low": "(0, 1e6]", "usd_per_gb_high": "(0, 1e6]"}
+
     @model_validator(mode="after")
     def _ordered(self):
         lo, hi = self.usd_per_gb_low, self.usd_per_gb_high
-        if not self.usd_per_gb > 0:
-            raise ValueError("usd_per_gb must be positive")
         if (lo is not None and lo > self.usd_per_gb) or (hi is not None and hi < self.usd_per_gb):
             raise ValueError("usd_per_gb must lie between usd_per_gb_low and usd_per_gb_high")
         return self
@@ -222,6 +216,10 @@ class MemoryTier(Record):
     lecture_drain_claim_high_s: float | None = None  # high end, when the lecture gave a range
     confidence: str = ""
 
+    RANGES = {"capacity_bytes": "[1, 1e18]", "read_bandwidth_bytes_per_s": "[1, 1e16]",
+              "service_life_s": "(0, 1e10]", "lecture_drain_claim_s": "(0, 1e10]",
+              "lecture_drain_claim_high_s": "(0, 1e10]"}
+
     @field_validator("prices", mode="before")
     @classmethod
     def _text_dates(cls, v):
@@ -238,11 +236,6 @@ class MemoryTier(Record):
     def _sized(self):
         if self.chip is None and (self.capacity_bytes is None or self.read_bandwidth_bytes_per_s is None):
             raise ValueError("a tier needs capacity_bytes and read_bandwidth_bytes_per_s (or a chip)")
-        for f in ("capacity_bytes", "read_bandwidth_bytes_per_s", "service_life_s", "lecture_drain_claim_s",
-                  "lecture_drain_claim_high_s"):
-            v = getattr(self, f)
-            if v is not None and not v > 0:
-                raise ValueError(f"{f} must be positive")
         return self
 
     @property
@@ -278,6 +271,11 @@ class InferenceAssumptions(Record):
     lecture_kv_heads: int
     lecture_kv_head_dim: int
     lecture_cache_media: dict[str, str]  # lifetime (s, as text) -> the medium the lecture put it in
+
+    RANGES = {"active_params_low": "[1, 1e16]", "active_params": "[1, 1e16]", "active_params_high": "[1, 1e16]",
+              "lecture_hardware_ratio": "(0, 1e6]", "lecture_active_params": "[1, 1e16]",
+              "lecture_threshold_tokens": "[1, 1e10]", "lecture_kv_claim_bytes": "(0, 1e9]",
+              "lecture_kv_layers": "[1, 1e5]", "lecture_kv_heads": "[1, 1e5]", "lecture_kv_head_dim": "[1, 1e5]"}
 
     @field_validator("lecture_cache_media", mode="before")
     @classmethod

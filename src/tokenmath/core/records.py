@@ -4,19 +4,73 @@ All figures are SI floats (bytes, bytes/s, FLOP/s, s, W, USD). Each record keeps
 from field name (dotted for nested figures, e.g. `peak_flop_per_s.fp8`) to where the figure comes
 from, and `estimates`, the fields that are estimates rather than published values. `evolve` returns
 a copy with fields replaced (used by `--set`), marking the replaced fields' source.
+
+Every figure has a physical range, declared once per record in `RANGES` (interval notation, e.g.
+`"(0, 1]"` for an efficiency) and checked by one validator; NaN and infinity are refused everywhere.
+So a catalog file, a profile or a `--set` cannot hand the analyses a zero efficiency, a negative price
+or a capacity of 1e-300 bytes.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from functools import lru_cache
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record"]
+from .errors import InputError
+from .units import COMPUTE_FORMAT, PRECISION_BYTES
+
+ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
+
+__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+           "Record", "Part", "in_interval", "MODULE_KINDS",
+           "ENGINES", "Intervals", "IntervalGroup"]
+
+# The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
+# attention projections (and a sparse-attention indexer), dense MLPs, routed experts, shared experts, the
+# MoE routers, and the embedding tables (input embedding and LM head).
+MODULE_KINDS = ("attention", "mlp", "experts", "shared_experts", "router", "embeddings")
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@lru_cache(maxsize=None)
+def _interval(text: str) -> tuple[float, float, bool, bool]:
+    """'(0, 1]' -> (0.0, 1.0, lo_open=True, hi_open=False)."""
+    m = re.fullmatch(r"\s*([(\[])\s*([^,]+),\s*([^)\]]+)([)\]])\s*", text)
+    if not m:
+        raise ValueError(f"bad interval {text!r}")
+    return float(m.group(2)), float(m.group(3)), m.group(1) == "(", m.group(4) == ")"
+
+
+def in_interval(x: float, interval: str) -> bool:
+    lo, hi, lo_open, hi_open = _interval(interval)
+    return (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
+
+
+class Part(BaseModel):
+    """A frozen, validated record or part of one: NaN/inf refused, each figure in its `RANGES` interval.
+
+    A figure may be a number, or a map or tuple of numbers (every value is checked); None is skipped.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    RANGES: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="after")
+    def _in_range(self):
+        for name, interval in type(self).RANGES.items():
+            v = getattr(self, name, None)
+            values = v.items() if isinstance(v, dict) else ((None, x) for x in v) if isinstance(v, tuple) \
+                else () if v is None else ((None, v),)
+            for key, x in values:
+                if isinstance(x, (int, float)) and not isinstance(x, bool) and not in_interval(x, interval):
+                    label = f"{name}.{key}" if key is not None else name
+                    raise ValueError(f"{label} must be in {interval} (got {x:g})")
+        return self
+
+
+class Record(Part):
 
     name: str
     display_name: str = ""
@@ -62,38 +116,37 @@ class Chip(Record):
     llc_bandwidth_bytes_per_s: float | None = None
     priors: str = "default"  # name of the Priors entry that applies
 
-    @field_validator("hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s")
-    @classmethod
-    def _positive(cls, v: float) -> float:
-        if not v > 0:
-            raise ValueError("must be positive")
-        return v
+    # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
+    RANGES = {"year": "[1950, 2100]", "peak_flop_per_s": "[1e6, 1e19]", "hbm_capacity_bytes": "[1e6, 1e15]",
+              "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "power_w": "(0, 1e6]",
+              "rental_usd_per_hour": "(0, 1e4]", "host_memory_bytes": "[1e6, 1e16]",
+              "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]"}
 
     @field_validator("peak_flop_per_s")
     @classmethod
     def _peaks(cls, v: dict[str, float]) -> dict[str, float]:
         if not v:
             raise ValueError("needs at least one precision")
-        for p, x in v.items():
-            if not x > 0:
-                raise ValueError(f"peak for {p} must be positive")
         return v
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return self.peak_flop_per_s[precision]
         i = order.index(precision) if precision in order else 0
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return self.peak_flop_per_s[p]
-        raise ValueError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+        raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
                          f"it lists {', '.join(self.peak_flop_per_s)}")
 
     def peak_precision(self, precision: str) -> str:
         """The precision whose peak `peak(precision)` actually uses."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return precision
         i = order.index(precision) if precision in order else 0
@@ -113,13 +166,10 @@ class System(Record):
     scaleout_bandwidth_bytes_per_s: float | None = None
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
+    scaleout_fabric: str | None = None  # the catalog/fabrics entry its NICs speak (documentation; the rate is per chip)
 
-    @field_validator("domain_chips")
-    @classmethod
-    def _domain(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError("must be at least 1")
-        return v
+    RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "rental_usd_per_chip_hour": "(0, 1e4]"}
 
     @property
     def scaleup_bw(self) -> float:
@@ -139,10 +189,22 @@ class System(Record):
         return self.chip.source_of("rental_usd_per_hour")
 
 
-class MLA(BaseModel):
+class Fabric(Record):
+    """A scale-out network technology (InfiniBand NDR, RoCE, EFA...): one port's rate per direction, and the
+    phrases that name it in published setups (read by the validation name matcher)."""
+
+    kind: Literal["fabric"] = "fabric"
+    port_bandwidth_bytes_per_s: float  # one NIC port, per direction
+    names: tuple[str, ...] = ()  # how setups write it: "NDR", "ConnectX-7", "CX7"...
+
+    RANGES = {"port_bandwidth_bytes_per_s": "[1e6, 1e15]"}
+
+
+class MLA(Part):
     """Multi-head latent attention (DeepSeek-V2/V3): K and V are rebuilt from a shared latent."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    RANGES = {k: "[1, 1e5]" for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                      "v_head_dim")}
     q_lora_rank: int | None = None
     kv_lora_rank: int
     qk_nope_head_dim: int
@@ -150,22 +212,25 @@ class MLA(BaseModel):
     v_head_dim: int
 
 
-class SparseAttention(BaseModel):
+class SparseAttention(Part):
     """Top-k token selection by a light indexer (DeepSeek sparse attention, V3.2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    RANGES = {"index_topk": "[1, 1e9]", "index_n_heads": "[1, 1e5]", "index_head_dim": "[1, 1e5]",
+              "index_bytes_per_token_layer": "(0, 1e6]"}
     index_topk: int
     index_n_heads: int
     index_head_dim: int
     index_bytes_per_token_layer: float = 132.0  # FP8 key (128 B) + one fp32 scale (4 B)
 
 
-class MoE(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class MoE(Part):
+    RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
+              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]"}
     n_routed_experts: int
     experts_per_token: int
     n_shared_experts: int = 0
     d_ff_expert: int
+    d_ff_shared_expert: int | None = None  # a shared expert's hidden size where it differs (Qwen2-MoE); None: d_ff_expert
     first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
     layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
 
@@ -173,6 +238,11 @@ class MoE(BaseModel):
     def _k_le_e(self):
         if not 1 <= self.experts_per_token <= self.n_routed_experts:
             raise ValueError("experts_per_token must be between 1 and n_routed_experts")
+        if self.d_ff_shared_expert is not None and self.d_ff_shared_expert < 1:
+            raise ValueError("d_ff_shared_expert must be at least 1")
+        if self.d_ff_expert < 1 or self.n_shared_experts < 0 or self.first_dense_layers < 0 or self.layer_step < 1:
+            raise ValueError("d_ff_expert and layer_step must be at least 1, n_shared_experts and "
+                             "first_dense_layers at least 0")
         return self
 
 
@@ -196,17 +266,31 @@ class Model(Record):
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
     n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
-    weight_dtype: str = "bf16"
+    weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
+    weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
     max_context: int | None = None
     published_total_params: float | None = None
     published_active_params: float | None = None
 
+    RANGES = {"n_layers": "[1, 1e5]", "d_model": "[1, 1e6]", "n_heads": "[1, 1e5]", "n_kv_heads": "[1, 1e5]",
+              "head_dim": "[1, 1e5]", "d_ff": "[1, 1e7]", "vocab_size": "[1, 1e8]", "mlp_matrices": "[1, 4]",
+              "sliding_window": "[1, 1e10]", "n_sliding_layers": "[0, 1e5]", "n_kv_layers": "[1, 1e5]",
+              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]",
+              "published_active_params": "[1, 1e16]"}
+
     @model_validator(mode="after")
     def _consistent(self):
-        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size"):
+        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size", "d_ff"):
             if getattr(self, f) < 1:
                 raise ValueError(f"{f} must be at least 1")
+        for f, fmt_ in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype),
+                        *((f"weight_dtypes.{k}", v) for k, v in self.weight_dtypes.items())):
+            if fmt_ not in PRECISION_BYTES:
+                raise ValueError(f"{f} {fmt_!r} is not one of {', '.join(PRECISION_BYTES)}")
+        for k in self.weight_dtypes:
+            if k not in MODULE_KINDS:
+                raise ValueError(f"weight_dtypes: unknown module kind {k!r}; one of {', '.join(MODULE_KINDS)}")
         if self.attention == "mla" and self.mla is None:
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:
@@ -218,18 +302,19 @@ class Model(Record):
         return self
 
 
-class Curve(BaseModel):
-    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
-    linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative measurement spread (repeat-to-repeat), when it was measured. With `unit: s` the
-    curve is a fixed time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M)."""
+class Curve(Part):
+    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
+    a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
+    point's relative spread (repeat-to-repeat, or across engines), when it was measured. With `unit: s` the
+    curve is a time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     x: tuple[float, ...]
     y: tuple[float, ...]
     spread: tuple[float, ...] | None = None
     source: str = ""
     unit: Literal["", "s"] = ""
+
+    RANGES = {"x": "(0, 1e15]", "spread": "[0, 10]"}
 
     @model_validator(mode="after")
     def _shape(self):
@@ -239,8 +324,8 @@ class Curve(BaseModel):
             raise ValueError("curve x must be positive and strictly increasing")
         if self.unit == "s" and any(not v > 0 for v in self.y):
             raise ValueError("a curve of times needs positive y")
-        if self.unit == "" and any(not 0 < v <= 1.5 for v in self.y):
-            raise ValueError("curve y is an efficiency: a fraction of a peak in (0, 1.5]")
+        if self.unit == "" and any(not 1e-3 <= v <= 1.5 for v in self.y):
+            raise ValueError("curve y is an efficiency: a fraction of a peak in [0.001, 1.5]")
         return self
 
 
@@ -249,20 +334,28 @@ class Priors(Record):
 
     `curves` refine a scalar prior where it was measured by size, keyed `<prior>.<precision>` or
     `<prior>` (kernels.efficiency looks up the precision's curve first, then the plain one, then the
-    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
-    rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
+    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak; expert GEMMs read it at
+    their rows per expert), `eta_bw` over GEMM rows M (weight streaming, fraction of W), `eta_kv` over
+    context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
+    kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
+    FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
+    all-reduce message bytes and `eta_scaleup.alltoall` over the bytes one expert dispatch or combine
+    moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
+    measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless `allow_extrapolation` is set (then the interval widens).
 
-    A calibrated profile of an eager framework (`tokenmath calibrate`) adds: `eta_sdpa` over the KV
-    bytes one attention-decode call reads (fraction of W), `eta_gqa` over query heads per KV head
-    (rate relative to one), `eta_elt` and `eta_route` over bytes per elementwise / MoE-routing kernel
-    (fraction of the cache bandwidth), and `dispatch_s`, the host cost of one eager op, with
-    `host_overlap` (0: host and device costs add, a CPU; 1: the device runs behind the host, a GPU).
-    The ops are counted by core.eager.
+    A calibrated profile of an eager framework (`tokenmath calibrate`) adds: `eta_gqa` over query heads
+    per KV head (decode attention's rate relative to one, multiplying eta_kv_bytes), the times (`unit: s`)
+    `t_kernel` over GEMM rows M (one call's fixed cost), `t_elt` and `t_route` over the bytes of one
+    elementwise / MoE-routing kernel, and `dispatch_s` (`route_dispatch_s`, `expert_dispatch_s`), the host
+    cost of one eager op (of one MoE routing call, of one call per expert hit), with `host_overlap`
+    (0: host and device costs add, a CPU; 1: the device runs behind the host, a GPU). The ops are
+    counted by core.eager.
     """
 
     kind: Literal["priors"] = "priors"
+    generation: str = ""  # the hardware generation the priors were measured on ('hopper'...; '' = spec-sheet guesses)
     eta_flop: float  # large-shape GEMM, fraction of dense peak
     eta_bw: float  # streaming HBM reads, fraction of spec bandwidth
     eta_scaleup: float  # all-to-all / all-reduce, fraction of scale-up link bandwidth
@@ -274,6 +367,8 @@ class Priors(Record):
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
+    ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
+    alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
     allow_extrapolation: bool = False  # predict formats outside `formats` (a warning and a wide interval)
@@ -282,12 +377,23 @@ class Priors(Record):
     expert_dispatch_s: float = 0.0  # host cost of one call of an expert hit's glue (0: dispatch_s)
     host_overlap: float = 0.0  # share of host dispatch hidden behind device work
 
-    @field_validator("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "comm_overlap", "eta_kv", "host_overlap")
-    @classmethod
-    def _fraction(cls, v: float) -> float:
-        if v is not None and not 0 <= v <= 1:
-            raise ValueError("must be a fraction in [0, 1]")
-        return v
+    def for_engine(self, engine: str | None) -> "Priors":
+        """These priors with the curves measured on `engine`'s kernels (keys `<key>@<engine>`) in place of the
+        engines' median, where that engine was measured; unchanged for None or an engine without curves."""
+        tag = f"@{engine}" if engine else None
+        if not tag or not any(k.endswith(tag) for k in self.curves):
+            return self
+        curves = {k: c for k, c in self.curves.items() if "@" not in k}
+        curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "name": f"{self.name}@{engine}"})
+
+    # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
+    RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
+              "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
+              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
+              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]",
+              "dispatch_s": "[0, 1]", "route_dispatch_s": "[0, 1]", "expert_dispatch_s": "[0, 1]",
+              "host_overlap": "[0, 1]"}
 
 
 class TrainingPrior(Record):
@@ -311,16 +417,44 @@ class TrainingPrior(Record):
     recompute: Literal["none", "selective", "full"] = "selective"
     parallelism: str = ""
 
-    @field_validator("mfu")
-    @classmethod
-    def _mfu(cls, v: float) -> float:
-        if not 0 < v <= 1:
-            raise ValueError("must be a fraction in (0, 1]")
-        return v
+    RANGES = {"mfu": "(0, 1]", "chips": "[1, 1e7]", "seq_len": "[1, 1e9]", "active_params": "[1, 1e16]",
+              "global_batch_tokens": "[1, 1e13]"}
 
-    @field_validator("chips", "seq_len", "active_params", "global_batch_tokens")
-    @classmethod
-    def _positive(cls, v):
-        if not v > 0:
-            raise ValueError("must be positive")
-        return v
+
+class IntervalGroup(Part):
+    """Prediction-interval bounds of one group: quantiles of ln(measured / predicted) over its rows."""
+
+    RANGES = {"n": "[1, 1e9]", "lo": "[-10, 10]", "hi": "[-10, 10]"}
+    n: int  # rows of the group itself (its parent's rows also shaped the bounds when n is small)
+    lo: float
+    hi: float
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.lo <= self.hi:
+            raise ValueError("lo must not exceed hi")
+        return self
+
+
+class Intervals(Record):
+    """Prediction intervals for predicted rates and times, derived from validation residuals.
+
+    Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
+    specific to `*|*|*`; measure/intervals.py writes them. A predicted rate x lies in
+    [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
+    """
+
+    kind: Literal["intervals"] = "intervals"
+    RANGES = {"nominal": "(0, 1)"}
+    nominal: float
+    method: str = ""
+    groups: dict[str, IntervalGroup]
+
+    def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
+        """The most specific stored group for these keys, and its name."""
+        gen = generation or "spec-sheet"
+        for key in (f"{gen}|{phase}|{precision}", f"{gen}|*|{precision}", f"{gen}|{phase}|*", f"{gen}|*|*",
+                    "*|*|*"):
+            if key in self.groups:
+                return key, self.groups[key]
+        raise ValueError(f"{self.file or self.name}: no interval group for {gen}|{phase}|{precision} (nor *|*|*)")

@@ -94,11 +94,11 @@ class TierRow:
         return None if self.usd_per_gb_hour is None else float(value_of(self.usd_per_gb_hour))
 
 
-def tier_rows(price_date: str | None = None, explain: bool = False, tiers: list[str] | None = None) -> list[TierRow]:
-    """Every catalog tier, fastest drain first, priced as of `price_date` (default: latest prices)."""
+def tier_rows(price_date: str | None = None, explain: bool = False, tiers: list[str] | None = None,
+              records: list[MemoryTier] | None = None) -> list[TierRow]:
+    """Every catalog tier (or these `records`), fastest drain first, priced as of `price_date` (default: latest)."""
     out = []
-    for n in tiers or names("tiers"):
-        t = load_tier(n)
+    for t in records if records is not None else [load_tier(n) for n in tiers or names("tiers")]:
         g = lambda sym, v, unit, fld: lift(explain, sym, v, unit, t.source_of(fld))  # noqa: E731
         d = drain_time(g("capacity", t.capacity_bytes, "B", "capacity_bytes"),
                        g("bandwidth", t.read_bandwidth_bytes_per_s, "B/s", "read_bandwidth_bytes_per_s"))
@@ -269,8 +269,8 @@ def kv_report(model: Model | None = None, system: System | None = None, *, prefi
               lecture_media: dict[str, str] | None = None, explain: bool = False) -> KVReport:
     """The tier table; with a model, the cost of holding its prefix in each tier vs recomputing it."""
     for T in hold_times_s:
-        if not T > 0:
-            raise InputError(f"--hold must be a positive time (got {T})")
+        if not 0 < T <= 1e10:
+            raise InputError(f"--hold must be a positive time of at most 1e10 s, about 300 years (got {T:g} s)")
     if not 1 <= prefix_tokens <= 1e9:
         raise InputError(f"--prefix-tokens must be between 1 and a billion (got {prefix_tokens})")
     rows = tier_rows(price_date, explain)

@@ -13,10 +13,10 @@ for every format the backend runs (fp32, bf16, fp16; int8/fp8 matrix products wh
   format's peak F), after the fixed cost of one call t_kernel (a tiny GEMM):
       eta_bw(M) = bytes_w / (W · (t_cold − t_kernel)),   eta_mm(M) = FLOP / (F · (t_hot − t_kernel))
 - decode attention through scaled_dot_product_attention (enable_gqa): KV streaming by the bytes one
-  call reads (eta_sdpa, G = 1, cold) and the slowdown by query heads per KV head (eta_gqa over G);
-- the elementwise/norm/activation kernels of a layer (add, multiply, SiLU, square, mean, cast) by
-  bytes per kernel (eta_elt, fraction of W_c: activations live in cache), and the MoE routing ops
-  (softmax, top-k, one-hot, nonzero, where, gather, index_add) by bytes per op (eta_route);
+  call reads (eta_kv_bytes, G = 1, cold) and the slowdown by query heads per KV head (eta_gqa over G);
+- the elementwise/norm/activation kernels of a layer (add, multiply, SiLU, square, mean, cast): the
+  device time of one kernel by the bytes it moves (t_elt), and the MoE routing ops (softmax, top-k,
+  one-hot, nonzero, where, gather, index_add) likewise (t_route);
 - the host cost of dispatching one operation (t_dispatch) and, on a GPU, the device time of each
   kernel apart from it (CUDA events behind a queued sleep, so the host never starves the device).
 
@@ -459,7 +459,7 @@ def fit_tiers(ws_bytes, rate_bytes_per_s) -> tuple[float, float, float]:
     return C, Wc, W
 
 
-def _curve(x, y, spread, source: str, lo: float = 1e-6, hi: float = 1.5) -> dict:
+def _curve(x, y, spread, source: str, lo: float = 1e-3, hi: float = 1.5) -> dict:
     """A curve as the profile stores it: x increasing, y clipped to (lo, hi], spreads rounded."""
     order = np.argsort(x)
     xs, ys, ss = np.asarray(x, float)[order], np.clip(np.asarray(y, float)[order], lo, hi), np.asarray(spread)[order]
@@ -589,7 +589,7 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         tick = stage(f"{fmt} attention decode")
         _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick)
         pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1]
-        curves[f"eta_sdpa.{fmt}"] = _curve([m.bytes for m in pts],
+        curves[f"eta_kv_bytes.{fmt}"] = _curve([m.bytes for m in pts],
                                            [m.bytes_per_s / _pool_bandwidth(C, Wc, W, _pool_size(pool_bytes, m.bytes))
                                             for m in pts],
                                            [m.spread for m in pts],
@@ -604,19 +604,22 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         tick = stage(f"{fmt} elementwise and norm kernels")
         _measure_elementwise(be, timer, P, fmt, b, out, tick)
         pts = [m for m in out if m.what == "elt" and m.dtype == fmt]
-        curves[f"eta_elt.{fmt}"] = _curve([m.bytes / be.ELT_OPS for m in pts], [m.bytes_per_s / Wc for m in pts],
-                                          [m.spread for m in pts],
-                                          f"{src}: add, multiply, SiLU, square, mean, scale, cast on activations "
-                                          f"in cache; by bytes per kernel, fraction of W_c (device time)")
+        curves[f"t_elt.{fmt}"] = _curve([m.bytes / be.ELT_OPS for m in pts], [m.seconds / be.ELT_OPS for m in pts],
+                                        [m.spread for m in pts],
+                                        f"{src}: add, multiply, SiLU, square, mean, scale, cast on activations in "
+                                        f"cache: device time of one kernel by the bytes it reads and writes",
+                                        lo=1e-9, hi=math.inf)
+        curves[f"t_elt.{fmt}"]["unit"] = "s"
         if be.torch is not None:
             tick = stage(f"{fmt} MoE routing ops")
             _measure_routing(be, timer, P, fmt, b, out, tick)
             pts = [m for m in out if m.what == "route" and m.dtype == fmt]
-            curves[f"eta_route.{fmt}"] = _curve([m.bytes / be.ROUTE_OPS for m in pts],
-                                                [m.bytes_per_s / Wc for m in pts], [m.spread for m in pts],
-                                                f"{src}: Mixtral's routing (softmax, top-k, one-hot, nonzero, where, "
-                                                f"gather, index_add) over T tokens, E = 8, k = 2; by bytes per op, "
-                                                f"fraction of W_c (device time)")
+            curves[f"t_route.{fmt}"] = _curve([m.bytes / be.ROUTE_OPS for m in pts],
+                                              [m.seconds / be.ROUTE_OPS for m in pts], [m.spread for m in pts],
+                                              f"{src}: Mixtral's routing (softmax, top-k, one-hot, nonzero, where, "
+                                              f"gather, index_add) over T tokens, E = 8, k = 2: device time of one "
+                                              f"op by its bytes", lo=1e-9, hi=math.inf)
+            curves[f"t_route.{fmt}"]["unit"] = "s"
         else:
             step_i[0] += 1
     main = "bf16" if be.cuda else "fp32"
@@ -876,7 +879,7 @@ def profile_dict(c: Calibration) -> dict:
         peaks[f] = {"value": f"{v:.4g} FLOP/s", "source": f"{src}: best {f} matrix product, "
                                                            f"M×N×K = {'×'.join(map(str, best.shape))}"}
     fit = c.fit
-    sdpa = c.curves.get(f"eta_sdpa.{c.main}")
+    sdpa = c.curves.get(f"eta_kv_bytes.{c.main}")
     priors = {
         "eta_flop": {"value": round(fit["eta_flop"], 3),
                      "source": f"{src}: fit of t = max(FLOP/(F·eta_flop·M/(M + M_half)), bytes/(W·eta_bw)) + t_kernel "
@@ -888,7 +891,7 @@ def profile_dict(c: Calibration) -> dict:
                               "source": f"{src}: device time of a one-row 256×256 F.linear (median over formats), "
                                         f"paid once per GEMM; the curves t_kernel.<format> give it by format and rows"},
         "eta_kv": {"value": round(min(1.0, sdpa["y"][-1]), 3) if sdpa else round(fit["eta_bw"], 3),
-                   "source": f"{src}: scaled_dot_product_attention decode at its largest size (curve eta_sdpa)"},
+                   "source": f"{src}: scaled_dot_product_attention decode at its largest size (curve eta_kv_bytes)"},
         "step_overhead_s": {"value": f"{c.step_overhead_s:.3g} s",
                             "source": f"{src}: one device synchronisation per step" if c.host_overlap else
                             f"{src}: none beyond the ops counted (core.eager)"},

@@ -83,8 +83,8 @@ def check_multiples(p: float, s: float, m: float = 1.0) -> None:
     for name, x in (("--price-multiple", p), ("--speed-multiple", s), ("--chips-multiple", m)):
         if not np.isfinite(x) or x <= 0:
             raise InputError(f"{name} must be a positive number (got {x})")
-        if x > 1e6:
-            raise InputError(f"{name} {x} is absurd (more than a million times)")
+        if not 1e-6 <= x <= 1e6:
+            raise InputError(f"{name} {x} is absurd (more than a million times, or less than a millionth)")
 
 
 def pareto_frontier(latency_s, cost) -> np.ndarray:
@@ -186,6 +186,11 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     k = value_of(kappa)
     f = nums["kv_share"]
     memory_bound = k >= value_of(f)
+    if memory_bound and value_of(f) >= 1:  # p = 1: the standard step would be KV reads alone, weights free
+        nums.update({"kappa": kappa, "kv_share_model_free": f,
+                     "note": "at the same price per token (p = 1) a faster mode needs a standard step of KV reads "
+                             "alone: no finite standard batch gives both multiples"})
+        return out
     u = standard_batch_memory_bound(f, kappa) if memory_bound else standard_batch_compute_bound(pq, sq, kappa)
     B_std = standard_batch(u, inp.B_star)
     nums.update({

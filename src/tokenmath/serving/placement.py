@@ -123,7 +123,9 @@ class Placement(Numbers):
         return bool(i is not None and self.splits["fits"][i])
 
     def row(self, i: int) -> dict:
-        return {k: plain(v[i]) for k, v in self.splits.items()}
+        """One split; a figure that does not apply to it (a split that cannot run has no step time) is left out."""
+        out = {k: plain(v[i]) for k, v in self.splits.items()}
+        return {k: v for k, v in out.items() if v != "" and not (isinstance(v, float) and np.isnan(v))}
 
     def to_dict(self, derivations: bool = False) -> dict:
         chosen = self.requested if self.requested is not None else self.best
@@ -191,19 +193,27 @@ def place(m: Model, system: System, *, B: float = 128, S: float = 4096, max_chip
                                     pri.scaleout_latency_s))
     t_pp = np.where((hops_out > 0) & (out_bw == 0), np.inf, t_pp)
 
-    # step time and collectives per distinct stage layout, from the core roofline
+    # step time and collectives per distinct stage layout, from the core roofline; a layout the system
+    # cannot run (a stage spanning domains with no scale-out network in the catalog) gets its reason instead
     t_step = np.full(T.shape, np.nan)
     t_comm = np.full(T.shape, np.nan)
-    for tp_i, ep_i in {(int(a), int(b)) for a, b in zip(T, E)}:
+    reason = np.full(T.shape, "", dtype=object)
+    for tp_i, ep_i in sorted({(int(a), int(b)) for a, b in zip(T, E)}):
         sel = (T == tp_i) & (E == ep_i)
         try:
             st = step(m, system, G=tp_i * ep_i, B=B, S=S, phase="decode", precision=precision, kv_dtype=kv_dtype,
                       basis=basis, priors=pri, layout=Layout(tp=tp_i, ep=ep_i))
-        except ValueError:  # e.g. a system with no scale-out network asked to span domains
+        except InputError as e:
+            reason[sel] = str(e)
             continue
         t_step[sel] = float(st.v("t_step"))
         t_comm[sel] = float(np.asarray(st.v("t_comm")))
-    latency = t_step + t_pp
+    reason[(reason == "") & ~np.isfinite(t_pp)] = (f"a pipeline hop crosses domains and {system.name} has no "
+                                                   "scale-out bandwidth in the catalog")
+    runs = reason == ""
+    if not runs.any():  # nothing to compare: the reason is not the split's (e.g. a precision the chip lacks)
+        raise InputError(str(reason[0]))
+    latency = np.where(runs, t_step + np.where(runs, t_pp, 0.0), np.nan)
     tok_per_chip = B / (n_stage * latency)  # pp micro-batches of B in flight, one finished per stage-time
 
     ep_domains = np.ceil(np.maximum(n_stage, 1) / dom)
@@ -215,8 +225,8 @@ def place(m: Model, system: System, *, B: float = 128, S: float = 4096, max_chip
         "capacity_per_chip_bytes": np.full(T.shape, hbm), "fits": fits,
         "kv_per_stage_bytes": kv_chip * n_stage, "sequences_in_flight": P * B,
         "comm_tier": tier, "ep_scaleout_share": np.where(E > 1, 1 - 1 / ep_domains, 0.0),
-        "t_comm_s": t_comm, "pipeline_tier": pp_tier, "t_pipeline_s": t_pp,
-        "step_time_s": latency, "tokens_per_s_per_chip": tok_per_chip,
+        "t_comm_s": t_comm, "pipeline_tier": pp_tier, "t_pipeline_s": np.where(runs, t_pp, np.nan),
+        "step_time_s": latency, "tokens_per_s_per_chip": tok_per_chip, "runs": runs, "why_not": reason,
     }
     requested = None
     if tp is not None or ep is not None or pp is not None:

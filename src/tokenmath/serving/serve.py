@@ -5,7 +5,18 @@
     B*            = R · rho                          (spec: peaks only; Pope's "300 × sparsity")
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
-    memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+    memory        = W_all + B · kv_held(S)            vs G · HBM capacity
+    W_all         = Σ_kind N_kind · b_kind           (each module kind in the checkpoint's own format; one
+                                                      format for all when --precision names another)
+    params.total / params.active: matmul parameters WITHOUT the embedding tables (input table and LM head);
+    params.total_with_embeddings / params.active_with_embeddings: the model-card counts, with them.
+    intervals     rate x: [x·e^lo, x·e^hi];  time or cost t: [t·e^−hi, t·e^−lo]   (basis 'prior' only)
+                  lo, hi: the 80 % group of catalog/intervals/serving.yaml for the chip's generation × phase ×
+                  precision (split-conformal on validation residuals; measure/intervals.py)
+
+With speculative decoding / MTP (`spec`, serving/speculative.py) decode also reports the speculative
+step: t_spec = t_verify + K · t_draft, tau = (1 − α^(K+1)) / (1 − α) tokens per step, and the draft's
+weights and KV count in memory.
 """
 
 from __future__ import annotations
@@ -16,11 +27,12 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
-from ..core.errors import InputError
-from ..core.load import load_priors
-from ..core.records import Model, Priors, System
+from ..core.errors import CatalogError, InputError
+from ..core.load import load_intervals, load_priors, suggest
+from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
+from .speculative import Speculation, speculative_step
 
 __all__ = ["ServeReport", "serve", "check_inputs", "tokens_per_s", "usd_per_mtok"]
 
@@ -46,9 +58,12 @@ def memory_required(W_all, B, kv_held):
     return W_all + B * kv_held
 
 
-@formula("W_all = N_total · b_w", unit="B")
-def weight_bytes(N_total, b_w):
-    return N_total * b_w
+weight_bytes = arch.weight_bytes_all  # W_all = N_total · b_w (the lecture's claims use it by this name)
+
+
+@formula("speedup = (tau / t_spec) / (1 / t_step)", unit="")
+def speculative_speedup(tau, t_spec, t_step):
+    return (tau / t_spec) / (1 / t_step)
 
 
 @formula("mem_capacity = G · hbm", unit="B")
@@ -56,20 +71,26 @@ def memory_capacity(G, hbm):
     return G * hbm
 
 
+def _shown(x, pick) -> str:
+    """The offending value of a scalar or an array (its min or max), for a one-line message."""
+    a = np.asarray(x, dtype=float)
+    return f"{float(pick(a)):g}" if a.ndim else f"{float(a):g}"
+
+
 def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis=None) -> None:
-    """Refuse impossible or absurd values with one line each."""
+    """Refuse impossible or absurd values with one line each (arrays: every element)."""
     if G is not None and (np.any(np.asarray(G) < 1) or np.any(np.asarray(G) != np.floor(G))):
-        raise InputError(f"--chips must be a whole number ≥ 1 (got {G})")
+        raise InputError(f"--chips must be a whole number ≥ 1 (got {_shown(G, np.min)})")
     if G is not None and np.any(np.asarray(G) > 1_000_000):
-        raise InputError(f"--chips {G} is absurd (more than a million chips in one replica)")
-    if B is not None and np.any(np.asarray(B) < 1):
-        raise InputError(f"--batch must be ≥ 1 sequence (got {B})")
+        raise InputError(f"--chips {_shown(G, np.max)} is absurd (more than a million chips in one replica)")
+    if B is not None and not np.all(np.asarray(B) >= 1):
+        raise InputError(f"--batch must be ≥ 1 sequence (got {_shown(B, np.min)})")
     if B is not None and np.any(np.asarray(B) > 1e9):
-        raise InputError(f"--batch {B} is absurd (more than a billion sequences per step)")
-    if S is not None and np.any(np.asarray(S) < 0):
-        raise InputError(f"--context must be ≥ 0 tokens (got {S})")
+        raise InputError(f"--batch {_shown(B, np.max)} is absurd (more than a billion sequences per step)")
+    if S is not None and not np.all(np.asarray(S) >= 0):
+        raise InputError(f"--context must be ≥ 0 tokens (got {_shown(S, np.min)})")
     if S is not None and np.any(np.asarray(S) > 1e9):
-        raise InputError(f"--context {S} is absurd (more than a billion tokens)")
+        raise InputError(f"--context {_shown(S, np.max)} is absurd (more than a billion tokens)")
     for name, p in (("--precision", precision), ("--kv-dtype", kv_dtype)):
         if p is not None and p not in PRECISION_BYTES:
             raise InputError(f"{name} {p!r} is not one of {', '.join(PRECISION_BYTES)}")
@@ -110,16 +131,20 @@ class ServeReport(Numbers):
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          explain: bool = False) -> ServeReport:
+          engine: str | None = None, explain: bool = False, spec: Speculation | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
     chip = system.chip
-    pri = priors or load_priors(chip.priors)
+    pri = (priors or load_priors(chip.priors)).for_engine(engine)
     # on a calibrated profile (a local framework) the KV cache is kept in the model's own dtype
     local_kv = pri.formats is not None and precision in ("fp32", "bf16", "fp16")
     kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    if engine is not None and engine not in ENGINES:
+        hint = suggest(engine, list(ENGINES))
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
+                         + (f"; did you mean {hint[0]}?" if hint else ""))
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -132,14 +157,15 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers[f"{name}.tokens_per_s_per_chip"] = tokens_per_s(st.tokens, st.t_step) / G if not explain else \
             Q("tokens_per_s_per_chip", value_of(tps) / G, "tok/s", "tokens_per_s_per_chip = tokens_per_s / G",
               {"tokens_per_s": tps, "G": Gq})
+        empty = not np.all(np.asarray(value_of(st.tokens)) > 0)  # a prefill at context 0: no prompt
         numbers[f"{name}.usd_per_mtok"] = (
             usd_per_mtok(Gq, g("usd_per_chip_hour", price, "USD", system.price_source()), st.t_step, st.tokens)
-            if price else None)
+            if price and not empty else None)
+        if empty:
+            numbers[f"{name}.note"] = "no tokens in this step (an empty prompt): no cost per token"
         numbers[f"{name}.bound"] = st.bound
         for term in ("t_math", "t_weights", "t_kv", "t_comm", "t_overhead"):
             numbers[f"{name}.{term}_s"] = getattr(st, term)
-        if "interval" in st.extras:  # a calibrated profile: its measurement spread (÷/× 2 when extrapolated)
-            numbers[f"{name}.step_time_low_s"], numbers[f"{name}.step_time_high_s"] = st.extras["interval"]
         numbers[f"{name}.basis"] = basis
     b_w = arch.bytes_per(precision)
     pc = arch.param_counts(m, explain)
@@ -151,12 +177,24 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     Bs = optimal_batch(R, pc.rho)
     numbers["hardware_ratio"] = R
     numbers["rho"] = pc.rho
+    # parameter counts, one convention (README): matmul parameters without the embedding tables (input
+    # table and LM head), and with them (a tied table once); active = what one token's forward pass uses
+    emb = float(value_of(pc.embedding))
+    src_p = f"{m.file or m.name}: tokenmath.core.arch.param_counts"
+    for key, sym, v, what in (
+            ("params.total", "N_total_no_emb", pc.total_matmul, "all weights but the embedding tables"),
+            ("params.active", "N_active_no_emb", pc.active_matmul, "weights one token uses, no embedding tables"),
+            ("params.total_with_embeddings", "N_total", float(value_of(pc.total)), "all weights, embeddings included"),
+            ("params.active_with_embeddings", "N_active", float(value_of(pc.active)),
+             "weights one token uses, embeddings included"),
+            ("params.embeddings", "N_emb", emb, "input embedding table + untied LM head")):
+        numbers[key] = g(sym, v, "params", f"{src_p} ({what})")
     numbers["optimal_batch"] = Bs
     numbers["optimal_batch_prior"] = optimal_batch_prior(Bs, g("eta_flop", pri.eta_flop, "", pri.source_of("eta_flop")),
                                                          g("eta_bw", pri.eta_bw, "", pri.source_of("eta_bw")))
     numbers["latency_floor_s"] = latency_floor(pc.total, bq, Gq, W)
     numbers["latency_floor_basis"] = "spec"
-    W_all = weight_bytes(pc.total, bq)
+    W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
@@ -166,5 +204,50 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.weights_bytes"] = W_all
     numbers["memory.kv_bytes"] = value_of(req) - value_of(W_all)
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
+    if spec is not None:
+        sp = speculative_step(m, system, spec, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                              priors=pri, explain=explain)
+        numbers["decode.speculative.draft_tokens"] = spec.K
+        numbers["decode.speculative.acceptance"] = spec.alpha
+        numbers["decode.speculative.draft"] = spec.kind
+        numbers["decode.speculative.tokens_per_step"] = sp.tau
+        numbers["decode.speculative.step_time_s"] = sp.t_spec
+        numbers["decode.speculative.tpot_s"] = sp.tpot
+        numbers["decode.speculative.tokens_per_s"] = tokens_per_s(value_of(sp.tau) * value_of(B), sp.t_spec)
+        numbers["decode.speculative.speedup"] = speculative_speedup(sp.tau, sp.t_spec, dec.t_step)
+        draft = spec.extra_weight_bytes(m, precision) + value_of(B) * spec.extra_kv_bytes(m, S, kv_dtype)
+        numbers["memory.draft_bytes"] = draft
+        numbers["memory.required_bytes"] = value_of(req) + draft
+        numbers["memory.fits"] = value_of(req) + draft <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
+    if engine:
+        numbers["engine"] = engine
+    if basis == "prior":
+        _intervals(numbers, pri, precision)
+        for ph, st in (("prefill", pre), ("decode", dec)):
+            if "interval" in st.extras:  # a calibrated profile: its own measurement spread (÷/× 2 extrapolated)
+                lo, hi = st.extras["interval"]
+                t, tps = value_of(st.t_step), value_of(numbers[f"{ph}.tokens_per_s"])
+                numbers[f"{ph}.step_time_s_interval"] = [lo, hi]
+                numbers[f"{ph}.tokens_per_s_interval"] = [tps * t / hi, tps * t / lo]
+                numbers[f"{ph}.interval_group"] = f"{pri.file or pri.name}: the spread of the measured tables read"
+                numbers.pop(f"{ph}.usd_per_mtok_interval", None)
+                numbers.pop(f"{ph}.tokens_per_s_per_chip_interval", None)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
+
+
+def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
+    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
+    try:
+        iv = load_intervals()
+    except CatalogError:  # no interval table in the catalog: no intervals
+        return
+    for ph in ("prefill", "decode"):
+        key, b = iv.group(pri.generation, ph, precision)
+        up, down = np.exp(b.hi), np.exp(b.lo)
+        for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
+                           ("usd_per_mtok", False)):
+            x = value_of(numbers.get(f"{ph}.{name}"))
+            if x is not None:
+                numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
+        numbers[f"{ph}.interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"

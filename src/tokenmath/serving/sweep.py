@@ -30,15 +30,29 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Q, formula, lift, plain, value_of
+from ..core.errors import InputError
 from ..core.records import Model, System
 from ..core.roofline import hardware_ratio, optimal_batch, step
 from .serve import check_inputs, usd_per_mtok
 
 __all__ = ["Sweep", "Inputs", "sweep", "roofline_inputs", "compute_time_per_seq", "kv_time_per_seq",
            "kv_compute_ratio", "balance_batch", "kv_crossover_context", "cost_floor_time", "unbatched_ratio",
-           "memory_batch_limit", "B_INF", "default_batches", "default_contexts"]
+           "memory_batch_limit", "B_INF", "default_batches", "default_contexts", "MAX_GRID_POINTS",
+           "check_grid_size"]
 
 B_INF = 1e9  # "infinite" batch for the floor read off the roofline: weights/B_INF is < 1e-5 of the floor
+MAX_GRID_POINTS = 1_000_000  # ≈0.1 s and a few hundred MB at most (benchmarks/sweep_speed.py); 10^10 would be 30 GiB
+
+
+def check_grid_size(**axes: int) -> None:
+    """Refuse a grid whose product of axes (not each axis) exceeds MAX_GRID_POINTS."""
+    n = 1
+    for size in axes.values():
+        n *= int(size)
+    if n > MAX_GRID_POINTS:
+        shape = " × ".join(f"{v:,} {k}" for k, v in axes.items())
+        raise InputError(f"{shape} = {n:,} points; at most {MAX_GRID_POINTS:,} in one run (use fewer points per "
+                         "axis, e.g. LO:HI:N)")
 
 
 @formula("t_c1 = 2 · N_active / (G · F)", unit="s")
@@ -198,11 +212,13 @@ class Sweep:
             "tokens_per_s_per_chip": self.tokens_per_s_per_chip, "usd_per_mtok": self.usd_per_mtok,
             "chip_hours_per_mtok": self.chip_hours_per_mtok, "bound": self.bound, "fits": self.fits,
         }
-        out["by_context"] = {
-            "context": self.context, "cost_floor_usd_per_mtok": self.floor_usd_per_mtok_by_context,
-            "cost_floor_chip_hours_per_mtok": self.floor_chip_hours_per_mtok_by_context,
-            "balance_batch": self.balance_batch_by_context, "memory_batch_limit": self.memory_batch_limit_by_context,
-        }
+        columns = {"context": self.context, "cost_floor_usd_per_mtok": self.floor_usd_per_mtok_by_context,
+                   "cost_floor_chip_hours_per_mtok": self.floor_chip_hours_per_mtok_by_context,
+                   "balance_batch": self.balance_batch_by_context,
+                   "memory_batch_limit": self.memory_batch_limit_by_context}
+        # one record per context, so a balance batch that is ∞ (KV alone outruns compute) can be left out
+        out["by_context"] = [{k: float(v[i]) for k, v in columns.items() if v is not None and np.isfinite(v[i])}
+                             for i in range(len(self.context))]
         if derivations:
             out["derivations"] = {k: q.to_dict() for k, q in self.marks.items() if isinstance(q, Q) and q.formula}
         return out
@@ -222,6 +238,7 @@ def sweep(m: Model, system: System, *, G: int | None = None, batch=None, context
     precision = precision or m.weight_dtype
     kv_dtype = kv_dtype or m.kv_dtype
     check_inputs(G=G, B=B, S=np.append(S, S0), precision=precision, kv_dtype=kv_dtype, basis=basis)
+    check_grid_size(batches=B.size, contexts=S.size)
     kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis)
     inp = roofline_inputs(m, system, G, precision, kv_dtype, explain)
     price = value_of(inp.price) if inp.price is not None else None

@@ -97,20 +97,23 @@ class Lifecycle(Numbers):
         return "\n\n".join(f"── {k} ──\n{self.numbers[k].explain()}" for k in keys if isinstance(self.numbers[k], Q))
 
 
-def check_lifecycle_inputs(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier,
-                           decode_inefficiency) -> None:
-    """Refuse impossible or absurd values with one line each."""
-    for name, x in (("--serving-tokens-per-s", serving_tokens_per_s), ("--lifetime-days", lifetime_days),
-                    ("--active-params", active_params), ("--rl-multiplier", rl_multiplier),
-                    ("--decode-inefficiency", decode_inefficiency)):
-        if not np.all(np.asarray(x, dtype=float) > 0) or not np.all(np.isfinite(np.asarray(x, dtype=float))):
-            raise InputError(f"{name} must be a positive number (got {x})")
-    if np.any(np.asarray(lifetime_days) > 365 * 100):
-        raise InputError(f"--lifetime-days {lifetime_days} is absurd (more than a century of serving)")
-    if np.any(np.asarray(active_params) > 1e16):
-        raise InputError(f"--active-params {active_params} is absurd (more than 1e16 parameters)")
-    if np.any(np.asarray(serving_tokens_per_s) > 1e13):
-        raise InputError(f"--serving-tokens-per-s {serving_tokens_per_s} is absurd (more than 1e13 tok/s)")
+# each input's range: wide enough for any real model and fleet, narrow enough that no product or ratio of
+# them under- or overflows a float (the sensitivity's ×0.5 and ×2 stay finite too)
+LIMITS = {"serving_tokens_per_s": ("--serving-tokens-per-s", 1e-3, 1e13, "tok/s"),
+          "lifetime_days": ("--lifetime-days", 1e-6, 365 * 100, "days"),
+          "active_params": ("--active-params", 1.0, 1e16, "parameters"),
+          "rl_multiplier": ("--rl-multiplier", 1e-2, 1e3, "FLOP per parameter per token"),
+          "decode_inefficiency": ("--decode-inefficiency", 1e-2, 1e3, "×")}
+
+
+def check_lifecycle_inputs(**inputs) -> None:
+    """Refuse impossible or absurd values with one line each (LIMITS)."""
+    for key, x in inputs.items():
+        flag, lo, hi, unit = LIMITS[key]
+        a = np.asarray(x, dtype=float)
+        if not np.all((a >= lo) & (a <= hi)):
+            bad = a[~((a >= lo) & (a <= hi))].ravel()[0] if a.ndim else a
+            raise InputError(f"{flag} must be between {lo:g} and {hi:g} {unit} (got {float(bad):g})")
 
 
 def lifecycle(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier=RL_MULTIPLIER,
@@ -119,7 +122,15 @@ def lifecycle(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier=
 
     Every numeric input may be a NumPy array (results broadcast).
     """
-    check_lifecycle_inputs(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier, decode_inefficiency)
+    check_lifecycle_inputs(serving_tokens_per_s=serving_tokens_per_s, lifetime_days=lifetime_days,
+                           active_params=active_params, rl_multiplier=rl_multiplier,
+                           decode_inefficiency=decode_inefficiency)
+    return _balance(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier, decode_inefficiency, explain)
+
+
+def _balance(serving_tokens_per_s, lifetime_days, active_params, rl_multiplier, decode_inefficiency,
+             explain: bool = False) -> Lifecycle:
+    """`lifecycle` on inputs already checked (the sensitivity's perturbed inputs may pass the limits)."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     r_src = RL_SOURCE if np.all(np.asarray(rl_multiplier) == RL_MULTIPLIER) else "given (--rl-multiplier)"
     e_src = DECODE_SOURCE if np.all(np.asarray(decode_inefficiency) == DECODE_INEFFICIENCY) \
@@ -151,7 +162,8 @@ def sensitivity(serving_tokens_per_s, lifetime_days, active_params, rl_multiplie
     that input scaled by each factor (the others held)."""
     base = dict(serving_tokens_per_s=serving_tokens_per_s, lifetime_days=lifetime_days,
                 active_params=active_params, rl_multiplier=rl_multiplier, decode_inefficiency=decode_inefficiency)
-    at = lambda **kw: lifecycle(**{**base, **kw})  # noqa: E731
+    check_lifecycle_inputs(**base)  # the user's inputs; the perturbed ones below are ours, not checked again
+    at = lambda **kw: _balance(**{**base, **kw})  # noqa: E731
     ref = at()
     out: dict = {}
     h = 1e-4

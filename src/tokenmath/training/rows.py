@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 
+from ..core.errors import InputError
 from ..core.load import load_model, load_system
 from .runs import MFU_PEAK, select_prior, train
 
@@ -61,12 +62,14 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -
     if not rid.startswith("TRN"):
         return None
     if carry not in CARRY:
-        raise ValueError(f"carry must be one of {CARRY}")
+        raise InputError(f"carry must be one of {CARRY}")
     measured = _row_number(row.get("value", ""))
     out = {"id": rid, "metric": metric, "unit": row.get("unit", ""), "measured": measured, "predicted": None,
            "error": None, "prior": None, "prior_row": None,
            "basis": ("held-out: no prior from the row's publication or model" if held_out else "own run allowed")
            + f", {carry} carried over"}
+    if measured is None or not measured > 0:
+        return {**out, "reason": f"measured value {row.get('value', '')!r} is not a positive number"}
     system_name = next((c for key, c in _SYSTEMS if key in row.get("hardware", "")), None)
     if system_name is None:
         return {**out, "reason": f"hardware {row.get('hardware')!r} has no catalog chip"}
@@ -74,6 +77,9 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -
     chip = system.chip
     G = _row_number(row.get("n_chips", ""))
     S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
+    for label, x in (("n_chips", G), ("sequence length", S)):
+        if x is not None and not 1 <= x <= 1e12:
+            return {**out, "reason": f"{label} {x:g} is not a count between 1 and 1e12"}
     N = _row_params(row.get("model", ""))
     moe = "moe" in row.get("model", "").lower()
     model_name = next((n for key, n in _MODELS if key in row.get("model", "")), None)
