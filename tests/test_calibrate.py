@@ -120,8 +120,8 @@ def test_two_tier_fit_recovers_cache_and_memory():
     ws = np.array([8, 16, 32, 64, 128, 256, 512, 1024]) * 2.0**20
     h = np.minimum(1, 110e6 / ws)
     rate = 1 / (h / 56e9 + (1 - h) / 31e9)
-    C, Wc, W = fit_tiers(ws, rate)
-    assert C == pytest.approx(110e6, rel=0.05) and Wc == pytest.approx(56e9, rel=0.02) and W == pytest.approx(31e9, rel=0.02)
+    C, Wc, W, p = fit_tiers(ws, rate)
+    assert p == 1 and C == pytest.approx(110e6, rel=0.05) and Wc == pytest.approx(56e9, rel=0.02) and W == pytest.approx(31e9, rel=0.02)
 
 
 def test_time_curves_take_seconds_and_efficiency_curves_stay_fractions():

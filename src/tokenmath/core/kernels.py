@@ -109,11 +109,12 @@ def _nearest_format_curve(priors, name: str, precision: str | None):
 
 
 
-@formula("h = min(1, C / ws)", unit="")
-def cache_hit_share(C, ws):
-    """Share of a step's reads served by a cache of C bytes when it streams ws bytes in the same order each step
-    (a two-tier fit of `tokenmath calibrate`: reads of 8 MiB – 1 GiB follow it within a few percent)."""
-    return np.minimum(1.0, C / ws)
+@formula("h = min(1, C / ws)^p", unit="")
+def cache_hit_share(C, ws, p=1.0):
+    """Share of a step's reads served by a cache of C bytes when it streams ws bytes in the same order each step:
+    p = 1 when the cache keeps a random C/ws of the stream, larger p for a sharper (LRU-like) cliff; C and p come
+    from `tokenmath calibrate`'s two-tier fit to reads of 2 MiB – 1 GiB."""
+    return np.minimum(1.0, C / ws) ** p
 
 
 @formula("W_eff = 1 / (h / W_c + (1 − h) / W)", unit="B/s")

@@ -114,6 +114,7 @@ class Chip(Record):
     host_memory_bandwidth_bytes_per_s: float | None = None
     llc_bytes: float | None = None  # last-level cache in front of memory (a calibrated profile: fitted tier)
     llc_bandwidth_bytes_per_s: float | None = None
+    llc_hit_exponent: float | None = None  # h = min(1, C/ws)^p of a cyclic stream (p = 1: random replacement)
     priors: str = "default"  # name of the Priors entry that applies
 
     # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside

@@ -481,7 +481,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
 
     if chip.llc_bytes and not spec:  # a profile's cache tier: a step whose bytes fit in it reads them faster
         ws = working_set(arch.weight_bytes_touched(m, value_of(T), b_w, False, pc), Bq, kv_seq)
-        h = cache_hit_share(g("C", chip.llc_bytes, "B", chip.source_of("llc_bytes")), ws)
+        h = cache_hit_share(g("C", chip.llc_bytes, "B", chip.source_of("llc_bytes")), ws,
+                            g("p", chip.llc_hit_exponent or 1.0, "", chip.source_of("llc_hit_exponent")))
         W = tiered_bandwidth(h, g("W_c", chip.llc_bandwidth_bytes_per_s, "B/s",
                                   chip.source_of("llc_bandwidth_bytes_per_s")), W)
     extras: dict = {"layout": layout, "precision": prec, "ideal": ideal}

@@ -191,6 +191,17 @@ class Backend:
         return (T * E * (4 + b) + 4 * T * E + 12 * T * k + 8 * T * k + 8 * T * k * E * 2 + 9 * E * 2
                 + 8 * T * k + 16 * rows + 2 * b * rows * D + 2 * b * rows * D + b * T * D + 3 * b * rows * D)
 
+    def gap_ops(self, fmt: str):
+        """A norm on one token's activations (8 small one-thread ops): what a layer runs between two GEMMs."""
+        t = self.torch
+        x, g = self.rand(1, 1024, fmt=fmt), self.rand(1024, fmt=fmt)
+
+        def norm():
+            h = x.to(t.float32)
+            h = h * t.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-5)
+            return g * h.to(x.dtype)
+        return norm
+
     def trivial_ops(self):
         """Tiny operations a layer dispatches (arithmetic, views, casts): their host cost, device ≈ 0."""
         if self.torch is None:
@@ -360,8 +371,8 @@ class Plan:
             Ms=(1, 4, 16, 64, 256) if quick else (1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
             shapes=((D // 2, D // 2), (D, D), (F, D)) if quick else ((D // 2, D // 2), (D, D), (F, D), (D, F)),
             ceiling_n=(8192 if gpu else 2048) // (2 if quick else 1),
-            sdpa_bytes=((4, 256), (32, 1024), (256, 2048)) if quick else
-            ((4, 256), (4, 4096), (32, 256), (32, 1024), (32, 4096), (256, 1024), (256, 4096)) +
+            sdpa_bytes=((2, 32), (4, 256), (32, 1024), (256, 2048)) if quick else
+            ((2, 32), (4, 64), (4, 256), (4, 4096), (32, 256), (32, 1024), (32, 4096), (256, 1024), (256, 4096)) +
             (((1024, 4096),) if gpu else ()),
             sdpa_G=(1, 4, 16) if quick else (1, 2, 4, 8, 16),
             sdpa_mid=(256, 2048) if gpu else (32, 1024),
@@ -386,6 +397,7 @@ class Calibration:
     bandwidth_bytes_per_s: float  # W: DRAM / HBM
     llc_bytes: float
     llc_bandwidth_bytes_per_s: float
+    llc_hit_exponent: float
     dispatch_s: float
     host_overlap: float
     kernel_overhead_s: float
@@ -405,7 +417,7 @@ class Calibration:
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("host", "date", "backend", "device", "memory_bytes", "formats", "peaks",
-                                           "bandwidth_bytes_per_s", "llc_bytes", "llc_bandwidth_bytes_per_s",
+                                           "bandwidth_bytes_per_s", "llc_bytes", "llc_bandwidth_bytes_per_s", "llc_hit_exponent",
                                            "dispatch_s", "route_dispatch_s", "expert_dispatch_s", "host_overlap", "kernel_overhead_s",
                                            "step_overhead_s", "fit", "dispatch_fit", "main", "seconds")}
         d["source"] = self.source
@@ -435,28 +447,30 @@ def fit_gemm_priors(mm: list[Measurement], F: float, W: float) -> tuple[float, f
     return e_flop, e_bw, t_k, m_h, float(np.median(rel)), float(np.percentile(rel, 90))
 
 
-def fit_tiers(ws_bytes, rate_bytes_per_s) -> tuple[float, float, float]:
-    """(C, W_c, W): a cache of C bytes at W_c in front of memory at W, fitted to read rates by working set.
+def fit_tiers(ws_bytes, rate_bytes_per_s) -> tuple[float, float, float, float]:
+    """(C, W_c, W, p): a cache of C bytes at W_c in front of memory at W, fitted to read rates by working set.
 
-    1/rate = h/W_c + (1 − h)/W with h = min(1, C/ws); least squares in relative error over a grid of C.
+    1/rate = h/W_c + (1 − h)/W with h = min(1, C/ws)^p (p = 1: random replacement keeps C/ws of a cyclic
+    stream; a large p: LRU-like, a sharp cliff); least squares in relative error over a grid of C and p.
     """
     ws = np.asarray(ws_bytes, dtype=float)
     inv = 1.0 / np.asarray(rate_bytes_per_s, dtype=float)
-    best = (math.inf, float(ws.max()), float(1 / inv.min()), float(1 / inv.min()))
-    for C in np.geomspace(ws.min() / 4, ws.max(), 160):
-        h = np.minimum(1.0, C / ws)
-        A = np.stack([h, 1 - h], axis=1) / inv[:, None]  # rows scaled: relative residuals
-        sol, *_ = np.linalg.lstsq(A, np.ones_like(ws), rcond=None)
-        a, b = sol
-        if a <= 0 or b <= 0 or a > b:  # the cache must be faster than memory
-            continue
-        res = float(np.sum((A @ sol - 1) ** 2))
-        if res < best[0]:
-            best = (res, float(C), float(1 / a), float(1 / b))
-    _, C, Wc, W = best
+    best = (math.inf, float(ws.max()), float(1 / inv.min()), float(1 / inv.min()), 1.0)
+    for p in (1.0, 2.0, 4.0):
+        for C in np.geomspace(ws.min() / 4, ws.max(), 160):
+            h = np.minimum(1.0, C / ws) ** p
+            A = np.stack([h, 1 - h], axis=1) / inv[:, None]  # rows scaled: relative residuals
+            sol, *_ = np.linalg.lstsq(A, np.ones_like(ws), rcond=None)
+            a, b = sol
+            if a <= 0 or b <= 0 or a > b:  # the cache must be faster than memory
+                continue
+            res = float(np.sum((A @ sol - 1) ** 2))
+            if res < best[0] * 0.98:  # a sharper cliff must fit clearly better
+                best = (res, float(C), float(1 / a), float(1 / b), p)
+    _, C, Wc, W, p = best
     if Wc < 1.1 * W:  # no tier worth the name (a GPU's small reads are bound by their launch, not a cache)
-        return 0.0, W, W
-    return C, Wc, W
+        return 0.0, W, W, 1.0
+    return C, Wc, W, p
 
 
 def _curve(x, y, spread, source: str, lo: float = 1e-3, hi: float = 1.5) -> dict:
@@ -473,7 +487,7 @@ def _curve(x, y, spread, source: str, lo: float = 1e-3, hi: float = 1.5) -> dict
     gy = [float(np.exp(np.mean(np.log(ys[g])))) for g in groups]
     gs = [float(np.max(ss[g])) for g in groups]
     return {"x": [float(f"{v:.6g}") for v in gx], "y": [float(f"{v:.4g}") for v in gy],
-            "spread": [round(v, 3) for v in gs], "source": source}
+            "spread": [round(min(v, 10.0), 3) for v in gs], "source": source}
 
 
 # ---- measuring -----------------------------------------------------------------------------------------------
@@ -542,9 +556,9 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         r = timer.run([Job(("copy",), lambda: dst_buf.copy_(src_buf))])
         out.append(Measurement("copy", (n,), "fp32", r[("copy",)][0], bytes=8.0 * n, spread=r[("copy",)][1]))
         del src_buf, dst_buf
-    C, Wc, W = fit_tiers(ws, rates)
+    C, Wc, W, hp = fit_tiers(ws, rates)
     if be.torch is None or len(ws) < 4:
-        C, Wc, W = 0.0, max(rates), max(rates)
+        C, Wc, W, hp = 0.0, max(rates), max(rates), 1.0
     pool_bytes = min(max(8 * C, P.pool_min_mib * 2**20), 0.04 * be.memory_bytes(), P.pool_max_mib * 2**20)
 
     curves: dict[str, dict] = {}
@@ -568,7 +582,7 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
             # cold calls of several sizes: t = t_kernel + bytes / (W_pool · eta_bw), the pool's own cache hits in W_pool
             floor = tiny[M].seconds - tiny[M].flop / peaks[fmt] if M in tiny else 0.0
             a, sec_per_byte = _fixed_plus_stream([m.bytes for m in cold], [m.seconds for m in cold], max(floor, 0.0))
-            w_pool = [_pool_bandwidth(C, Wc, W, _pool_size(pool_bytes, m.bytes)) for m in cold]
+            w_pool = [_pool_bandwidth(C, Wc, W, hp, _pool_size(pool_bytes, m.bytes)) for m in cold]
             xs.append(M)
             tks.append(a)
             bws.append(float(np.median([1.0 / (sec_per_byte * w) for w in w_pool])))
@@ -590,7 +604,7 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick)
         pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1]
         curves[f"eta_kv_bytes.{fmt}"] = _curve([m.bytes for m in pts],
-                                           [m.bytes_per_s / _pool_bandwidth(C, Wc, W, _pool_size(pool_bytes, m.bytes))
+                                           [m.bytes_per_s / _pool_bandwidth(C, Wc, W, hp, _pool_size(pool_bytes, m.bytes))
                                             for m in pts],
                                            [m.spread for m in pts],
                                            f"{src}: scaled_dot_product_attention, one query per sequence, G = 1, "
@@ -630,7 +644,8 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
            "median_abs_error": med, "p90_abs_error": p90, "n": len(cold)}
     cal = Calibration(host=host_label(), date=_dt.date.today().isoformat(), backend=be.name, device=be.device_label(),
                       memory_bytes=be.memory_bytes(), formats=fmts + extra_fmts, peaks=peaks,
-                      bandwidth_bytes_per_s=W, llc_bytes=C, llc_bandwidth_bytes_per_s=Wc, dispatch_s=dispatch_s,
+                      bandwidth_bytes_per_s=W, llc_bytes=C, llc_bandwidth_bytes_per_s=Wc, llc_hit_exponent=hp,
+                      dispatch_s=dispatch_s,
                       host_overlap=1.0 if be.cuda else 0.0, kernel_overhead_s=float(np.median(list(t_kernels.values()))),
                       step_overhead_s=step_overhead_s, fit=fit, curves=curves, main=main, measurements=out)
     if be.torch is not None:
@@ -736,11 +751,11 @@ def _pool_size(pool_bytes: float, item_bytes: float) -> float:
     return max(2, math.ceil(pool_bytes / item_bytes)) * item_bytes
 
 
-def _pool_bandwidth(C: float, Wc: float, W: float, ws: float) -> float:
-    """The read rate a pool of ws bytes gets from the two tiers (kernels.tiered_bandwidth at h = min(1, C/ws))."""
+def _pool_bandwidth(C: float, Wc: float, W: float, p: float, ws: float) -> float:
+    """The read rate a pool of ws bytes gets from the two tiers (kernels.tiered_bandwidth at h = min(1, C/ws)^p)."""
     if not C:
         return W
-    return float(kernels.tiered_bandwidth(kernels.cache_hit_share(C, ws), Wc, W))
+    return float(kernels.tiered_bandwidth(kernels.cache_hit_share(C, ws, p), Wc, W))
 
 
 def _fixed_plus_stream(nbytes, seconds, floor: float = 0.0) -> tuple[float, float]:
@@ -767,20 +782,26 @@ def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
         pool = _pool(be, (N, K), fmt, pool_bytes, b)
         ring = itertools.cycle(pool)  # every call takes the next weights: between two reads of one, the pool was read
         xs = {M: be.rand(M, K, fmt=fmt) for M in P.Ms}
-        jobs = []
+        # on a CPU a decode step runs a norm's worth of one-thread ops between GEMMs (the matrix units idle, the
+        # threads park): each cold call is followed by one, whose own time is taken out (job "gap")
+        gap = be.gap_ops(fmt) if not be.cuda and be.torch is not None else (lambda: None)
+        jobs = [Job(("gap", fmt, 0, N, K), lambda: [gap() for _ in range(4)], per=4)]
         for M in P.Ms:
             x = xs[M]
             if fmt in ("int8", "fp8") and M < 32:  # these kernels need M ≥ 17 (int8) / 16-aligned rows
                 continue
             k = min(len(pool), 4)
-            jobs.append(Job(("cold", fmt, M, N, K), (lambda x=x, k=k: [be.linear(x, next(ring), fmt) for _ in range(k)]),
-                            per=k))
+            jobs.append(Job(("cold", fmt, M, N, K),
+                            (lambda x=x, k=k: [(be.linear(x, next(ring), fmt), gap()) for _ in range(k)]), per=k))
             jobs.append(Job(("hot", fmt, M, N, K), (lambda x=x: [be.linear(x, pool[0], fmt) for _ in range(4)]),
                             per=4))
         res = timer.run(jobs, tick)
-        for j in jobs:
+        t_gap = res[("gap", fmt, 0, N, K)][0] + timer.dispatch_s  # run() took one dispatch off: the gap is host work
+        for j in jobs[1:]:
             kind, _, M, _, _ = j.key
             s, sp = res[j.key]
+            if kind == "cold":
+                s = max(s - t_gap, 0.5 * s)
             out.append(Measurement(f"gemm-{kind}", (M, N, K), fmt, s, flop=kernels.gemm_flop(M, N, K),
                                    bytes=N * K * b, spread=sp))
         del pool, xs
@@ -932,6 +953,9 @@ def profile_dict(c: Calibration) -> dict:
         chip["llc_bytes"] = {"value": f"{c.llc_bytes:.4g} B", "source": f"{src}: cache tier of the same fit"}
         chip["llc_bandwidth_bytes_per_s"] = {"value": f"{c.llc_bandwidth_bytes_per_s:.4g} B/s",
                                              "source": f"{src}: cache tier of the same fit"}
+        chip["llc_hit_exponent"] = {"value": c.llc_hit_exponent,
+                                    "source": f"{src}: the same fit, h = min(1, C/ws)^p (p = 1: random replacement; "
+                                              f"larger: a sharper cliff)"}
     chip["priors"] = priors
     return chip
 
