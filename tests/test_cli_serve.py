@@ -8,7 +8,7 @@ from clirun import run
 from typer.testing import CliRunner
 
 from tokenmath.cli.app import app
-from tokenmath.core.load import load_priors
+from tokenmath.core.load import load_priors, load_system
 
 runner = CliRunner()
 
@@ -128,7 +128,8 @@ def test_set_reaches_priors_and_nested_peaks():
     d = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--json", "--set", "eta_bw=0.4",
                        "--set", "chip.peak_flop_per_s.fp8=10PFLOP/s").stdout)
     assert d["optimal_batch"] == pytest.approx(2 * 312.5 * d["rho"])
-    assert d["optimal_batch_prior"] == pytest.approx(d["optimal_batch"] * load_priors().eta_flop / 0.4, rel=0.2)
+    pri = load_priors(load_system("gb200-nvl72").chip.priors)
+    assert d["optimal_batch_prior"] == pytest.approx(d["optimal_batch"] * pri.eta_flop / 0.4, rel=1e-9)
     _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--set", "eta_bww=0.4"), "eta_bw")
 
 

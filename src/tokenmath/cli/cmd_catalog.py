@@ -14,7 +14,8 @@ from .common import console, emit_json, guard
 LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors", "fabrics": "scale-out fabrics",
           "training": "training runs (MFU priors)"}
 LABELS.update({"prices": "price sheets (provider/date)", "tiers": "memory tiers (KV cache)",
-               "assumptions": "assumptions for reading prices backwards"})
+               "assumptions": "assumptions for reading prices backwards",
+               "intervals": "prediction intervals (from validation residuals)"})
 
 
 def register(app: typer.Typer) -> None:

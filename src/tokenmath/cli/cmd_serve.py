@@ -33,10 +33,12 @@ def register(app: typer.Typer) -> None:
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
+        engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
+                                   "that engine where the chip's priors have them (default: the engines' median)."),
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
-        r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, mtp=mtp,
-                    acceptance=acceptance, acceptance_length=acceptance_length, draft=draft)
+        r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine,
+                    mtp=mtp, acceptance=acceptance, acceptance_length=acceptance_length, draft=draft)
         if as_json:
             emit_json(to_json(r, explain))
         else:
@@ -48,12 +50,13 @@ def register(app: typer.Typer) -> None:
             fail(w)
 
 
-def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, mtp=None, acceptance=None,
-            acceptance_length=None, draft=None):
+def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None, mtp=None,
+            acceptance=None, acceptance_length=None, draft=None):
     """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
     m, s, priors = load_triple(model, on, set_)
     return serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                 priors=priors, explain=explain, spec=speculation(mtp, acceptance, acceptance_length, draft))
+                 priors=priors, engine=engine, explain=explain,
+                 spec=speculation(mtp, acceptance, acceptance_length, draft))
 
 
 def to_json(r, explain: bool = False) -> dict:
@@ -81,6 +84,7 @@ def _print(r) -> None:
     t.add_column("prefill (prompt)", justify="right")
     t.add_column("decode (output)", justify="right")
     rows = [("step time", "step_time_s", "s"), ("tokens/s per replica", "tokens_per_s", "tok/s"),
+            ("  80 % interval", "tokens_per_s_interval", "tok/s"),
             ("tokens/s per chip", "tokens_per_s_per_chip", "tok/s"),
             ("USD per M tokens", "usd_per_mtok", "USD"), ("bound by", "bound", None),
             ("  compute t_math", "t_math_s", "s"), ("  weights t_weights", "t_weights_s", "s"),
@@ -89,6 +93,9 @@ def _print(r) -> None:
         cells = []
         for ph in ("prefill", "decode"):
             x = v(f"{ph}.{key}")
+            if key.endswith("_interval"):
+                cells.append("—" if x is None else f"{fmt(x[0], unit)} – {fmt(x[1], unit)}")
+                continue
             missing = "— (empty prompt)" if v(f"{ph}.note") else "no price in catalog"
             cells.append(missing if x is None else (str(x) if unit is None else fmt(x, unit)))
         t.add_row(label, *cells)

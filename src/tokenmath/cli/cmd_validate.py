@@ -93,6 +93,11 @@ def _print(rep: ValidationReport, worst: int) -> None:
                str(s["unexpressed"]), style="bold")
     console.print(st)
     console.print(f"serving = {', '.join(SERVING_GROUPS)} (the end-to-end rows); all = every predicted row shown")
+    if s.get("intervals"):
+        c = s["intervals"]
+        console.print(f"80 % prediction intervals cover {c['left_out_cluster']:.0%} of {c['n']} serving rows with each "
+                      f"of {c['clusters']} (model, hardware) clusters left out ({c['in_sample']:.0%} in sample)",
+                      markup=False)
 
     if worst and rep.rows:
         console.print(f"\n[bold]The {min(worst, len(rep.rows))} worst rows, and why they miss[/bold]")

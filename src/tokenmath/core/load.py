@@ -28,21 +28,22 @@ from pydantic import BaseModel, ValidationError
 from .errors import CatalogError
 from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Fabric, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
-    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors", "load_intervals",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
-                                  "training": TrainingPrior, "fabrics": Fabric}
+                                  "training": TrainingPrior, "fabrics": Fabric,
+                                  "intervals": Intervals}
 # price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
 KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
 # kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml
@@ -337,6 +338,11 @@ def _inline_priors(data: dict, file: Path) -> str:
            "sources": sources, "estimates": estimates}
     _profile_priors[name] = _validate(Priors, rec, file)  # type: ignore[assignment]
     return name
+
+
+def load_intervals(name: str = "serving") -> Intervals:
+    """Prediction-interval bounds derived from validation residuals (`catalog/intervals/NAME.yaml`)."""
+    return _load_cached("intervals", name)  # type: ignore[return-value]
 
 
 def load_training_priors() -> list[TrainingPrior]:

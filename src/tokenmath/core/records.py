@@ -22,8 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .errors import InputError
 from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
+ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
+
 __all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
-           "Record", "Part", "in_interval", "MODULE_KINDS"]
+           "Record", "Part", "in_interval", "MODULE_KINDS",
+           "ENGINES", "Intervals", "IntervalGroup"]
 
 # The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
 # attention projections (and a sparse-attention indexer), dense MLPs, routed experts, shared experts, the
@@ -298,9 +301,9 @@ class Model(Record):
 
 
 class Curve(Part):
-    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
-    linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative measurement spread (repeat-to-repeat), when it was measured."""
+    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
+    a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
+    point's relative spread (repeat-to-repeat, or across engines), when it was measured."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -325,13 +328,20 @@ class Priors(Record):
 
     `curves` refine a scalar prior where it was measured by size, keyed `<prior>.<precision>` or
     `<prior>` (kernels.efficiency looks up the precision's curve first, then the plain one, then the
-    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
-    rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
+    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak; expert GEMMs read it at
+    their rows per expert), `eta_bw` over GEMM rows M (weight streaming, fraction of W), `eta_kv` over
+    context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
+    kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
+    FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
+    all-reduce message bytes and `eta_scaleup.alltoall` over the bytes one expert dispatch or combine
+    moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
+    measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless extrapolation is allowed.
     """
 
     kind: Literal["priors"] = "priors"
+    generation: str = ""  # the hardware generation the priors were measured on ('hopper'...; '' = spec-sheet guesses)
     eta_flop: float  # large-shape GEMM, fraction of dense peak
     eta_bw: float  # streaming HBM reads, fraction of spec bandwidth
     eta_scaleup: float  # all-to-all / all-reduce, fraction of scale-up link bandwidth
@@ -343,13 +353,26 @@ class Priors(Record):
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
+    ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
+    alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
+
+    def for_engine(self, engine: str | None) -> "Priors":
+        """These priors with the curves measured on `engine`'s kernels (keys `<key>@<engine>`) in place of the
+        engines' median, where that engine was measured; unchanged for None or an engine without curves."""
+        tag = f"@{engine}" if engine else None
+        if not tag or not any(k.endswith(tag) for k in self.curves):
+            return self
+        curves = {k: c for k, c in self.curves.items() if "@" not in k}
+        curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "name": f"{self.name}@{engine}"})
 
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
-              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]"}
+              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
+              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
 
 
 class TrainingPrior(Record):
@@ -375,3 +398,42 @@ class TrainingPrior(Record):
 
     RANGES = {"mfu": "(0, 1]", "chips": "[1, 1e7]", "seq_len": "[1, 1e9]", "active_params": "[1, 1e16]",
               "global_batch_tokens": "[1, 1e13]"}
+
+
+class IntervalGroup(Part):
+    """Prediction-interval bounds of one group: quantiles of ln(measured / predicted) over its rows."""
+
+    RANGES = {"n": "[1, 1e9]", "lo": "[-10, 10]", "hi": "[-10, 10]"}
+    n: int  # rows of the group itself (its parent's rows also shaped the bounds when n is small)
+    lo: float
+    hi: float
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.lo <= self.hi:
+            raise ValueError("lo must not exceed hi")
+        return self
+
+
+class Intervals(Record):
+    """Prediction intervals for predicted rates and times, derived from validation residuals.
+
+    Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
+    specific to `*|*|*`; measure/intervals.py writes them. A predicted rate x lies in
+    [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
+    """
+
+    kind: Literal["intervals"] = "intervals"
+    RANGES = {"nominal": "(0, 1)"}
+    nominal: float
+    method: str = ""
+    groups: dict[str, IntervalGroup]
+
+    def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
+        """The most specific stored group for these keys, and its name."""
+        gen = generation or "spec-sheet"
+        for key in (f"{gen}|{phase}|{precision}", f"{gen}|*|{precision}", f"{gen}|{phase}|*", f"{gen}|*|*",
+                    "*|*|*"):
+            if key in self.groups:
+                return key, self.groups[key]
+        raise ValueError(f"{self.file or self.name}: no interval group for {gen}|{phase}|{precision} (nor *|*|*)")

@@ -10,6 +10,9 @@
                                                       format for all when --precision names another)
     params.total / params.active: matmul parameters WITHOUT the embedding tables (input table and LM head);
     params.total_with_embeddings / params.active_with_embeddings: the model-card counts, with them.
+    intervals     rate x: [x·e^lo, x·e^hi];  time or cost t: [t·e^−hi, t·e^−lo]   (basis 'prior' only)
+                  lo, hi: the 80 % group of catalog/intervals/serving.yaml for the chip's generation × phase ×
+                  precision (split-conformal on validation residuals; measure/intervals.py)
 
 With speculative decoding / MTP (`spec`, serving/speculative.py) decode also reports the speculative
 step: t_spec = t_verify + K · t_draft, tau = (1 − α^(K+1)) / (1 − α) tokens per step, and the draft's
@@ -24,9 +27,9 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
-from ..core.errors import InputError
-from ..core.load import load_priors
-from ..core.records import Model, Priors, System
+from ..core.errors import CatalogError, InputError
+from ..core.load import load_intervals, load_priors, suggest
+from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
@@ -128,14 +131,18 @@ class ServeReport(Numbers):
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          explain: bool = False, spec: Speculation | None = None) -> ServeReport:
+          engine: str | None = None, explain: bool = False, spec: Speculation | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
     kv_dtype = kv_dtype or m.kv_dtype
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    if engine is not None and engine not in ENGINES:
+        hint = suggest(engine, list(ENGINES))
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
+                         + (f"; did you mean {hint[0]}?" if hint else ""))
     chip = system.chip
-    pri = priors or load_priors(chip.priors)
+    pri = (priors or load_priors(chip.priors)).for_engine(engine)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -211,4 +218,25 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers["memory.required_bytes"] = value_of(req) + draft
         numbers["memory.fits"] = value_of(req) + draft <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
+    if engine:
+        numbers["engine"] = engine
+    if basis == "prior":
+        _intervals(numbers, pri, precision)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
+
+
+def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
+    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
+    try:
+        iv = load_intervals()
+    except CatalogError:  # no interval table in the catalog: no intervals
+        return
+    for ph in ("prefill", "decode"):
+        key, b = iv.group(pri.generation, ph, precision)
+        up, down = np.exp(b.hi), np.exp(b.lo)
+        for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
+                           ("usd_per_mtok", False)):
+            x = value_of(numbers.get(f"{ph}.{name}"))
+            if x is not None:
+                numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
+        numbers[f"{ph}.interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import math
+
 from ...core.errors import CatalogError, InputError
-from ...core.load import read_table
+from ...core.load import load_intervals, read_table
 from ...core.records import Priors
 from ...training import predict_training_row
 from .match import Aliases
@@ -80,7 +82,21 @@ def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None
             continue
         out = predict_row(row, al, basis=basis, priors=priors, explain=explain)
         (preds if isinstance(out, Prediction) else skipped).append(out)
+    if basis == "prior":
+        _attach_intervals(preds)
     return ValidationReport(basis, table, preds, skipped)
+
+
+def _attach_intervals(preds: list[Prediction]) -> None:
+    """Each serving prediction's stored 80 % interval: predicted · e^[lo, hi] (catalog/intervals/serving.yaml)."""
+    try:
+        iv = load_intervals()
+    except CatalogError:
+        return
+    for p in preds:
+        if p.interval_key:
+            _, b = iv.group(*p.interval_key)
+            p.interval = (p.predicted * math.exp(b.lo), p.predicted * math.exp(b.hi))
 
 
 def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,

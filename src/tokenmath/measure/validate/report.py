@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.derive import Q
+from ..intervals import coverage, residual_rows
 from .rows import SERVING_GROUPS
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport"]
@@ -27,6 +28,9 @@ class Prediction:
     why: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     derivation: Q | None = None
+    interval_key: tuple[str, str, str] | None = None  # (generation, phase, precision): its interval group
+    cluster: str = ""  # model|chip: rows that share it are left out together when coverage is measured
+    interval: tuple[float, float] | None = None  # the stored 80 % interval of the prediction, in the row's unit
     measured_low: float | None = None  # a measured range [low, high] (rows.parse_measured), in the row's unit
     measured_high: float | None = None
     measured_op: str = ""  # a bound row ('>', '>=', '<', '<='): it passes or fails, it has no error
@@ -78,7 +82,19 @@ class Prediction:
             out["measured_range"] = [self.measured_low, self.measured_high]
         if self.matched:
             out["matched"] = self.matched
+        if self.interval and self.interval_key and not self.is_bound:
+            out.update(interval=list(self.interval), inside_interval=self.inside_interval,
+                       interval_group="|".join(self.interval_key))
         return {k: v for k, v in out.items() if v is not None}
+
+    @property
+    def inside_interval(self) -> bool | None:
+        """Is the measurement (any part of a measured range) inside the prediction's interval?"""
+        if self.interval is None or self.is_bound:
+            return None
+        lo = self.measured_low if self.measured_low is not None else self.measured
+        hi = self.measured_high if self.measured_high is not None else self.measured
+        return lo <= self.interval[1] and hi >= self.interval[0]
 
 
 @dataclass(frozen=True)
@@ -128,7 +144,17 @@ class ValidationReport:
             out["groups"][g] = s
         out["unexpressed"] = len(self.unexpressed)
         out["bound_violations"] = len(self.violations())
+        res = residual_rows([r for r in self.rows if r.group in SERVING_GROUPS])
+        if res and self.basis == "prior":
+            cov = coverage(res)
+            out["interval_coverage"] = cov["left_out_cluster"]  # out of sample: (model, hardware) clusters left out
+            out["intervals"] = {**cov, "stored_in_sample": self._stored_coverage()}
         return out
+
+    def _stored_coverage(self) -> float | None:
+        """Share of serving rows inside the catalog's stored intervals (in sample when derived from this table)."""
+        rows = [r for r in self.rows if r.group in SERVING_GROUPS and r.interval is not None]
+        return sum(bool(r.inside_interval) for r in rows) / len(rows) if rows else None
 
     def violations(self) -> list[Prediction]:
         """Rows whose measurement beats the spec bound: a catalog or model bug (or a metric the row defines oddly)."""

@@ -27,16 +27,18 @@ import numpy as np
 
 from ...core import arch
 from ...core.derive import Q, formula, lift
+from ...core.load import load_priors
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
+from ..intervals import phase_of
 from .atload import predict_under_load, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
 
-__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput"]
+__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
@@ -104,12 +106,16 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if ISL is None:
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
+    engine = engine_of(row)
+    pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
+    if engine and pri.name.endswith(f"@{engine}"):
+        notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
     regime = under_load(row)
     if regime is not None:
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
         G, n_rep, layout, lnote = _layout(row, m, system, prec, to_int(row["n_chips"]), None, al)
-        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, priors)
+        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote)
     B = to_int(row["batch"])
@@ -131,8 +137,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors, spec)
-    pri = priors
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec)
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
@@ -141,7 +146,19 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     div = G * n_rep if per_gpu else (G * n_rep / per_node if scope == "node" else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
-    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
+    gen = pri.generation or "spec-sheet"
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
+                      interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+def engine_of(row: dict) -> str | None:
+    """The serving engine a row's source or notes name, if any ('trtllm', 'vllm', 'sglang')."""
+    text = " ".join(row.get(c, "") for c in ("source", "notes", "parallelism"))
+    for engine, pattern in (("trtllm", r"tensorrt[- ]?llm|\btrt[- ]?llm\b"), ("vllm", r"\bvllm\b"),
+                            ("sglang", r"\bsglang\b")):
+        if re.search(pattern, text, re.I):
+            return engine
+    return None
 
 
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
