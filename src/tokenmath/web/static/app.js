@@ -4,7 +4,8 @@
 "use strict";
 
 const DEFAULTS = { model: "deepseek-v3", on: "gb200-nvl72", chips: "64", precision: "fp8", batch: "128",
-                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "100" };  // the lecture's example
+                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "" };  // the lecture's example
+// an empty target speed per user is the fast mode's speed: the lecture's fast-mode point on the frontier under load
 const COLORS = { blue: "#1f77b4", orange: "#ff7f0e", green: "#2ca02c", red: "#d62728", purple: "#9467bd",
                  grey: "#7f7f7f" };
 const $ = (id) => document.getElementById(id);
@@ -47,15 +48,19 @@ async function refresh() {
   // marks at the chosen context S (the first value), curves over 256 … 2M tokens
   const contexts = [c.context, ...logGrid(256, 2 ** 21, 40)].join(",");
   try {
-    // the frontier under load fails alone (a model too big for KV, say) without blanking the page
-    const frontier = api("frontier", { ...common, isl: c.isl, osl: c.osl, at_user_speed: c.at_user_speed }, signal)
+    const fastmode = api("fastmode", { ...common, context: c.context }, signal);
+    // the frontier under load, at the target speed (or the fast mode's); it fails alone (a model too big for
+    // KV, say) without blanking the page
+    const frontier = fastmode.then((fast) => api("frontier", { ...common, isl: c.isl, osl: c.osl,
+      at_user_speed: c.at_user_speed || (fastPoint(fast, "fast") || {}).tokens_per_s_per_sequence }, signal))
       .catch((e) => { if (e.name === "AbortError") throw e; return { error: e.message }; });
     const [serve, sweep, fast, fr] = await Promise.all([
       api("serve", { ...common, batch: c.batch, context: c.context }, signal),
       api("sweep", { ...common, batch: "1:131072", context: contexts }, signal),
-      api("fastmode", { ...common, context: c.context }, signal),
+      fastmode,
       frontier,
     ]);
+    fr.target = c.at_user_speed ? "the target" : "the fast mode's speed";
     render(serve, sweep, fast, fr, c);
     const warnings = [...(serve.warnings || []), ...(fr.error ? [`frontier under load: ${fr.error}`] : [])];
     setStatus(warnings.join(" · "), warnings.length ? "warning" : "");
@@ -64,6 +69,11 @@ async function refresh() {
     setStatus(e.message, "error");
     document.body.dataset.state = "error";
   }
+}
+
+function fastPoint(fast, key) {  // on the roofline where the API has it, else the two-term model's
+  const P = fast.points || {};
+  return P[P.standard_roofline ? `${key}_roofline` : key];
 }
 
 function setStatus(text, kind = "") {
@@ -197,11 +207,12 @@ function renderLoad(fr) {
     return;
   }
   const at = fr.at;
-  const asked = at ? `≥ ${at.asked.user_speed.toLocaleString("en-US")} tok/s per user` : "";
+  const asked = at ? `≥ ${sig(at.asked.user_speed)} tok/s per user` +
+    (fr.target === "the target" ? "" : ` (${fr.target})`) : "";
   $("load-title").textContent = `under load: ISL ${count(fr.isl)} / OSL ${count(fr.osl)}, ${fr.policy} batching` +
     (at ? `, at ${asked}` : "");
   if (!at) {
-    row(t, "target speed", [text("give a target tok/s per user for the best operating point")]);
+    row(t, "target speed", [text("no fast-mode speed to aim at: give a target tok/s per user")]);
     return;
   }
   if (!at.met) {
@@ -211,7 +222,7 @@ function renderLoad(fr) {
     row(t, "  at concurrency", [text(count(f.concurrency))]);
     return;
   }
-  const best = row(t, "tokens/s per chip (best at the target)", [shown(fr, "tokens_per_s_per_chip",
+  const best = row(t, `tokens/s per chip (best at ${fr.target})`, [shown(fr, "tokens_per_s_per_chip",
     at.tokens_per_s_per_chip)], "headline");
   best.querySelector("td:last-child").id = "at-chip";
   row(t, "tokens/s per user", [shown(fr, "tokens_per_s_per_user", at.tokens_per_s_per_user)]);
@@ -360,9 +371,8 @@ function renderPlots(serve, sweep, fast, fr, c) {
   const ft = [{ x: F.step_time_s.map((t) => t * 1e3), y: F[fc.key], mode: "lines+markers", name: "Pareto frontier",
                 line: { color: COLORS.blue, width: 2.4 }, marker: { size: 4 },
                 customdata: F.batch, hovertemplate: "B = %{customdata:,.0f}<br>%{x:.3s} ms, %{y:.3s}<extra></extra>" }];
-  const onRoofline = fast.points && fast.points.standard_roofline;
   for (const [key, color, label] of [["standard", COLORS.green, "standard"], ["fast", COLORS.red, "fast mode"]]) {
-    const pt = fast.points && fast.points[onRoofline ? `${key}_roofline` : key];
+    const pt = fastPoint(fast, key);
     if (!pt) continue;
     ft.push({ x: [pt.step_time_s * 1e3], y: [pt[fc.key]], mode: "markers+text", name: `${label}: B = ` +
               Math.round(pt.batch).toLocaleString("en-US"), text: [label], textposition: "top right",
@@ -401,13 +411,13 @@ function renderFrontier(fr) {
     const v = at.asked.user_speed;
     shapes.push({ type: "line", xref: "x", yref: "paper", x0: v, x1: v, y0: 0, y1: 1,
                   line: { color: COLORS.grey, width: 1.3, dash: "dash" } });
-    notes.push({ x: v, y: 0.04, xref: "x", yref: "paper", text: `target ${v.toLocaleString("en-US")} tok/s per user`,
+    notes.push({ x: v, y: 0.04, xref: "x", yref: "paper", text: `${fr.target}: ${sig(v)} tok/s per user`,
                  showarrow: false, xanchor: "left", font: { color: COLORS.grey, size: 11 },
                  bgcolor: "rgba(255,255,255,0.85)" });
   }
   if (at && at.met) {
     traces.push({ x: [at.tokens_per_s_per_user], y: [at.tokens_per_s_per_chip], mode: "markers+text",
-                  name: `best at the target: concurrency ${count(at.concurrency)}`, text: ["at the target"],
+                  name: `best at ${fr.target}: concurrency ${count(at.concurrency)}`, text: [`at ${fr.target}`],
                   textposition: "top right", textfont: { color: COLORS.orange, size: 12 }, cliponaxis: false,
                   marker: { size: 13, color: COLORS.orange, line: { color: "#fff", width: 1.5 } } });
     if (at.simulated) {
