@@ -12,8 +12,9 @@ What the web adds to that JSON, and only when asked or needed:
 - `"warnings"`: a model that does not fit (where `serve` prints its numbers and then fails) and similar.
 
 Left out: options that write or read files the client names (`--plot`, `--measurements`, `--workload`)
-and one that only shapes the terminal table (`place --all`). `model` and `on` take catalog names, or the name of a
-config.json uploaded to `POST /api/models`, never a path: the server reads no file a client names.
+and one that only shapes the terminal table (`place --all`). `model` and `on` take catalog names, or
+the name of a config.json uploaded to `POST /api/models`, never a path: the server reads no file a
+client names.
 `system` is accepted as another name for `on`. `simulate` and `frontier` run within the caps of
 limits.py (requests, decode steps, prompt chunks, points), so that a request answers in seconds.
 """
