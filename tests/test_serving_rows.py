@@ -1,0 +1,96 @@
+"""How serving rows are read and what physics they meet: splits, checkpoint formats, engines' memory and
+scheduling, expert all-to-all under attention TP, block-scaled FP8, per-layer kernel costs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenmath.core import arch
+from tokenmath.core.load import load_engine, load_model, load_priors, load_system
+from tokenmath.core.roofline import Layout, aux_kernels_per_layer, kernel_format, step
+from tokenmath.measure.validate import predict_row
+from tokenmath.measure.validate.match import Aliases
+from tokenmath.measure.validate.serving import _layout, checkpoint_formats, split_of
+from tokenmath.serving.engine_memory import kv_pool_engine
+
+DSV3 = load_model("deepseek-v3")
+LLAMA = load_model("llama-3.1-70b")
+
+
+@pytest.mark.parametrize("text, want", [
+    ("TP8 (MoE: EP per doc defaults)", {"tp": 8, "ep_flag": True}),
+    ("TP1 attention-DP8 EP8", {"tp": 1, "dp": 8, "ep": 8}),
+    ("--tp 8 --dp 8 --enable-dp-attention", {"tp": 8, "dp": 8}),
+    ("DEP8", {"dep": 8}),
+    ("TP64 EP8 MoE-TP8", {"tp": 64, "ep": 8, "moe_tp": 8}),
+])
+def test_split_texts(text, want):
+    assert split_of(text) == want
+
+
+def test_layouts_of_both_tp_dp_conventions():
+    al, sysm = Aliases(), load_system("hgx-b200")
+    lay = lambda par, G: _layout({"parallelism": par}, DSV3, sysm, "fp8", G, None, al)[:3]  # noqa: E731
+    assert lay("TP1 attention-DP8 EP8", 8) == (8, 1, Layout(tp=1, ep=8))  # aiconfigurator: tp · dp chips
+    assert lay("--tp 8 --dp 8", 8)[:2] == (8, 1) and lay("--tp 8 --dp 8", 8)[2].tp == 1  # SGLang: tp chips
+    assert lay("DEP8", 8)[2] == Layout(tp=1, ep=8)
+    assert lay("TP8 (MoE: EP per doc defaults)", 8)[2] == Layout(tp=8, ep=8)
+    dense = _layout({"parallelism": "TP2 DP4"}, LLAMA, sysm, "fp8", 8, None, al)
+    assert dense[:2] == (2, 4)  # a dense model's data-parallel groups are replicas
+
+
+def test_no_expert_all_to_all_under_attention_tp_over_every_chip():
+    sysm = load_system("hgx-b200")
+    kw = dict(G=8, B=64, S=2048, precision="fp8")
+    tp8 = step(DSV3, sysm, layout=Layout(tp=8, ep=8), **kw)
+    dp8 = step(DSV3, sysm, layout=Layout(tp=1, ep=8), **kw)
+    tp8_only = step(DSV3, sysm, layout=Layout(tp=8, ep=1), **kw)
+    assert float(tp8.v("t_comm")) == pytest.approx(float(tp8_only.v("t_comm")))  # the all-reduce alone
+    assert float(dp8.v("t_comm")) > 0
+
+
+def test_block_scaled_fp8_reads_its_own_kernels():
+    pri = load_priors("h200-kernels")
+    assert DSV3.fp8_block_size == 128
+    assert kernel_format(DSV3, "fp8", pri) == "fp8_block"
+    assert kernel_format(LLAMA, "fp8", pri) == "fp8"
+    assert arch.bytes_per("fp8_block") == pytest.approx(1 + 4 / 128**2)
+    # vLLM's block-FP8 GEMM on Hopper carries a large fixed cost in the tables; the others do not
+    assert pri.for_engine("vllm").kernel_overhead("fp8_block")[0] > 5 * pri.for_engine("sglang").kernel_overhead("fp8_block")[0]
+
+
+def test_checkpoint_formats_of_quantised_rows():
+    al = Aliases()
+    m, note = checkpoint_formats(LLAMA, "fp4", al.storage("FP4 (NVIDIA ModelOpt checkpoint)"))
+    assert arch.weight_formats(m) == {**{k: "nvfp4" for k in arch.weight_formats(m)}, "embeddings": "bf16"}
+    W = float(arch.model_weight_bytes(m, "fp4"))
+    pc = arch.param_counts(m)
+    assert W == pytest.approx(pc.by_kind["embeddings"] * 2 + (pc.total - pc.by_kind["embeddings"]) * 4.5 / 8)
+    gpt_oss = load_model("gpt-oss-120b")  # its own checkpoint is FP4: kept
+    assert checkpoint_formats(gpt_oss, "fp4", al.storage("MXFP4"))[0] is gpt_oss
+    assert al.storage("int4 weight-only g32") == {"linear": "int4_g32"}
+
+
+def test_engines_memory_rules_order_and_sglang_reserve():
+    m, s = load_model("llama-4-maverick"), load_system("hgx-h100")
+    W = float(arch.model_weight_bytes(m, "fp8"))
+    pools = {e: float(kv_pool_engine(load_engine(e), m, s, 8, W, tp=8)) for e in ("default", "trtllm", "sglang")}
+    assert pools["sglang"] < pools["trtllm"] < pools["default"]
+    C = s.chip.hbm_capacity_bytes
+    R = (512 + 1.5 * 8192 + 2 * 512 + 8 / 8 * 1024) * 2**20  # server_args.py: MB of metadata, prefill, graphs, TP
+    assert pools["sglang"] == pytest.approx(8 * (C - R) - W)
+    assert load_engine("sglang")["policy"] == "continuous" and load_engine("trtllm")["policy"] == "chunked"
+
+
+def test_every_layer_pays_its_small_kernels():
+    assert aux_kernels_per_layer(LLAMA) == 4
+    assert aux_kernels_per_layer(DSV3) == pytest.approx(5 + 3 * 58 / 61)
+
+
+def test_an_unstated_split_takes_the_best_and_says_so():
+    row = dict(id="TRT-X90", source="TensorRT-LLM blog", model="Llama 2 70B", precision="FP8",
+               hardware="H200 SXM 141GB", n_chips="8", parallelism="best TP/PP/DP over 8 GPUs", batch="960",
+               input_len="128", output_len="128", context_len="", metric="output_tokens_per_s_per_gpu",
+               value="3803", unit="tokens/s/GPU", confidence="verbatim", notes="")
+    r = predict_row(row, Aliases())
+    assert r.kind == "run" and any("best the roofline finds" in a for a in r.assumptions)
