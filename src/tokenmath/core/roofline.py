@@ -76,6 +76,7 @@ from .kernels import (cache_hit_share, check_formats, curve_spread, efficiency, 
                       tiered_bandwidth)
 from .load import load_priors
 from .records import Model, Priors, System
+from .units import COMPUTE_FORMAT
 
 __all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
            "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
@@ -150,7 +151,9 @@ def aux_kernels_per_layer(m: Model) -> float:
 def kernel_format(m: Model, prec: str, pri: Priors) -> str:
     """The format whose measured GEMM curves a step's matmuls read: block-scaled FP8 ('fp8_block') for a
     model whose FP8 checkpoint scales weights per block (Model.fp8_block_size: DeepSeek-V3, Kimi K2, the
-    Qwen3 FP8 releases) or when asked for, where the priors measured it apart; else the precision itself."""
+    Qwen3 FP8 releases) or when asked for, where the priors measured it apart; a storage format's compute
+    format (NVFP4 and MXFP4: fp4); else the precision itself."""
+    prec = prec if prec == "fp8_block" else COMPUTE_FORMAT.get(prec, prec)
     if prec == "fp8_block" or (prec == "fp8" and m.fp8_block_size):
         return "fp8_block" if any(k.split("@")[0] in ("eta_mm.fp8_block", "eta_bw.fp8_block") for k in pri.curves) \
             else "fp8"
@@ -475,11 +478,12 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     def has(name, fmt_):
         return f"{name}.{fmt_}" in pri.curves or name in pri.curves
 
-    def eta_mm_at(sym, M):  # a GEMM of M rows: its measured curve, else the small-M rule, else eta_flop
+    def eta_mm_at(sym, M, fmt_=None):  # a GEMM of M rows: its measured curve, else the small-M rule, else eta_flop
+        fmt_ = fmt_ or kf
         if spec:
             return g(sym, 1.0, "", "spec: peak")
-        if has("eta_mm", kf):
-            return c(sym, "eta_mm", kf, M)
+        if has("eta_mm", fmt_):
+            return c(sym, "eta_mm", fmt_, M)
         if pri.matmul_m_half:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
             e = small_m_efficiency(eta_flop, M, p("M_half", "matmul_m_half", "tok"))
             return e.renamed(sym) if isinstance(e, Q) else e
@@ -542,9 +546,16 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
             t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
             extras.update(t_attn=t_attn, t_mm=t_mm)
     else:
+        kf_dense, kf_exp, F_dense = kf, kf, F_mm
+        if native:  # each module kind's GEMMs run its own kernels (gpt-oss: BF16 attention beside MXFP4 experts)
+            fa, fe = (arch.weight_formats(m)[k] for k in ("attention", "experts"))
+            kf_dense, kf_exp = kernel_format(m, fa, pri), kernel_format(m, fe, pri)
+            if chip.peak_precision(fa) != chip.peak_precision(prec):
+                F_dense = g("F_dense", chip.peak(fa), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fa)}"))
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
-            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf, spec, explain)
+            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
+            kf_dense=kf_dense, F_dense=F_dense)
         extras.update(more)
 
     if spec:
@@ -639,7 +650,8 @@ def _interval(t, pri, reads, extrapolated: bool):
 
 
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
-                   eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool):
+                   eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
+                   kf_dense: str | None = None, F_dense=None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -670,9 +682,10 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
     if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
         eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / m.n_layers)
-    eta_mm = eta_mm_at("eta_mm", T_dp)  # dense GEMMs: M = the DP group's tokens
-    eta_bw = c("eta_bw", "eta_bw", prec, T_dp)
-    t_mm_d = dense_gemm_time(flop_dense, F_mm, eta_mm)
+    kf_dense, F_dense = kf_dense or prec, F_mm if F_dense is None else F_dense
+    eta_mm = eta_mm_at("eta_mm", T_dp, kf_dense)  # dense GEMMs: M = the DP group's tokens
+    eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)
+    t_mm_d = dense_gemm_time(flop_dense, F_dense, eta_mm)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
     f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
@@ -695,7 +708,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
         W_e = expert_bytes_chip(L_moeq, hits, pc.expert, b_exp, mtp)
         M_e = expert_rows(load, hits)
-        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e))
+        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e, prec))
         t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw", prec, M_e))
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
     else:
