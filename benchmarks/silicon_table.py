@@ -118,8 +118,8 @@ def main() -> None:
               f"{np.median(e):+9.1%}")
     inside = [p.interval[0] <= p.measured <= p.interval[1] for p in rep.rows if p.interval]
     if inside:
-        print(f"80 % intervals (catalog/intervals/serving.yaml, from the public table) cover {np.mean(inside):.1%} of "
-              f"{len(inside)} rows")
+        print(f"80 % intervals (catalog/intervals/serving.yaml, in sample: these rows' residuals are pooled there) "
+              f"cover {np.mean(inside):.1%} of {len(inside)} rows")
     reasons = collections.Counter(u.reason.split(":")[0][:70] for u in rep.unexpressed)
     for reason, n in reasons.most_common(6):
         print(f"  not expressible ({n}): {reason}")
