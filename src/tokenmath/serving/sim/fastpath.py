@@ -57,6 +57,7 @@ from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ..disagg import kv_transfer_time
 from ..engine_memory import kv_pool_engine
+from ..engine_memory import kv_pool_simple as kv_pool_bytes
 from ..serve import check_inputs
 from ..speculative import Speculation, speculative_step
 from .steps import mixed_time
@@ -64,11 +65,6 @@ from .steps import mixed_time
 __all__ = ["SteadyState", "steady_state", "kv_pool_bytes", "engine_batch", "cadence_period", "FAST_POLICIES"]
 
 FAST_POLICIES = ("continuous", "disagg", "cadence")
-
-
-@formula("kv_pool = f_kv · (G · C − W_all)", unit="B")
-def kv_pool_bytes(f_kv, G, C, W_all):
-    return f_kv * (G * C - W_all)
 
 
 @formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
