@@ -136,13 +136,7 @@ def load_pair(model: str | None, on: str | None, settings: list[str] | None = No
 
 
 def _default(o):
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.bool_):
-        return bool(o)
-    return str(o)
+    return str(o)  # anything else JSON cannot hold (a Path, a date) as text
 
 
 def _applies(v) -> bool:
@@ -150,14 +144,24 @@ def _applies(v) -> bool:
 
 
 def _clean(o, path: str = ""):
-    """A value that does not apply (None, or ∞: a limit never reached) is omitted from a mapping.
+    """Python values JSON can hold, with a value that does not apply (None, or ∞: a limit never reached)
+    omitted from its mapping.
 
     JSON has no ∞ or NaN, and a list cannot omit an element without shifting the others: NaN anywhere, or
     None/∞ in a list, is a bug in the command, reported as such rather than printed as null.
     """
+    if isinstance(o, np.ndarray):
+        if o.dtype.kind == "O":
+            return _clean(o.tolist(), path)
+        if o.dtype.kind == "f" and not np.all(np.isfinite(o)):
+            raise ValueError(f"{o[~np.isfinite(o)].ravel()[0]} in the JSON list at {path or 'the top'}")
+        return o.tolist()
+    if isinstance(o, (np.generic,)):
+        o = o.item()
     if isinstance(o, dict):
-        return {k: _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items() if _applies(v)}
-    if isinstance(o, list):
+        return {str(k): _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items()
+                if _applies(v.item() if isinstance(v, np.generic) else v)}
+    if isinstance(o, (list, tuple)):
         return [_clean(v, f"{path}[{i}]") for i, v in enumerate(o)]
     if o is None or (isinstance(o, float) and not math.isfinite(o)):
         raise ValueError(f"{o} in the JSON at {path or 'the top'}")
@@ -165,5 +169,4 @@ def _clean(o, path: str = ""):
 
 
 def emit_json(obj) -> None:
-    text = json.dumps(obj, default=_default)
-    sys.stdout.write(json.dumps(_clean(json.loads(text)), indent=2, allow_nan=False) + "\n")
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False, default=_default) + "\n")

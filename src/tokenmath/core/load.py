@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .errors import CatalogError
+from .errors import CatalogError, TokenmathError
 from .hfconfig import model_from_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
 from .records import Chip, Model, Priors, Record, System, TrainingPrior
@@ -33,7 +33,7 @@ from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
-    "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
+    "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
     "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors",
 ]
@@ -58,6 +58,17 @@ def add_catalog_dir(path: str | Path) -> None:
     _extra_dirs.append(p)
     _index.cache_clear()
     _load_cached.cache_clear()
+
+
+def set_catalog_dirs(paths: list[str | Path]) -> None:
+    """Exactly these extra catalog directories (one command line's --catalog), replacing earlier ones."""
+    for p in paths:
+        if not Path(p).is_dir():
+            raise CatalogError(f"catalog directory {p} does not exist")
+    if [Path(p) for p in paths] != _extra_dirs:
+        _extra_dirs[:] = [Path(p) for p in paths]
+        _index.cache_clear()
+        _load_cached.cache_clear()
 
 
 def catalog_dirs() -> list[Path]:
@@ -297,7 +308,13 @@ def load_model(name: str) -> Model:
         cfg = parse_json(read_text(p), str(p))
         if not isinstance(cfg, dict):
             raise CatalogError(f"{p}: expected a JSON object of config fields, got {type(cfg).__name__}")
-        return model_from_hf_config(cfg, p)
+        try:
+            return model_from_hf_config(cfg, p)
+        except (TokenmathError, ValidationError):
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError, RecursionError) as e:
+            # hfconfig validates what it knows; a config shaped some other way is still the file's problem
+            raise CatalogError(f"{p}: not a config.json tokenmath can read ({type(e).__name__}: {e})") from None
     return _load_cached("models", name)  # type: ignore[return-value]
 
 
