@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
                              f"--chips 16384 --tokens 15.6e12), or --validate")
         if recompute not in RECOMPUTE:
             raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
-        m, s = load_pair(model, on, set_)
+        m, s = load_pair(model, on, set_, priors=False)  # MFU priors, not the serving efficiencies
         r = train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
                   reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
                   interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens

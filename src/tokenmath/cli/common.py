@@ -112,14 +112,15 @@ def guard(fn):
     return wrapper
 
 
-def load_triple(model: str | None, on: str | None, settings: list[str] | None = None
+def load_triple(model: str | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
                 ) -> tuple[Model | None, System | None, Priors | None]:
     """The one loader of every command: the model and system named (either may be absent), the system's
     efficiency priors, and every --set applied to whichever record has the field (priors changed by --set
-    are bound to the chip, so every analysis that reads the chip's priors sees them)."""
+    are bound to the chip, so every analysis that reads the chip's priors sees them). A command that uses
+    no serving priors (`train` has its MFU priors) passes priors=False, so a --set on one is refused."""
     m = load_model(model) if model is not None else None
     s = load_system(on) if on is not None else None
-    p = load_priors(s.chip.priors) if s is not None else None
+    p = load_priors(s.chip.priors) if s is not None and priors else None
     if settings:
         recs = {k: v for k, v in (("model", m), ("system", s), ("chip", s and s.chip), ("priors", p)) if v}
         if not recs:
@@ -129,9 +130,9 @@ def load_triple(model: str | None, on: str | None, settings: list[str] | None = 
     return m, s, p
 
 
-def load_pair(model: str | None, on: str | None, settings: list[str] | None = None
+def load_pair(model: str | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
               ) -> tuple[Model | None, System | None]:
-    m, s, _ = load_triple(model, on, settings)
+    m, s, _ = load_triple(model, on, settings, priors=priors)
     return m, s
 
 

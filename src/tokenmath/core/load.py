@@ -480,6 +480,7 @@ def load_assumptions(name: str = "default") -> InferenceAssumptions:
 
 # bookkeeping, not figures: --set on these is refused
 _NOT_SETTABLE = set(Record.model_fields) | {"kind"}
+_ROLES: dict[str, type[Record]] = {"model": Model, "system": System, "chip": Chip, "priors": Priors}
 
 
 def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str, Record]:
@@ -508,6 +509,10 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
         if field in _NOT_SETTABLE:
             raise CatalogError(f"--set {key}: {field!r} is bookkeeping, not a figure")
         if not roles:
+            elsewhere = [r for r, cls in _ROLES.items() if r not in out and field in cls.model_fields]
+            if elsewhere:
+                raise CatalogError(f"--set {key}: {field!r} is a field of the {elsewhere[0]}, which this command "
+                                   "does not read")
             every = sorted({f for rec in out.values() for f in type(rec).model_fields if f not in _NOT_SETTABLE})
             hint = suggest(field, every)
             more = f"; did you mean {', '.join(hint)}?" if hint else ""

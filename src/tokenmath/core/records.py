@@ -260,6 +260,8 @@ class Model(Record):
             raise ValueError("n_sliding_layers exceeds n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:
             raise ValueError("n_kv_layers must be between 1 and n_layers")
+        if self.moe is not None and self.moe.first_dense_layers + self.moe.layer_step > self.n_layers:
+            raise ValueError("an MoE model needs an MoE layer: first_dense_layers + layer_step ≤ n_layers")
         return self
 
 
