@@ -18,12 +18,12 @@ SYSTEMS = names("systems")
 EXPECTED_CHIPS = {
     "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
-    "gaudi3", "trainium2", "trainium3",
+    "gaudi3", "trainium2", "trainium3", "h20",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
     "gb300-nvl72", "vr200-nvl144", "tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256",
-    "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64",
+    "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
 }
 
 
@@ -153,12 +153,41 @@ def test_per_direction_conventions():
     assert load_chip("h800").scaleup_bandwidth_bytes_per_s < load_chip("h100-sxm").scaleup_bandwidth_bytes_per_s
 
 
-def test_decimal_capacities():
-    """Vendor GiB were converted to decimal GB in the reference notes (32 GiB = 34.4 GB, ...)."""
-    assert load_chip("tpu-v4").hbm_capacity_bytes == pytest.approx(34.4e9)
-    assert load_chip("tpu-v5p").hbm_capacity_bytes == pytest.approx(102e9)
-    assert load_chip("tpu7x").hbm_capacity_bytes == pytest.approx(206e9)
-    assert load_chip("trainium2").hbm_capacity_bytes == pytest.approx(103e9)
+@pytest.mark.parametrize("name", CHIPS)
+def test_one_capacity_rule(name):
+    """catalog/hardware/README.md: the vendor's nominal capacity read in GiB, for every vendor alike."""
+    chip = load_chip(name)
+    gib = chip.hbm_capacity_bytes / 2**30
+    assert gib == round(gib), f"{name}: {gib} GiB is not a whole number of GiB"
+    assert "GiB" in chip.source_of("hbm_capacity_bytes"), f"{name}: the source must say how the figure was read"
+
+
+def test_capacity_rule_against_what_devices_report():
+    # nvidia-smi: 81,559 MiB on an H100 80GB (issue 11); GB200 189,471 MiB (aiconfigurator-core systems/gb200.yaml)
+    assert load_chip("h100-sxm").hbm_capacity_bytes == pytest.approx(81_559 * 2**20, rel=0.005)
+    assert load_chip("gb200").hbm_capacity_bytes == pytest.approx(189_471 * 2**20, rel=0.006)
+    assert load_chip("tpu-v4").hbm_capacity_bytes == 32 * 2**30  # Google writes GiB
+    assert load_chip("trainium2").hbm_capacity_bytes == 96 * 2**30  # AWS writes GiB
+    assert load_chip("mi300x").hbm_capacity_bytes == 192 * 2**30
+
+
+def test_h800_nvlink_is_the_spec_not_the_measurement():
+    up = load_chip("h800").scaleup_bandwidth_bytes_per_s
+    assert up == pytest.approx(200e9)  # 400 GB/s bidirectional
+    assert "scaleup_bandwidth_bytes_per_s" not in load_chip("h800").estimates
+
+
+def test_fabrics_and_systems_name_them():
+    from tokenmath.core.load import _load_cached
+    fabrics = names("fabrics")
+    assert {"ib-hdr", "ib-ndr", "ib-xdr", "roce-400g", "efa", "tpu-dcn"} <= set(fabrics)
+    assert _load_cached("fabrics", "ib-ndr").port_bandwidth_bytes_per_s == pytest.approx(50e9)
+    for n in SYSTEMS:
+        s = load_system(n)
+        if s.scaleout_fabric:
+            assert s.scaleout_fabric in fabrics, n
+    h20 = load_system("hgx-h20")
+    assert h20.chip.peak("bf16") == pytest.approx(148e12) and h20.chip.hbm_bandwidth_bytes_per_s == 4e12
 
 
 def test_only_native_precisions():
@@ -171,4 +200,4 @@ def test_only_native_precisions():
 
 def test_derived_figures_marked_estimate():
     assert "peak_flop_per_s.fp8" in load_chip("vr200").estimates
-    assert "scaleup_bandwidth_bytes_per_s" in load_chip("h800").estimates
+    assert "scaleout_bandwidth_bytes_per_s" in load_chip("h20").estimates

@@ -26,7 +26,7 @@ MODELS = names("models")
 EXPECTED = {
     "deepseek-v3", "deepseek-v3.2", "kimi-k2", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b",
     "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "llama-4-maverick", "mixtral-8x7b",
-    "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t",
+    "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t", "qwen3-32b", "glm-4.5", "glm-4.7",
 }
 
 TOL = 0.02  # computed vs published parameter counts
@@ -35,6 +35,11 @@ TOL = 0.02  # computed vs published parameter counts
 def _without_input_embedding(m: Model) -> float:
     """Active count without the input embedding table (a lookup): gpt-oss's and Kimi's convention."""
     return param_counts(m).matmul
+
+
+def _without_embeddings(m: Model) -> float:
+    """Active count without either embedding table: GLM-4.5's convention."""
+    return param_counts(m).active_matmul
 
 
 def _without_indexer(m: Model) -> float:
@@ -48,13 +53,15 @@ ACTIVE_CONVENTION = {
     "gpt-oss-20b": _without_input_embedding,
     "kimi-k2": _without_input_embedding,
     "deepseek-v3.2": _without_indexer,
+    "glm-4.5": _without_embeddings,
+    "glm-4.7": _without_embeddings,
 }
 
 KV_TABLE_D = {  # catalog-notes.md Table D / models.csv, BF16, all layers
     "deepseek-v3": 70_272, "deepseek-v3.2": 78_324, "kimi-k2": 70_272, "qwen3-235b-a22b": 192_512,
     "qwen3-30b-a3b": 98_304, "gpt-oss-120b": 73_728, "gpt-oss-20b": 49_152, "llama-3.1-8b": 131_072,
     "llama-3.1-70b": 327_680, "llama-3.1-405b": 516_096, "mixtral-8x7b": 131_072, "mixtral-8x22b": 229_376,
-    "gemma-3-27b": 507_904,
+    "gemma-3-27b": 507_904, "glm-4.5": 376_832, "glm-4.7": 376_832,
 }
 
 KV_ASYMPTOTE = {"gpt-oss-120b": 36_864, "gpt-oss-20b": 24_576, "gemma-3-27b": 81_920}  # Table D long-ctx column
@@ -345,12 +352,18 @@ def test_hf_config_bad_value(tmp_path):
 
 
 def test_hf_config_unknown_family(tmp_path):
-    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "rwkv", "architectures": ["RwkvForCausalLM"]}
-    p = _write(tmp_path, "rwkv", cfg)
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "made_up", "architectures": ["MadeUpForCausalLM"]}
+    p = _write(tmp_path, "made_up", cfg)
     with pytest.raises(CatalogError) as e:
         load_model(str(p))
     msg = str(e.value)
-    assert str(p) in msg and "'rwkv'" in msg and "llama" in msg and "gemma3" in msg and "deepseek_v3" in msg
+    assert str(p) in msg and "'made_up'" in msg and "llama" in msg and "gemma3" in msg and "deepseek_v3" in msg
+
+
+def test_hf_config_not_attention_refused(tmp_path):
+    cfg = {**HF_CONFIGS["llama-3.1-8b"], "model_type": "rwkv", "architectures": ["RwkvForCausalLM"]}
+    with pytest.raises(CatalogError, match="'rwkv' is a recurrent"):
+        load_model(str(_write(tmp_path, "rwkv", cfg)))
 
 
 def test_hf_config_family_from_architectures(tmp_path):

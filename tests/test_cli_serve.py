@@ -8,7 +8,7 @@ from clirun import run
 from typer.testing import CliRunner
 
 from tokenmath.cli.app import app
-from tokenmath.core.load import load_priors
+from tokenmath.core.load import load_priors, load_system
 
 runner = CliRunner()
 
@@ -102,8 +102,8 @@ def test_catalog_list_and_show():
 GOLDEN_FLOOR = """\
 t_floor = N_total · b_w / (G · W)  = 1.31 ms
         = 671B params · 1.00 B / (64 chips · 8.00 TB/s)
-  N_total = L·N_attn + L_dense·N_mlp + L_moe·((E + E_shared)·N_expert + D·E) + V·D·n_emb  = 671B params
-          = 61·187M params + 3·396M params + 58·((256 + 1)·44.0M params + 7,168·256) + 129,280·7,168·2
+  N_total = L·N_attn + L_dense·N_mlp + L_moe·(E·N_expert + E_shared·N_shared + D·E) + V·D·n_emb  = 671B params
+          = 61·187M params + 3·396M params + 58·(256·44.0M params + 1·44.0M params + 7,168·256) + 129,280·7,168·2
     N_attn = D·r_q + r_q·N·(d_nope + d_rope) + D·(r_kv + d_rope) + r_kv·N·(d_nope + d_v) + N·d_v·D  = 187M params
            = 7,168·1,536 + 1,536·128·(128 + 64) + 7,168·(512 + 64) + 512·128·(128 + 128) + 128·128·7,168
     N_mlp = m·D·F  = 396M params
@@ -111,7 +111,7 @@ t_floor = N_total · b_w / (G · W)  = 1.31 ms
     N_expert = m·D·F_e  = 44.0M params
              = 3·7,168·2,048
 sources:
-  L, D, N, r_q, r_kv, d_nope, d_rope, d_v, L_dense, m, F, L_moe, E, E_shared, F_e, V, n_emb: catalog/models/deepseek-v3.yaml
+  L, D, N, r_q, r_kv, d_nope, d_rope, d_v, L_dense, m, F, L_moe, E, F_e, E_shared, V, n_emb: catalog/models/deepseek-v3.yaml
   b_w: fp8 weights
   G: given
   W: catalog/hardware/gb200.yaml: glennklockwood.com/garden/processors/B200"""
@@ -128,7 +128,8 @@ def test_set_reaches_priors_and_nested_peaks():
     d = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--json", "--set", "eta_bw=0.4",
                        "--set", "chip.peak_flop_per_s.fp8=10PFLOP/s").stdout)
     assert d["optimal_batch"] == pytest.approx(2 * 312.5 * d["rho"])
-    assert d["optimal_batch_prior"] == pytest.approx(d["optimal_batch"] * load_priors().eta_flop / 0.4, rel=0.2)
+    pri = load_priors(load_system("gb200-nvl72").chip.priors)
+    assert d["optimal_batch_prior"] == pytest.approx(d["optimal_batch"] * pri.eta_flop / 0.4, rel=1e-9)
     _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--set", "eta_bww=0.4"), "eta_bw")
 
 

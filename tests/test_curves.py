@@ -10,12 +10,19 @@ from tokenmath.core.records import Curve
 from tokenmath.core.roofline import step
 
 
-def test_curve_is_linear_in_log_x_and_flat_beyond_its_ends():
+def test_curve_is_a_power_law_between_points_and_flat_beyond_its_ends():
     c = Curve(x=(1, 100), y=(0.2, 0.8))
-    assert curve_value(c, 10) == pytest.approx(0.5)
+    assert curve_value(c, 10) == pytest.approx(0.4)  # sqrt(0.2 · 0.8): log y linear in log x
     assert curve_value(c, 0.01) == pytest.approx(0.2)
     assert curve_value(c, 1e6) == pytest.approx(0.8)
-    assert np.allclose(curve_value(c, np.array([1, 10, 100])), [0.2, 0.5, 0.8])
+    assert np.allclose(curve_value(c, np.array([1, 10, 100])), [0.2, 0.4, 0.8])
+
+
+def test_time_through_a_curve_is_monotone_when_its_points_are():
+    """x / eta(x) never falls between points whose times do not fall (a fixed cost: eta doubles per bin)."""
+    c = Curve(x=(1e3, 2e3, 4e3, 8e3), y=(0.001, 0.002, 0.004, 0.0075))
+    x = np.geomspace(1e3, 8e3, 400)
+    assert np.all(np.diff(x / curve_value(c, x)) >= -1e-12 * x[1:] / curve_value(c, x[1:]))
 
 
 @pytest.mark.parametrize("bad", [dict(x=(), y=()), dict(x=(2, 1), y=(0.5, 0.5)), dict(x=(1,), y=(0.0,)),

@@ -61,7 +61,7 @@ def test_tier_loads_with_sources_and_dated_prices(name):
 
 @pytest.mark.parametrize("name,drain_s,tol", [("hdd-exos-x24", 23.4 * 3600, 0.1 * 3600),
                                               ("nvme-tlc-gen5-30tb", 36.6 * 60, 0.5 * 60),
-                                              ("hbm-h100", 0.0239, 0.0001), ("lpddr5x-grace", 0.9375, 1e-4),
+                                              ("hbm-h100", 80 * 2**30 / 3.35e12, 0.0001), ("lpddr5x-grace", 0.9375, 1e-4),
                                               ("ddr5-socket", 2.5, 1e-3)])
 def test_golden_drain_times(rows, name, drain_s, tol):
     r = next(r for r in rows if r.name == name)
@@ -82,7 +82,7 @@ def test_memory_prices_moved_3_to_10x_and_are_dated():
 def test_hbm_holding_is_the_chips_rental(rows):
     h100 = next(r for r in rows if r.name == "hbm-h100")
     assert h100.basis == "rental"
-    assert h100.hold_price == pytest.approx(2.95 / 80, rel=0.01)  # B2: $2.95/h / 80 GB = $0.037 per GB-h
+    assert h100.hold_price == pytest.approx(2.95 / (80 * 2**30 / 1e9), rel=0.01)  # B2: $2.95/h / 80 GiB
 
 
 # ---- the drain-time rule and the explicit cost ----------------------------------------------------------

@@ -69,6 +69,14 @@ def test_every_ledger_id_is_a_claim_in_the_report(full_run):
         assert "internal error" not in c.note, f"{cid}: {c.note}"
 
 
+def test_report_states_checks_and_seed_errors(full_run):
+    out, path, _, _, _ = full_run
+    text = (out / "report.txt").read_text(encoding="utf-8")
+    assert "Where the summaries are wrong" in text and "check: Compared" in text
+    page = path.read_text(encoding="utf-8")
+    assert "<section id='seeds'>" in page and "class='check'" in page and "v identity" in page
+
+
 def test_full_run_is_fast_and_draws_pictures(full_run):
     out, _, _, pics, seconds = full_run
     assert seconds < 60
@@ -91,22 +99,29 @@ def test_golden_r7_optimal_batch_derivation():
     assert "8 of 256 experts" in c.note
 
 
-def test_golden_r4_latency_floor():
+def test_golden_r4_batch1_step_against_the_floor():
+    """An MoE's batch-1 step reads the experts its token hits, not every weight: the floor claim is wrong for it."""
     (c,) = run(only=["R4"])
-    assert c.verdict == REPRODUCED
-    assert c.derivation.splitlines()[:2] == [
-        "t_floor = N_total · b_w / (G · W)  = 1.31 ms",
-        "        = 671B params · 1.00 B / (64 chips · 8.00 TB/s)",
+    assert c.verdict == WRONG
+    lines = c.derivation.splitlines()
+    assert lines[:2] == [
+        "t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead  = 73.6 µs",
+        "       = max(229 ns, 73.6 µs + 0 ns) + 0 ns + (1 − 1)·0 ns + 0 ns",
     ]
+    i = lines.index("t_floor = N_total · b_w / (G · W)  = 1.31 ms")
+    assert lines[i + 1] == "        = 671B params · 1.00 B / (64 chips · 8.00 TB/s)"
+    assert c.extras["floor"] == "1.31 ms" and "8 of 256 routed" in c.note
 
 
-def test_a3_kv_bytes_when_infer_exists():
+def test_a3_kv_bytes_interval_holds_the_lecture_number():
     if importlib.util.find_spec("tokenmath.economics.infer") is None:
         pytest.skip("tokenmath.economics.infer (issue 5) not in this build")
     (c,) = run(only=["A3"])
     if c.verdict == NOT_COMPUTABLE:
         pytest.skip(c.note)
-    assert c.value == pytest.approx(1666.67, rel=1e-3)
+    assert c.verdict == REPRODUCED
+    assert c.value == pytest.approx(798.66, rel=1e-3)  # the low end; the lecture's 1,667 B sits inside
+    assert "exactly 1.67 kB" in c.note
 
 
 def test_c5_c7_lifecycle_when_it_exists():
@@ -150,9 +165,18 @@ def test_cli_writes_markdown_and_json(tmp_path):
     assert {c["id"] for c in data["claims"]} >= set(ledger_ids())
     r7 = next(c for c in data["claims"] if c["id"] == "R7")
     assert r7["value"] == pytest.approx(2 * 5584.24, rel=1e-3)  # the override reached the claim
+    assert "null" not in r.output  # a value that does not apply is left out
+    for c in data["claims"]:  # issue 13: id, statement, said, value, unit, verdict, check, note
+        assert {"id", "statement", "verdict", "note"} <= set(c)
+        assert c["verdict"] == NOT_COMPUTABLE or c["check"].startswith("Compared ")
+    r4 = next(c for c in data["claims"] if c["id"] == "R4")
+    assert {"id", "statement", "said", "value", "unit", "verdict", "check", "note"} <= set(r4)
+    assert {tuple(sorted(e)) for e in data["seed_errors"]} == {("claim", "correction", "says", "seed")}
+    assert data["counts"]["identity"] >= 8
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| [R7](#r7) |" in md and "![" in md
     assert "`gb200.hbm_bandwidth_bytes_per_s=4TB/s`" in md
+    assert "## Where the summaries are wrong" in md and "- check: Compared" in md
 
 
 def test_html_report_opens_in_headless_chromium(full_run, tmp_path):

@@ -68,7 +68,7 @@ def test_largest_model_per_domain():
     s = load_system("hgx-h100")
     kv = 100_000 * 2048.0
     N = largest_model(8, s.chip.hbm_capacity_bytes, 2400, kv, 1.0)
-    assert N == pytest.approx(8 * 80e9 - 2400 * kv)
+    assert N == pytest.approx(8 * 80 * 2**30 - 2400 * kv)
     assert N < 5e12
     r = place(frontier(), load_system("gb300-nvl72"), B=2400, S=100_000)
     assert r.numbers["largest_model_params"] > 5e12  # 72 × 288 GB − 0.49 TB of KV ≈ 20 TB at FP8

@@ -107,5 +107,8 @@ def test_batch_one_reads_only_the_active_parameters():
     pc = arch.param_counts(MODEL)
     # at B=1 an MoE reads only active experts, so the step is faster than reading every weight once
     lookup = MODEL.vocab_size * MODEL.d_model
-    assert r.value("decode.step_time_s") == pytest.approx((pc.active - lookup) / (64 * 8e12), rel=1e-6)
+    # DeepSeek-V3's FP8 checkpoint keeps the LM head and the routers in BF16 (2 B each, 1 B for the rest)
+    bf16 = pc.by_kind["embeddings"] - lookup + pc.by_kind["router"]
+    read = (pc.active - lookup - bf16) * 1 + bf16 * 2
+    assert r.value("decode.step_time_s") == pytest.approx(read / (64 * 8e12), rel=1e-6)
     assert r.value("latency_floor_s") == pytest.approx(pc.total / (64 * 8e12), rel=1e-9)

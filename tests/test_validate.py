@@ -49,7 +49,7 @@ def test_every_row_is_predicted_or_listed_with_a_reason():
     ids = sorted([r.id for r in rep.rows] + [u.id for u in rep.unexpressed])
     assert ids == sorted(["TRT-X01", "BS1-X01", "UB-X01", "TRT-X02", "TRN-X01"])
     odd = next(u for u in rep.unexpressed if u.id == "TRT-X02")
-    assert "Imaginary Accelerator 9000" in odd.reason and "matches no rule" in odd.reason
+    assert "Imaginary Accelerator 9000" in odd.reason and "matches no catalog chip" in odd.reason
     for r in rep.rows:
         assert r.predicted > 0 and np.isfinite(r.error)
         assert r.abs_error == pytest.approx(abs((r.predicted - r.measured) / r.measured))
@@ -131,7 +131,7 @@ def test_explained_run_derivation_golden():
     assert lines[0].startswith("tokens_per_s = n_rep · B · OSL / t_run  = ")
     assert lines[2].strip().startswith("B = min(floor(kv_pool / kv_held), B_max)")
     assert lines[4].strip().startswith("kv_pool = f_kv · (G · C − W_all)")
-    assert lines[5].strip() == "= 0.900 · (1 chips · 141 GB − 8.03 GB)"
+    assert lines[5].strip() == "= 0.900 · (1 chips · 151 GB − 8.03 GB)"  # 141 GiB
     assert "t_run = n_prefill · t_prefill + OSL · t_decode_mean" in text
     assert "catalog/aliases/validation.yaml: TRT-* notes: kv_cache_free_gpu_mem_fraction" in text
     assert float(r.derivation.value) == pytest.approx(r.predicted)
@@ -187,3 +187,74 @@ def test_cli_other_table_and_bad_input(tmp_path):
     assert r.exit_code == 1 and "--basis" in r.output
     r = run("validate", "--row", "NOPE-1")
     assert r.exit_code == 1 and "no row NOPE-1" in r.output
+
+
+# ---- reading rows: dimensions, ranges, bounds, chips per node, the scored matcher -------------------
+
+def test_rows_of_another_dimension_are_refused():
+    row = {**GEMM, "id": "UB-X02", "model": "MLA decode, per layer", "metric": "decode_bandwidth_per_layer",
+           "unit": "us", "value": "12.5"}
+    out = predict_row(row, Aliases())
+    assert not hasattr(out, "predicted")
+    assert "different dimensions" in out.reason and "time" in out.reason and "bandwidth" in out.reason
+
+
+def test_measured_ranges_and_bounds():
+    from tokenmath.measure.validate.rows import parse_measured
+    assert parse_measured("8-31").kind == "range" and parse_measured("8 to 31").high == 31
+    assert parse_measured(">250").op == ">" and parse_measured("≥1,000").low == 1000
+    assert parse_measured("250+").op == ">=" and parse_measured("27,911").kind == "point"
+    assert parse_measured("up to 800").kind == "point" and parse_measured("n/a") is None
+    base = predict_row(BS1, Aliases()).predicted  # ~110 tok/s
+    inside = predict_row({**BS1, "value": f"{base * 0.5:.1f}-{base * 2:.1f}"}, Aliases())
+    assert inside.error == 0.0 and inside.measured_low < inside.predicted < inside.measured_high
+    above = predict_row({**BS1, "value": f"{base * 2:.1f}-{base * 3:.1f}"}, Aliases())
+    assert above.error == pytest.approx(-0.5, rel=1e-3)  # from the nearer end
+    passes = predict_row({**BS1, "value": f">{base / 2:.1f}"}, Aliases())
+    fails = predict_row({**BS1, "value": f">{base * 2:.1f}"}, Aliases())
+    assert passes.bound_passes is True and fails.bound_passes is False
+    rep = validate([{**BS1, "id": "BS1-X09", "value": f">{base / 2:.1f}"}, BS1])
+    s = rep.summary()
+    assert s["bound_rows"] == {"n": 1, "passed": 1} and s["n"] == 1  # bounds counted apart, not in the medians
+    assert "bound_passes" in passes.to_dict() and "error" not in passes.to_dict()
+
+
+def test_chips_per_node_and_per_node_units():
+    from tokenmath.measure.validate.rows import chips_of, unit_scope
+    assert chips_of({"n_chips": "", "hardware": "H800 SXM nodes, 8 per node", "parallelism": "4 nodes"})[0] == 32
+    assert unit_scope("tokens/s/node", "") == "node" and unit_scope("tokens/s/GPU", "") == "gpu"
+    total = predict_row({**TRT, "id": "TRT-X05", "n_chips": "8", "parallelism": "TP1"}, Aliases())
+    node = predict_row({**TRT, "id": "TRT-X06", "n_chips": "16", "parallelism": "TP1, 8 per node",
+                        "unit": "tokens/s/node"}, Aliases())
+    assert node.predicted == pytest.approx(total.predicted, rel=1e-9)  # 16 GPUs = 2 nodes of 8: per node = 8 GPUs
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("TPU v4 (275 TFLOP/s bf16, 32 GiB HBM)", "tpu-v4-pod"), ("H800 SXM nodes, 8 per node", "hgx-h800"),
+    ("H200 (CoreWeave, IB ConnectX-7)", "hgx-h200"), ("Intel Gaudi 3", "gaudi3-8"), ("8x H20", "hgx-h20"),
+])
+def test_scored_hardware_matcher(text, entry):
+    al = Aliases()
+    s, note = al.system(text)
+    assert s.name == entry and "score" in note and al.matched["hardware"]["entry"] == entry
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("Qwen3-235B-A22B", "qwen3-235b-a22b"), ("gpt-oss-120b", "gpt-oss-120b"), ("GLM-4.6", "glm-4.7"),
+    ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"), ("DeepSeek-R1-0528", "deepseek-v3"),
+    ("DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Llama-2-70B", "llama-2-70b"),
+    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", None), ("Intel Gaudi 2", None), ("Qwen2.5-72B", None),
+])
+def test_scored_model_matcher(text, entry):
+    from tokenmath.measure.validate.match import _best, _model_candidates, _system_candidates
+    if text == "Intel Gaudi 2":
+        assert _best(text, _system_candidates()) is None
+        return
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
+def test_prediction_reports_what_it_matched():
+    r = predict_row(TRT, Aliases())
+    assert r.matched["model"]["entry"] == "llama-3.1-8b" and r.matched["hardware"]["entry"] == "hgx-h200"
+    assert r.to_dict()["matched"]["model"]["score"] == 1.0

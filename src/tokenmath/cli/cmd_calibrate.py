@@ -21,8 +21,15 @@ def register(app: typer.Typer) -> None:
                                     "'torch' or 'numpy'."),
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
+        kernel_tables: str = typer.Option(None, "--from-kernel-tables", metavar="PATH|installed",
+                                          help="Instead: re-derive catalog priors from measured kernel tables "
+                                               "(aiconfigurator-core; --out is then a folder, default the catalog)."),
+        chips: str = typer.Option(None, "--chips", help="With --from-kernel-tables: only these catalog chips."),
     ) -> None:
         """Matmul FLOP/s by shape, streaming and attention-decode bandwidth, per-op overhead -> a profile."""
+        if kernel_tables:
+            from .calibrate_kernels import from_kernel_tables
+            return from_kernel_tables(kernel_tables, None if out == "profile.yaml" else out, chips, as_json)
         if backend not in ("auto", "torch", "numpy"):
             fail(f"--backend must be auto, torch or numpy (got {backend!r})")
         if not out.endswith((".yaml", ".yml")):

@@ -11,10 +11,11 @@ from ..core.load import KINDS, CatalogError, _index, load_entry, names, suggest
 from ..core.units import fmt
 from .common import console, emit_json, guard
 
-LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors",
+LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors", "fabrics": "scale-out fabrics",
           "training": "training runs (MFU priors)"}
 LABELS.update({"prices": "price sheets (provider/date)", "tiers": "memory tiers (KV cache)",
-               "assumptions": "assumptions for reading prices backwards"})
+               "assumptions": "assumptions for reading prices backwards",
+               "intervals": "prediction intervals (from validation residuals)"})
 
 
 def register(app: typer.Typer) -> None:
@@ -26,14 +27,11 @@ def register(app: typer.Typer) -> None:
     def list_cmd(kind: str = typer.Argument(None, help="hardware, systems, models, priors (default: all)."),
                  as_json: bool = typer.Option(False, "--json")) -> None:
         """Every entry name, by kind."""
-        kinds = [kind] if kind else list(KINDS)
-        for k in kinds:
-            if k not in KINDS:
-                raise CatalogError(f"unknown kind {k!r}; one of {', '.join(KINDS)}")
+        listing = list_entries(kind)
         if as_json:
-            emit_json({k: names(k) for k in kinds})
+            emit_json(listing)
             return
-        for k in kinds:
+        for k in listing:
             t = Table(title=LABELS[k], title_justify="left")
             t.add_column("name")
             t.add_column("description")
@@ -47,24 +45,48 @@ def register(app: typer.Typer) -> None:
     def show_cmd(name: str = typer.Argument(..., help="Entry name, e.g. h100-sxm, gb200-nvl72, deepseek-v3."),
                  as_json: bool = typer.Option(False, "--json")) -> None:
         """One entry: every field, and the source of each figure."""
-        for k in KINDS:
-            if name in _index(k):
-                rec = load_entry(k, _index(k)[name])
-                data = rec.model_dump(exclude={"sources", "estimates"})
-                if k == "models":
-                    data["computed"] = {kk: v for kk, v in arch.param_counts(rec).as_floats().items()}
-                    data["computed"]["kv_bytes_per_token"] = float(arch.kv_bytes_per_token(rec))
-                data["sources"] = rec.sources
-                data["estimates"] = list(rec.estimates)
-                if as_json:
-                    emit_json(data)
-                else:
-                    console.print(f"[bold]{name}[/bold] ({k}, {rec.file})")
-                    console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110), markup=False)
-                return
-        every = [n for k in KINDS for n in names(k)]
-        hint = suggest(name, every)
-        raise CatalogError(f"no catalog entry {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else ""))
+        k, rec = find_entry(name)
+        data = entry_json(k, rec)
+        if as_json:
+            emit_json(data)
+        else:
+            console.print(f"[bold]{name}[/bold] ({k}, {rec.file})")
+            console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110), markup=False)
+
+
+def list_entries(kind: str | None) -> dict[str, list[str]]:
+    """`catalog list [KIND]`: entry names by kind (the web API calls it too)."""
+    kinds = [kind] if kind else list(KINDS)
+    for k in kinds:
+        if k not in KINDS:
+            raise CatalogError(f"unknown kind {k!r}; one of {', '.join(KINDS)}")
+    return {k: names(k) for k in kinds}
+
+
+def find_entry(name: str):
+    """The kind and record of a catalog entry by name; unknown names get suggestions."""
+    for k in KINDS:
+        if name in _index(k):
+            return k, load_entry(k, _index(k)[name])
+    every = [n for k in KINDS for n in names(k)]
+    hint = suggest(name, every)
+    raise CatalogError(f"no catalog entry {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else ""))
+
+
+def entry_json(kind: str, rec) -> dict:
+    """What `catalog show NAME --json` prints: every field, a model's computed counts, the sources."""
+    data = rec.model_dump(exclude={"sources", "estimates"})
+    if kind == "models":
+        data["computed"] = {kk: v for kk, v in arch.param_counts(rec).as_floats().items()}
+        data["computed"]["kv_bytes_per_token"] = float(arch.kv_bytes_per_token(rec))
+    data["sources"] = rec.sources
+    data["estimates"] = list(rec.estimates)
+    return data
+
+
+def show_entry(name: str) -> dict:
+    """`catalog show NAME`: the entry as --json prints it (the web API calls it too)."""
+    return entry_json(*find_entry(name))
 
 
 def _summary(kind: str, rec) -> str:

@@ -45,23 +45,14 @@ def register(app: typer.Typer) -> None:
             raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
         if plot and model is None:
             raise InputError("--plot needs a MODEL and --on SYSTEM (the frontier is the model's)")
-        # every option is checked, whether or not the model-free reading uses it
-        check_multiples(price_multiple, speed_multiple, chips_multiple)
-        S = parse_number(context, "--context")
-        B = parse_grid(batch, "--batch") if batch else None
-        check_inputs(G=chips, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
-        m, s = load_pair(model, on, set_)
-        r = fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
-                            precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain or as_json)
+        r = compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision,
+                    kv_dtype, basis, explain or as_json, set_)
         if plot:
             from .plots_serving import plot_frontier
 
             plot_frontier(r, plot)
         if as_json:
-            d = r.to_dict(derivations=True)
-            if plot:
-                d["plot"] = plot
-            emit_json(d)
+            emit_json(to_json(r, explain) | ({"plot": plot} if plot else {}))
             return
         _print(r)
         if explain:
@@ -69,6 +60,26 @@ def register(app: typer.Typer) -> None:
             console.print(r.explain(), markup=False)
         if plot:
             console.print(f"plot: {plot}", markup=False)
+
+
+def compute(model, price_multiple, speed_multiple, chips_multiple, on, context, chips, batch, precision, kv_dtype,
+            basis, explain, set_):
+    """`fastmode` from its options, checked as the command line checks them (the web API calls it too)."""
+    if model is not None and on is None:
+        raise InputError("a model needs --on SYSTEM (e.g. --on gb200-nvl72)")
+    # every option is checked, whether or not the model-free reading uses it
+    check_multiples(price_multiple, speed_multiple, chips_multiple)
+    S = parse_number(context, "--context")
+    B = parse_grid(batch, "--batch") if batch else None
+    check_inputs(G=chips, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    m, s = load_pair(model, on, set_)
+    return fast_slow_modes(price_multiple, speed_multiple, chips_multiple, model=m, system=s, G=chips, S=S,
+                           precision=precision, kv_dtype=kv_dtype, basis=basis, batch=B, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict(derivations=True)
 
 
 def _pct(x) -> str:

@@ -42,34 +42,43 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Read prices backwards: KV bytes per token, decode utilisation, cache tiers, fast-mode batch ratio."""
-        precisions = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or None
-        active = _active(active_params)
-        if date is not None:
-            date_key(date)
-        if all_:
-            if offer:
-                raise InputError("give PROVIDER/OFFER or --all, not both")
-            readings = read_all(precisions=precisions, active=active)
-            if as_json:
-                emit_json({"offers": [r.headline() | {"flags": r.flags} for r in readings],
-                           "summary": _summary(readings)})
-                return
-            _table(readings)
-            if explain:
-                for r in readings:
-                    console.print()
-                    console.print(r.explain(), markup=False)
-            return
-        if not offer:
-            raise InputError("give PROVIDER/OFFER (e.g. google/gemini-3.1-pro) or --all; "
-                             "`tokenmath catalog list prices` lists the sheets")
-        r = read_offer(offer, date, precisions=precisions, active=active)
+        r = compute(offer, date, all_, precision, active_params, explain)
         if as_json:
-            emit_json(r.to_dict(derivations=explain))
+            emit_json(to_json(r, explain))
+        elif isinstance(r, list):
+            _table(r)
+            if explain:
+                for x in r:
+                    console.print()
+                    console.print(x.explain(), markup=False)
         elif explain:
             console.print(r.explain(), markup=False)
         else:
             _brief(r)
+
+
+def compute(offer, date, all_, precision, active_params, explain=False):
+    """`infer` from its options, checked as the command line checks them (the web API calls it too): one
+    reading, or the list of every offer's with --all."""
+    precisions = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or None
+    active = _active(active_params)
+    if date is not None:
+        date_key(date)
+    if all_:
+        if offer:
+            raise InputError("give PROVIDER/OFFER or --all, not both")
+        return read_all(precisions=precisions, active=active)
+    if not offer:
+        raise InputError("give PROVIDER/OFFER (e.g. google/gemini-3.1-pro) or --all; "
+                         "`tokenmath catalog list prices` lists the sheets")
+    return read_offer(offer, date, precisions=precisions, active=active)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints: one reading (derivations with --explain), or every offer's headline and a summary."""
+    if isinstance(r, list):
+        return {"offers": [x.headline() | {"flags": x.flags} for x in r], "summary": _summary(r)}
+    return r.to_dict(derivations=explain)
 
 
 def _brief(r) -> None:

@@ -35,20 +35,13 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Tiers with capacity, bandwidth, dated USD/GB and drain time; the right tier for each hold time."""
-        holds = tuple(parse_quantity(h, "s") for h in hold) or HOLD_TIMES_S
-        if price_date is not None:
-            date_key(price_date)
-        check_inputs(precision=precision, kv_dtype=kv_dtype)
-        m, s = load_pair(model, on, set_)  # --on is checked even without a model, which is what uses it
-        r = kv_report(m, s, prefix_tokens=prefix_tokens, hold_times_s=holds, price_date=price_date,
-                      kv_dtype=kv_dtype, precision=precision, lecture_media=load_assumptions().lecture_cache_media,
-                      explain=explain)
+        r = compute(model, on, prefix_tokens, hold, price_date, kv_dtype, precision, explain, set_)
         if plot:
             from .plots_kv import plot_tiers
 
             plot_tiers(r, plot)
         if as_json:
-            emit_json(r.to_dict(derivations=explain) | ({"plot": plot} if plot else {}))
+            emit_json(to_json(r, explain) | ({"plot": plot} if plot else {}))
             return
         _print(r)
         if explain:
@@ -56,6 +49,23 @@ def register(app: typer.Typer) -> None:
             console.print(r.explain(), markup=False)
         if plot:
             console.print(f"wrote {plot}", markup=False)
+
+
+def compute(model, on, prefix_tokens, hold, price_date, kv_dtype, precision, explain, set_):
+    """`kv` from its options, checked as the command line checks them (the web API calls it too)."""
+    holds = tuple(parse_quantity(h, "s") for h in hold) or HOLD_TIMES_S
+    if price_date is not None:
+        date_key(price_date)
+    check_inputs(precision=precision, kv_dtype=kv_dtype)
+    m, s = load_pair(model, on, set_)  # --on is checked even without a model, which is what uses it
+    return kv_report(m, s, prefix_tokens=prefix_tokens, hold_times_s=holds, price_date=price_date,
+                     kv_dtype=kv_dtype, precision=precision, lecture_media=load_assumptions().lecture_cache_media,
+                     explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints (derivations with --explain)."""
+    return r.to_dict(derivations=explain)
 
 
 def _print(r) -> None:

@@ -12,9 +12,23 @@ from rich.table import Table
 from ..core.errors import InputError
 from .common import JSON_OPTION, console, emit_json, guard
 
-SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s), "
-                    "ROLE.FIELD=VALUE (chip., system., model., priors.) or FIELD=VALUE for every record that has it.")
-_STYLE = {"reproduced": "green", "off by a factor": "yellow", "wrong as stated": "red", "not computable": "dim"}
+SET_HELP_LECTURE = ("Override a catalog figure for this run: ENTRY.FIELD=VALUE (gb200.hbm_bandwidth_bytes_per_s=4TB/s, "
+                    "hdd-exos-x24.read_bandwidth_bytes_per_s=1GB/s), PROVIDER/OFFER.FIELD=VALUE "
+                    "(anthropic/claude-opus-4.6.input_per_mtok=4; nested: ...long_context.above_200k.input_per_mtok), "
+                    "ROLE.FIELD=VALUE (chip., system., model., priors., tier., prices., assumptions.) or FIELD=VALUE "
+                    "for every record that has it.")
+_STYLE = {"reproduced": "green", "identity": "blue", "off by a factor": "yellow", "wrong as stated": "red",
+          "not computable": "dim"}
+# the keys of one claim in --json (issue 13), then what helps a reader; absent values are left out
+_CLAIM_KEYS = ("id", "statement", "said", "value", "unit", "verdict", "check", "note", "value_text", "section", "at")
+
+
+def claim_json(c) -> dict:
+    """One claim for --json: a value that does not apply is omitted, never null."""
+    d = c.to_dict()
+    return {k: d[k] for k in _CLAIM_KEYS if d.get(k) not in (None, "", "–")}
+
+
 _WIDTHS = (4, 0, 16, 16, 15)  # the claim column takes what the terminal leaves
 
 
@@ -37,7 +51,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Run every claim of the lecture against the catalog and write the report (HTML, Markdown or text)."""
-        from ..lecture import LectureContext, ids
+        from ..lecture import LectureContext, ids, seed_errors
         from ..report import FORMATS, build, value_text
 
         if form not in FORMATS:
@@ -46,7 +60,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             path, claims, pics = build(out, form, set_, ctx=ctx)
             emit_json({"report": str(path), "counts": dict(Counter(c.verdict for c in claims)),
-                       "claims": [c.to_dict() for c in claims], "pictures": pics, "settings": set_})
+                       "claims": [claim_json(c) for c in claims],
+                       "seed_errors": [e.to_dict() for e in seed_errors(ctx.seed_errors(), claims)],
+                       "pictures": pics, "settings": set_})
             return
 
         console.print(_row_table(True))
@@ -78,5 +94,7 @@ def register(app: typer.Typer) -> None:
         missing = [k for k, p in pics.items() if "missing" in p]
         drawn_n = len(pics) - len(missing)
         console.print(f"{drawn_n} pictures drawn" + (f"; not drawn: {', '.join(missing)}" if missing else ""),
+                      markup=False)
+        console.print(f"{len(ctx.seed_errors())} seed-summary errors listed under 'Where the summaries are wrong'",
                       markup=False)
         console.print(f"report written to {path}", markup=False)

@@ -37,18 +37,26 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Splits that fit (memory per chip, comm per step and its tier), the best one, the largest model a domain holds."""
-        m, s = load_pair(model, on, set_)
-        B = parse_number(batch, "--batch")
-        S = parse_number(context, "--context")
-        r = place(m, s, B=B, S=S, max_chips=chips, tp=tp, ep=ep, pp=pp, precision=precision, kv_dtype=kv_dtype,
-                  basis=basis, explain=explain or as_json)
+        r = compute(model, on, batch, context, chips, tp, ep, pp, precision, kv_dtype, basis, explain or as_json, set_)
         if as_json:
-            emit_json(r.to_dict(derivations=True))
+            emit_json(to_json(r, explain))
             return
         _print(r, show_all)
         if explain:
             console.print()
             console.print(r.explain(), markup=False)
+
+
+def compute(model, on, batch, context, chips, tp, ep, pp, precision, kv_dtype, basis, explain, set_):
+    """`place` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s = load_pair(model, on, set_)
+    return place(m, s, B=parse_number(batch, "--batch"), S=parse_number(context, "--context"), max_chips=chips,
+                 tp=tp, ep=ep, pp=pp, precision=precision, kv_dtype=kv_dtype, basis=basis, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict(derivations=True)
 
 
 def _print(r, show_all: bool) -> None:

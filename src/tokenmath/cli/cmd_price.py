@@ -36,18 +36,30 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Cost per request on rented chips, each API's charge for it, and the implied margin."""
-        m, s = load_pair(model, on, set_)
-        r = price_workload(m, s, input_len=input_len, output_len=output_len, cache_hit=cache_hit,
-                           utilisation=utilisation, offers=offer or None, G=chips, batch=batch,
-                           prefill_chunk_tokens=prefill_chunk, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                           explain=explain)
+        r = compute(model, on, input_len, output_len, cache_hit, utilisation, offer, chips, batch, prefill_chunk,
+                    precision, kv_dtype, basis, explain, set_)
         if as_json:
-            emit_json(r.to_dict(derivations=explain))
+            emit_json(to_json(r, explain))
             return
         _print(r)
         if explain:
             console.print()
             console.print(r.explain(), markup=False)
+
+
+def compute(model, on, input_len, output_len, cache_hit, utilisation, offer, chips, batch, prefill_chunk, precision,
+            kv_dtype, basis, explain, set_):
+    """`price` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s = load_pair(model, on, set_)
+    return price_workload(m, s, input_len=input_len, output_len=output_len, cache_hit=cache_hit,
+                          utilisation=utilisation, offers=offer or None, G=chips, batch=batch,
+                          prefill_chunk_tokens=prefill_chunk, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                          explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints (derivations with --explain)."""
+    return r.to_dict(derivations=explain)
 
 
 def _print(r) -> None:
@@ -75,7 +87,9 @@ def _print(r) -> None:
             o.add_row(row["offer"], row["date"], row["band"],
                       f"{fmt(row['input_per_mtok'], 'USD')} / {fmt(row['cache_read_per_mtok'], 'USD')} / "
                       f"{fmt(row['output_per_mtok'], 'USD')}",
-                      fmt(row["api_usd_per_request"], "USD"), fmt(row["margin"], "%"), f"{row['markup']:.3g}×")
+                      fmt(row["api_usd_per_request"], "USD"),
+                      fmt(row["margin"], "%") if "margin" in row else "—",
+                      f"{row['markup']:.3g}×" if "markup" in row else "—")
         console.print(o)
         other = sorted({f"{row['offer']}@{row['date']} serves {row['serves']}" for row in r.offers
                         if row["serves"] and row["serves"] != r.model.name})

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..serving.serve import serve
 from ..core.units import fmt
+from .serving_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,
@@ -25,27 +26,53 @@ def register(app: typer.Typer) -> None:
         precision: str = PRECISION_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = BASIS_OPTION,
+        mtp: int = MTP_OPTION,
+        acceptance: float = ACCEPTANCE_OPTION,
+        acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
+        draft: str = DRAFT_OPTION,
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
+        engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
+                                   "that engine where the chip's priors have them (default: the engines' median)."),
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
-        m, s, priors = load_triple(model, on, set_)
-        r = serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  priors=priors, explain=explain or as_json)
+        r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine,
+                    mtp=mtp, acceptance=acceptance, acceptance_length=acceptance_length, draft=draft)
         if as_json:
-            emit_json(r.to_dict())
+            emit_json(to_json(r, explain))
         else:
             _print(r)
             if explain:
                 console.print()
                 console.print(r.explain(), markup=False)
-        if not r.fits:
-            v = r.value
-            fail(f"{m.name} does not fit on {r.G} × {s.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
-                 f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
-                 f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
-                 f"or a narrower --precision")
+        for w in warnings(r):
+            fail(w)
+
+
+def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None, mtp=None,
+            acceptance=None, acceptance_length=None, draft=None):
+    """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
+    m, s, priors = load_triple(model, on, set_)
+    return serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                 priors=priors, engine=engine, explain=explain,
+                 spec=speculation(mtp, acceptance, acceptance_length, draft))
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints."""
+    return r.to_dict()
+
+
+def warnings(r) -> list[str]:
+    """A model that does not fit: after the numbers, the command fails with this line."""
+    if r.fits:
+        return []
+    v = r.value
+    return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
+            f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
+            f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
+            f"or a narrower --precision"]
 
 
 def _print(r) -> None:
@@ -57,6 +84,7 @@ def _print(r) -> None:
     t.add_column("prefill (prompt)", justify="right")
     t.add_column("decode (output)", justify="right")
     rows = [("step time", "step_time_s", "s"), ("tokens/s per replica", "tokens_per_s", "tok/s"),
+            ("  80 % interval", "tokens_per_s_interval", "tok/s"),
             ("tokens/s per chip", "tokens_per_s_per_chip", "tok/s"),
             ("USD per M tokens", "usd_per_mtok", "USD"), ("bound by", "bound", None),
             ("  compute t_math", "t_math_s", "s"), ("  weights t_weights", "t_weights_s", "s"),
@@ -65,6 +93,9 @@ def _print(r) -> None:
         cells = []
         for ph in ("prefill", "decode"):
             x = v(f"{ph}.{key}")
+            if key.endswith("_interval"):
+                cells.append("—" if x is None else f"{fmt(x[0], unit)} – {fmt(x[1], unit)}")
+                continue
             missing = "— (empty prompt)" if v(f"{ph}.note") else "no price in catalog"
             cells.append(missing if x is None else (str(x) if unit is None else fmt(x, unit)))
         t.add_row(label, *cells)
@@ -74,7 +105,15 @@ def _print(r) -> None:
                   f"{fmt(v('optimal_batch_prior'))}", markup=False)
     console.print(f"latency floor (all weights read once) = {fmt(v('latency_floor_s'), 's')} (spec bound)",
                   markup=False)
+    if v("decode.speculative.tokens_per_step") is not None:
+        console.print(f"speculative decoding: K = {v('decode.speculative.draft_tokens')} drafts by "
+                      f"{v('decode.speculative.draft')}, α = {fmt(v('decode.speculative.acceptance'))} → "
+                      f"tau = {fmt(v('decode.speculative.tokens_per_step'))} tokens per step of "
+                      f"{fmt(v('decode.speculative.step_time_s'), 's')} (verify + drafts): TPOT "
+                      f"{fmt(v('decode.speculative.tpot_s'), 's')}, {fmt(v('decode.speculative.tokens_per_s'), 'tok/s')}"
+                      f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
-    console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')} "
+    draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
+    console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "
                   f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} HBM — {fits}",
                   markup=False)

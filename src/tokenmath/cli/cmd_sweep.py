@@ -40,33 +40,18 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Batch and context sweeps: B*, balance batch with KV, KV crossover context L*, cost floor, c(1)/c_min."""
-        m, s = load_pair(model, on, set_)
-        B = parse_grid(batch, "--batch")
-        S = parse_grid(context, "--context")
-        precs = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or [m.weight_dtype]
-        Gs = [int(g) for g in parse_grid(chips, "--chips")] if chips else [s.domain_chips]
-        if len(precs) * len(Gs) > 64:
-            raise InputError("at most 64 precision × chips variants")
         want_plot = plot is not None
-        S_grid = np.unique(np.concatenate([S, default_contexts()])) if want_plot else S  # smooth context curves
-        check_grid_size(batches=B.size, contexts=S_grid.size, variants=len(precs) * len(Gs))
-        runs = [sweep(m, s, G=G, batch=B, context=S_grid, S_ref=float(S[0]), precision=p, kv_dtype=kv_dtype,
-                      basis=basis, explain=explain or as_json) for p in precs for G in Gs]
+        runs = compute(model, on, batch, context, precision, chips, kv_dtype, basis, explain or as_json, set_,
+                       smooth_contexts=want_plot)
         main = runs[0]
         if want_plot:
             from .plots_serving import plot_sweep
 
             plot_sweep(main, plot)
         if as_json:
-            out = main.to_dict(derivations=True)
-            if len(runs) > 1:
-                out["variants"] = [{"precision": r.precision, "chips": r.G,
-                                    **{k: r.to_dict()[k] for k in ["hardware_ratio", "kappa", *MARK_KEYS]}}
-                                   for r in runs]
-            if want_plot:
-                out["plot"] = plot
-            emit_json(out)
+            emit_json(to_json(runs, explain) | ({"plot": plot} if want_plot else {}))
             return
+        B, S = parse_grid(batch, "--batch"), parse_grid(context, "--context")
         for r in runs:
             _print(r, B, S)
         if len(runs) > 1:
@@ -78,6 +63,31 @@ def register(app: typer.Typer) -> None:
                           markup=False)
         if want_plot:
             console.print(f"plot: {plot}", markup=False)
+
+
+def compute(model, on, batch, context, precision, chips, kv_dtype, basis, explain, set_, smooth_contexts=False):
+    """`sweep` from its options, checked as the command line checks them (the web API calls it too): one sweep
+    per precision × chips variant. `smooth_contexts` adds log-spaced contexts for a plot's curves."""
+    m, s = load_pair(model, on, set_)
+    B = parse_grid(batch, "--batch")
+    S = parse_grid(context, "--context")
+    precs = parse_list(precision, tuple(PRECISION_BYTES), "--precision") or [m.weight_dtype]
+    Gs = [int(g) for g in parse_grid(chips, "--chips")] if chips else [s.domain_chips]
+    if len(precs) * len(Gs) > 64:
+        raise InputError("at most 64 precision × chips variants")
+    S_grid = np.unique(np.concatenate([S, default_contexts()])) if smooth_contexts else S
+    check_grid_size(batches=B.size, contexts=S_grid.size, variants=len(precs) * len(Gs))
+    return [sweep(m, s, G=G, batch=B, context=S_grid, S_ref=float(S[0]), precision=p, kv_dtype=kv_dtype,
+                  basis=basis, explain=explain) for p in precs for G in Gs]
+
+
+def to_json(runs, explain: bool = False) -> dict:
+    """What `--json` prints: the first variant in full, the marks of every variant."""
+    out = runs[0].to_dict(derivations=True)
+    if len(runs) > 1:
+        out["variants"] = [{"precision": r.precision, "chips": r.G,
+                            **{k: r.to_dict()[k] for k in ["hardware_ratio", "kappa", *MARK_KEYS]}} for r in runs]
+    return out
 
 
 def _cost_label(r) -> tuple[str, str]:

@@ -55,34 +55,66 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
     ) -> None:
         """Training FLOP (6·N·D + attention), time and cost at an MFU prior, memory per chip, bubble, split."""
+        r = compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, microbatches, tp, ep, zero,
+                    interleave, batch_tokens, validate, in_sample, carry, explain or as_json, set_, measurements)
         if validate:
-            _validate(measurements, not in_sample, carry, as_json)
+            if as_json:
+                emit_json(r)
+            else:
+                _print_validation(r, Path(measurements).name if measurements else DEFAULT_TABLE.name)
             return
-        missing = [n for n, v in (("MODEL", model), ("--on", on), ("--chips", chips), ("--tokens", tokens)) if v is None]
-        if missing:
-            raise InputError(f"train needs {', '.join(missing)} (e.g. tokenmath train llama-3.1-405b --on hgx-h100 "
-                             f"--chips 16384 --tokens 15.6e12), or --validate")
-        if recompute not in RECOMPUTE:
-            raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
-        m, s = load_pair(model, on, set_, priors=False)  # MFU priors, not the serving efficiencies
-        r = train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
-                  reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
-                  interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens
-                  else None, explain=explain or as_json)
         if as_json:
-            emit_json(r.to_dict(derivations=True))
+            emit_json(to_json(r, explain))
         else:
             _print(r)
             if explain:
                 console.print()
                 console.print(r.explain(), markup=False)
-        if not r.fits:
-            v = r.value
-            err_console.print(
-                f"warning: no split of {r.G} × {s.chip.name} fits {m.name} with --recompute "
-                f"{v('recompute')}: the least memory is {fmt(v('memory.total_bytes'), 'B')} per chip of "
-                f"{fmt(v('memory.capacity_bytes'), 'B')} (activations {fmt(v('memory.activations_bytes'), 'B')}); "
-                f"try --recompute full, --reversible, --zero 3, a shorter --seq-len or more --chips", markup=False)
+        for w in warnings(r):
+            err_console.print(f"warning: {w}", markup=False)
+
+
+def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, microbatches, tp, ep, zero, interleave,
+            batch_tokens, validate, in_sample, carry, explain, set_, measurements=None):
+    """`train` from its options, checked as the command line checks them (the web API calls it too): a run, or
+    with --validate the TRN-* rows of the measurement table predicted."""
+    if validate:
+        if carry not in CARRY:
+            raise InputError(f"--carry must be one of {', '.join(CARRY)} (got {carry!r})")
+        table = Path(measurements) if measurements else DEFAULT_TABLE
+        if not table.exists():
+            raise InputError(f"measurement table {table} not found; pass --measurements PATH")
+        rows = read_table(table)
+        if not rows:
+            raise InputError(f"{table}: no rows under the header; nothing to validate")
+        return validate_training(rows, held_out=not in_sample, carry=carry)
+    missing = [n for n, v in (("MODEL", model), ("--on", on), ("--chips", chips), ("--tokens", tokens)) if v is None]
+    if missing:
+        raise InputError(f"train needs {', '.join(missing)} (e.g. tokenmath train llama-3.1-405b --on hgx-h100 "
+                         f"--chips 16384 --tokens 15.6e12), or --validate")
+    if recompute not in RECOMPUTE:
+        raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
+    m, s = load_pair(model, on, set_, priors=False)  # MFU priors, not the serving efficiencies
+    return train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
+                 reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
+                 interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens
+                 else None, explain=explain)
+
+
+def to_json(r, explain: bool = False) -> dict:
+    """What `--json` prints: the run with its derivations, or the --validate table."""
+    return r if isinstance(r, dict) else r.to_dict(derivations=True)
+
+
+def warnings(r) -> list[str]:
+    """No split fits: printed after the numbers (the command still succeeds)."""
+    if isinstance(r, dict) or r.fits:
+        return []
+    v = r.value
+    return [f"no split of {r.G} × {r.system.chip.name} fits {r.model.name} with --recompute {v('recompute')}: the "
+            f"least memory is {fmt(v('memory.total_bytes'), 'B')} per chip of {fmt(v('memory.capacity_bytes'), 'B')} "
+            f"(activations {fmt(v('memory.activations_bytes'), 'B')}); try --recompute full, --reversible, --zero 3, "
+            f"a shorter --seq-len or more --chips"]
 
 
 def _print(r) -> None:
@@ -129,20 +161,8 @@ def _print(r) -> None:
                   f"({v('split.global_batch_source')})", markup=False)
 
 
-def _validate(path: str | None, held_out: bool, carry: str, as_json: bool) -> None:
-    if carry not in CARRY:
-        raise InputError(f"--carry must be one of {', '.join(CARRY)} (got {carry!r})")
-    table = Path(path) if path else DEFAULT_TABLE
-    if not table.exists():
-        raise InputError(f"measurement table {table} not found; pass --measurements PATH")
-    rows = read_table(table)
-    if not rows:
-        raise InputError(f"{table}: no rows under the header; nothing to validate")
-    res = validate_training(rows, held_out=held_out, carry=carry)
-    if as_json:
-        emit_json(res)
-        return
-    t = Table(title=f"TRN-* rows of {table.name}: {res['basis']}", title_justify="left")
+def _print_validation(res: dict, table_name: str) -> None:
+    t = Table(title=f"TRN-* rows of {table_name}: {res['basis']}", title_justify="left")
     for c in ("id", "metric", "measured", "predicted", "error", "prior", "note"):
         t.add_column(c, justify="right" if c in ("measured", "predicted", "error") else "left")
     for p in res["rows"]:

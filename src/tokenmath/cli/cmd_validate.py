@@ -71,7 +71,11 @@ def _print(rep: ValidationReport, worst: int) -> None:
         t.add_column(c, justify=j)
     for r in rep.rows:
         ok = {True: "ok", False: "[red]VIOLATED[/red]", None: ""}[r.bound_ok]
-        t.add_row(r.id, r.kind, _num(r.predicted), _num(r.measured), r.unit[:18], _pct(r.error),
+        measured = f"{r.measured_op}{_num(r.measured)}" if r.is_bound else \
+            f"{_num(r.measured_low)}–{_num(r.measured_high)}" if r.measured_low is not None and \
+            r.measured_high is not None and r.measured_high > r.measured_low else _num(r.measured)
+        err = ("passes" if r.bound_passes else "[red]fails[/red]") if r.is_bound else _pct(r.error)
+        t.add_row(r.id, r.kind, _num(r.predicted), measured, r.unit[:18], err,
                   "" if r.spec is None else _num(r.spec), ok)
     console.print(t)
 
@@ -89,6 +93,11 @@ def _print(rep: ValidationReport, worst: int) -> None:
                str(s["unexpressed"]), style="bold")
     console.print(st)
     console.print(f"serving = {', '.join(SERVING_GROUPS)} (the end-to-end rows); all = every predicted row shown")
+    if s.get("intervals"):
+        c = s["intervals"]
+        console.print(f"80 % prediction intervals cover {c['left_out_cluster']:.0%} of {c['n']} serving rows with each "
+                      f"of {c['clusters']} (model, hardware) clusters left out ({c['in_sample']:.0%} in sample)",
+                      markup=False)
 
     if worst and rep.rows:
         console.print(f"\n[bold]The {min(worst, len(rep.rows))} worst rows, and why they miss[/bold]")

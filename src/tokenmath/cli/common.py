@@ -30,8 +30,8 @@ console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 __all__ = ["JSON_OPTION", "EXPLAIN_OPTION", "SET_OPTION", "ON_OPTION", "CHIPS_OPTION", "PRECISION_OPTION",
-           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "load_pair", "load_triple", "emit_json", "SET_HELP", "JSON_HELP",
-           "EXPLAIN_HELP", "MAX_INT_OPTION"]
+           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "user_error", "check_options", "option_labels",
+           "load_pair", "load_triple", "emit_json", "jsonable", "SET_HELP", "JSON_HELP", "EXPLAIN_HELP", "MAX_INT_OPTION"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
 JSON_HELP = "Print the results (and their derivations) as JSON."
@@ -57,7 +57,7 @@ def fail(message: str, code: int = 1):
     raise typer.Exit(code)
 
 
-def _labels(fn) -> dict[str, str]:
+def option_labels(fn) -> dict[str, str]:
     """Each parameter of a command function -> how the user wrote it (--batch, MODEL)."""
     out = {}
     for name, par in inspect.signature(fn).parameters.items():
@@ -83,9 +83,26 @@ def check_options(values: dict, labels: dict[str, str]) -> None:
                 raise InputError(f"{label} contains a NUL byte")
 
 
+def user_error(e: BaseException) -> str | None:
+    """The one-line message of an error the user caused (a bad name, value or file), or None for a bug.
+
+    The command line prints it and exits non-zero; the web API answers it with a 4xx.
+    """
+    if isinstance(e, TokenmathError):
+        msg = str(e)
+    elif isinstance(e, ValidationError):
+        err = e.errors()[0]
+        msg = f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+    elif isinstance(e, OSError):
+        msg = f"{e.filename}: {e.strerror or e}" if getattr(e, "filename", None) else (e.strerror or str(e))
+    else:
+        return None
+    return " ".join(msg.split())
+
+
 def guard(fn):
     """Turn the errors a user can cause into one line and a non-zero exit, never a traceback."""
-    labels = _labels(fn)
+    labels = option_labels(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -94,17 +111,13 @@ def guard(fn):
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, typer.BadParameter, SystemExit):
             raise
-        except TokenmathError as e:
-            fail(str(e))
-        except ValidationError as e:
-            err = e.errors()[0]
-            fail(f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
-        except OSError as e:
-            fail(f"{e.filename}: {e.strerror or e}" if getattr(e, "filename", None) else (e.strerror or str(e)))
         except KeyboardInterrupt:
             fail("interrupted", 130)
-        except Exception as e:  # a bug, not the user's doing: still one line
-            if os.environ.get("TOKENMATH_DEBUG"):
+        except Exception as e:
+            msg = user_error(e)
+            if msg is not None:
+                fail(msg)
+            if os.environ.get("TOKENMATH_DEBUG"):  # a bug, not the user's doing: still one line
                 raise
             fail(f"internal error ({type(e).__name__}: {e}); please report it with the command line "
                  "(TOKENMATH_DEBUG=1 shows the traceback)")
@@ -112,13 +125,14 @@ def guard(fn):
     return wrapper
 
 
-def load_triple(model: str | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
-                ) -> tuple[Model | None, System | None, Priors | None]:
+def load_triple(model: str | Model | None, on: str | None, settings: list[str] | None = None, *,
+                priors: bool = True) -> tuple[Model | None, System | None, Priors | None]:
     """The one loader of every command: the model and system named (either may be absent), the system's
     efficiency priors, and every --set applied to whichever record has the field (priors changed by --set
-    are bound to the chip, so every analysis that reads the chip's priors sees them). A command that uses
-    no serving priors (`train` has its MFU priors) passes priors=False, so a --set on one is refused."""
-    m = load_model(model) if model is not None else None
+    are bound to the chip, so every analysis that reads the chip's priors sees them). `model` may also be
+    a record already read (the web page's uploaded config.json). A command that uses no serving priors
+    (`train` has its MFU priors) passes priors=False, so a --set on one is refused."""
+    m = model if isinstance(model, Model) else load_model(model) if model is not None else None
     s = load_system(on) if on is not None else None
     p = load_priors(s.chip.priors) if s is not None and priors else None
     if settings:
@@ -130,7 +144,7 @@ def load_triple(model: str | None, on: str | None, settings: list[str] | None = 
     return m, s, p
 
 
-def load_pair(model: str | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
+def load_pair(model: str | Model | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
               ) -> tuple[Model | None, System | None]:
     m, s, _ = load_triple(model, on, settings, priors=priors)
     return m, s
@@ -166,8 +180,13 @@ def _clean(o, path: str = ""):
         return [_clean(v, f"{path}[{i}]") for i, v in enumerate(o)]
     if o is None or (isinstance(o, float) and not math.isfinite(o)):
         raise ValueError(f"{o} in the JSON at {path or 'the top'}")
-    return o
+    return o if isinstance(o, (str, int, float, bool)) else _default(o)
+
+
+def jsonable(obj):
+    """`obj` as plain JSON values, exactly as --json prints it (the web API answers the same)."""
+    return _clean(obj)
 
 
 def emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(_clean(obj), indent=2, allow_nan=False, default=_default) + "\n")
+    sys.stdout.write(json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")

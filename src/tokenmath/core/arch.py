@@ -12,6 +12,16 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
 - KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
   attention adds its indexer's key per token per layer.
+- Weight bytes: each module kind (attention, dense MLP, routed experts, shared experts, routers,
+  embeddings) in its own storage format (Model.weight_dtypes, e.g. gpt-oss's MXFP4 experts beside BF16
+  attention): W_all = Σ_kind N_kind·b_kind. A precision given by the caller that differs from the
+  checkpoint's own (Model.weight_dtype) stores every kind in it (W_all = N_total·b_w); none, or the
+  checkpoint's own, means the checkpoint as shipped.
+
+Parameter conventions (ParamCounts): `total` and `active` count every parameter, embedding tables
+included (a tied table once), as model cards do; `embedding` is the input table plus an untied LM head;
+`matmul` is what one token multiplies (active minus the input lookup); `total_matmul` / `active_matmul`
+leave out both tables (the non-embedding counts).
 """
 
 from __future__ import annotations
@@ -20,14 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .derive import Q, formula, lift
-from .records import Model
+from .derive import Q, formula, lift, value_of
+from .records import MODULE_KINDS, Model
 from .units import PRECISION_BYTES
 
 __all__ = [
     "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
-    "bytes_per", "n_moe_layers", "layer_kinds",
+    "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
+    "is_native",
 ]
 
 
@@ -78,10 +89,10 @@ def expert_params(m, D, F_e):
     return m * D * F_e
 
 
-@formula("N_total = L·N_attn + L_dense·N_mlp + L_moe·((E + E_shared)·N_expert + D·E) + V·D·n_emb",
+@formula("N_total = L·N_attn + L_dense·N_mlp + L_moe·(E·N_expert + E_shared·N_shared + D·E) + V·D·n_emb",
          unit="params")
-def total_params(L, N_attn, L_dense, N_mlp, L_moe, E, E_shared, N_expert, D, V, n_emb):
-    return L * N_attn + L_dense * N_mlp + L_moe * ((E + E_shared) * N_expert + D * E) + V * D * n_emb
+def total_params(L, N_attn, L_dense, N_mlp, L_moe, E, N_expert, E_shared, N_shared, D, V, n_emb):
+    return L * N_attn + L_dense * N_mlp + L_moe * (E * N_expert + E_shared * N_shared + D * E) + V * D * n_emb
 
 
 @formula("N_active = N_total − L_moe·(E − k)·N_expert", unit="params")
@@ -102,7 +113,10 @@ def param_ratio(N_total, N_active):
 
 @dataclass(frozen=True)
 class ParamCounts:
-    """Parameters by component (plain floats, or Q when built with explain=True)."""
+    """Parameters by component (plain floats, or Q when built with explain=True).
+
+    `by_kind` splits `total` over MODULE_KINDS (plain floats): what each storage format multiplies.
+    """
 
     attention_per_layer: object
     mlp_per_layer: object
@@ -111,10 +125,22 @@ class ParamCounts:
     active: object
     matmul: object  # active minus the embedding lookup: what a token multiplies
     rho: object  # N_total / N_active
+    embedding: object = 0.0  # V·D·n_emb: the input table and an untied LM head
+    by_kind: dict = None  # type: ignore[assignment]
+
+    @property
+    def total_matmul(self) -> float:
+        """Total without the embedding tables (the non-embedding count)."""
+        return float(value_of(self.total)) - float(value_of(self.embedding))
+
+    @property
+    def active_matmul(self) -> float:
+        """Active without the embedding tables."""
+        return float(value_of(self.active)) - float(value_of(self.embedding))
 
     def as_floats(self) -> dict[str, float]:
         return {k: float(getattr(self, k).value if isinstance(getattr(self, k), Q) else getattr(self, k))
-                for k in self.__dataclass_fields__}
+                for k in self.__dataclass_fields__ if k != "by_kind"}
 
 
 def param_counts(m: Model, explain: bool = False) -> ParamCounts:
@@ -145,14 +171,25 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
         E, E_sh, k = g("E", m.moe.n_routed_experts), g("E_shared", m.moe.n_shared_experts), \
             g("k", m.moe.experts_per_token)
         n_exp = expert_params(mm, D, g("F_e", m.moe.d_ff_expert))
+        n_sh = n_exp
+        if m.moe.d_ff_shared_expert is not None:  # a shared expert of its own size (Qwen2-MoE)
+            n_sh = expert_params(mm, D, g("F_sh", m.moe.d_ff_shared_expert))
+            n_sh = n_sh.renamed("N_shared") if isinstance(n_sh, Q) else n_sh
     else:
-        E, E_sh, k, n_exp = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0)
+        E, E_sh, k, n_exp, n_sh = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0), g("N_shared", 0)
     n_emb = g("n_emb", 1 if m.tie_embeddings else 2)
-    tot = total_params(L, n_attn, g("L_dense", m.n_layers - L_moe), n_mlp, g("L_moe", L_moe), E, E_sh, n_exp, D,
-                       V, n_emb)
+    tot = total_params(L, n_attn, g("L_dense", m.n_layers - L_moe), n_mlp, g("L_moe", L_moe), E, n_exp, E_sh, n_sh,
+                       D, V, n_emb)
     act = active_params(tot, g("L_moe", L_moe), E, k, n_exp)
     mat = matmul_params(act, V, D, n_emb)
-    return ParamCounts(n_attn, n_mlp, n_exp, tot, act, mat, param_ratio(tot, act))
+    emb = m.vocab_size * m.d_model * (1 if m.tie_embeddings else 2)
+    v = lambda x: float(value_of(x))  # noqa: E731
+    nE, nS = (m.moe.n_routed_experts, m.moe.n_shared_experts) if m.moe else (0, 0)
+    by_kind = {"attention": m.n_layers * v(n_attn), "mlp": (m.n_layers - L_moe) * v(n_mlp),
+               "experts": L_moe * nE * v(n_exp), "shared_experts": L_moe * nS * v(n_sh),
+               "router": L_moe * m.d_model * nE, "embeddings": float(emb)}
+    return ParamCounts(n_attn, n_mlp, n_exp, tot, act, mat, param_ratio(tot, act), g("N_emb", emb, "params"),
+                       by_kind)
 
 
 def _plus(q, extra, name: str, what: str):
@@ -263,7 +300,52 @@ def flop_per_token(m: Model, S, phase: str = "decode"):
     return 2 * param_counts(m).matmul + attention_flop_per_token(m, S, phase)
 
 
-# ---- weights touched by a step -----------------------------------------------------------------
+# ---- weight bytes: per module kind, and touched by a step ------------------------------------------
+
+def is_native(m: Model, precision: str | None) -> bool:
+    """True when `precision` means the checkpoint as shipped: none given, or the checkpoint's own format."""
+    return precision is None or precision == m.weight_dtype
+
+
+def weight_formats(m: Model, precision: str | None = None) -> dict[str, str]:
+    """The storage format of each module kind: the checkpoint's own (native), else `precision` for all."""
+    if not is_native(m, precision):
+        return {k: precision for k in MODULE_KINDS}
+    return {k: m.weight_dtypes.get(k, m.weight_dtype) for k in MODULE_KINDS}
+
+
+@formula("W_all = N_total · b_w", unit="B")
+def weight_bytes_all(N_total, b_w):
+    return N_total * b_w
+
+
+@formula("W_all = N_attn·b_attn + N_mlp·b_mlp + N_exp·b_exp + N_shared·b_shared + N_router·b_router + N_emb·b_emb",
+         unit="B")
+def weight_bytes_mixed(N_attn, b_attn, N_mlp, b_mlp, N_exp, b_exp, N_shared, b_shared, N_router, b_router, N_emb,
+                       b_emb):
+    return N_attn * b_attn + N_mlp * b_mlp + N_exp * b_exp + N_shared * b_shared + N_router * b_router + N_emb * b_emb
+
+
+_SYM = {"attention": "attn", "mlp": "mlp", "experts": "exp", "shared_experts": "shared", "router": "router",
+        "embeddings": "emb"}
+
+
+def model_weight_bytes(m: Model, precision: str | None = None, explain: bool = False, pc: ParamCounts | None = None):
+    """Bytes of every weight: one format for all (N_total·b_w), or each module kind in its own."""
+    pc = pc or param_counts(m, explain)
+    fmts = weight_formats(m, precision)
+    src = m.file or m.name
+    if len(set(fmts.values())) == 1:
+        f = next(iter(fmts.values()))
+        return weight_bytes_all(pc.total, lift(explain, "b_w", bytes_per(f), "B", f"{f} weights"))
+    args = {}
+    for k in MODULE_KINDS:
+        sym = _SYM[k]
+        args[f"N_{sym}"] = lift(explain, f"N_{sym}", pc.by_kind[k], "params", f"{src}: {k} parameters")
+        how = m.sources.get(f"weight_dtypes.{k}") or m.sources.get("weight_dtypes") or src
+        args[f"b_{sym}"] = lift(explain, f"b_{sym}", bytes_per(fmts[k]), "B", f"{fmts[k]} {k} ({how})")
+    return weight_bytes_mixed(**args)
+
 
 @formula("E_hit = E · (1 − (1 − k/E)^(T·imbalance_free))", unit="")
 def expected_experts_touched(E, k, T, imbalance_free=1.0):
@@ -272,28 +354,36 @@ def expected_experts_touched(E, k, T, imbalance_free=1.0):
     return E * (1.0 - np.power(1.0 - k / E, T * imbalance_free))
 
 
-@formula("W_touched = (N_total − L_moe·(E − E_hit)·N_expert − N_lookup) · b_w", unit="B")
-def weights_touched(N_total, L_moe, E, E_hit, N_expert, N_lookup, b_w):
-    return (N_total - L_moe * (E - E_hit) * N_expert - N_lookup) * b_w
+@formula("W_touched = W_all − L_moe·(E − E_hit)·N_expert·b_exp − N_lookup·b_emb", unit="B")
+def weights_touched(W_all, L_moe, E, E_hit, N_expert, b_exp, N_lookup, b_emb):
+    return W_all - L_moe * (E - E_hit) * N_expert * b_exp - N_lookup * b_emb
 
 
-def weight_bytes_touched(m: Model, T, weight_bytes_per_param, explain: bool = False,
+def weight_bytes_touched(m: Model, T, weight_bytes_per_param=None, explain: bool = False,
                          pc: ParamCounts | None = None):
     """Bytes of weights one step reads when it carries T tokens: all but the experts nobody chose.
 
     At T = 1 an MoE reads only its k active experts per layer; as T grows it reads all E. An untied
     input-embedding table is a lookup: the step reads T of its V rows, not the table (N_lookup = V·D,
-    counted as not read); a tied table is read whole as the LM head.
+    counted as not read); a tied table is read whole as the LM head. `weight_bytes_per_param` stores
+    every weight in one format (a number, or a Q); None reads the checkpoint's own formats per module kind.
     """
     pc = pc or param_counts(m, explain)
     src = m.file or m.name
     g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    if weight_bytes_per_param is None:
+        fmts = weight_formats(m)
+        W_all = model_weight_bytes(m, None, explain, pc)
+        b_exp = lift(explain, "b_exp", bytes_per(fmts["experts"]), "B", f"{fmts['experts']} experts")
+        b_emb = lift(explain, "b_emb", bytes_per(fmts["embeddings"]), "B", f"{fmts['embeddings']} embeddings")
+    else:
+        W_all = weight_bytes_all(pc.total, weight_bytes_per_param)
+        b_exp = b_emb = weight_bytes_per_param
     lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params")
     if m.moe is None:
         T0 = np.asarray(T.value if isinstance(T, Q) else T, dtype=float)
-        return weights_touched(pc.total, g("L_moe", 0), g("E", 0), g("E_hit", 0.0 * T0), g("N_expert", 0),
-                               lookup, weight_bytes_per_param)
+        return weights_touched(W_all, g("L_moe", 0), g("E", 0), g("E_hit", 0.0 * T0), g("N_expert", 0), b_exp,
+                               lookup, b_emb)
     E, k = g("E", m.moe.n_routed_experts), g("k", m.moe.experts_per_token)
     hit = expected_experts_touched(E, k, T)
-    return weights_touched(pc.total, g("L_moe", n_moe_layers(m)), E, hit, pc.expert, lookup,
-                           weight_bytes_per_param)
+    return weights_touched(W_all, g("L_moe", n_moe_layers(m)), E, hit, pc.expert, b_exp, lookup, b_emb)

@@ -1,228 +1,611 @@
 """Read a Hugging Face `config.json` into a `Model` record (what `tokenmath.core.load.load_model` calls for *.json).
 
-Families (by `model_type`, else by `architectures`): Llama 3 (`llama`), Mistral (`mistral`), Mixtral
-(`mixtral`), Qwen2 / Qwen3 (`qwen2`, `qwen3`), Qwen3-MoE (`qwen3_moe`), DeepSeek-V2/V3 and Kimi K2
-(`deepseek_v2`, `deepseek_v3`, `kimi_k2`), DeepSeek-V3.2 (`deepseek_v32`), gpt-oss (`gpt_oss`), Gemma 3
-(`gemma3`, `gemma3_text`) and Llama 4 (`llama4`, `llama4_text`). Multimodal configs (Gemma 3, Llama 4) keep
-the language model under `text_config`; only that part is read (vision towers are not counted).
+Every field the reader uses is validated first (`_Fields`, pydantic: type, range, a sane upper bound), so a
+malformed or hostile config gives one line naming the file and field, never a traceback: booleans or
+strings where sizes belong, Infinity / 1e30 / 10**400, zero or negative sizes, 2**31 layers, lists of the
+wrong kind. The file is read with a size limit and JSON nested deeper than a config ever is is refused.
 
-Key map (config.json -> Model field):
+Families (by `model_type`, else by `architectures`; `FAMILIES` lists them): Llama 1-3 and the models
+that reuse its config (`llama`: Llama 2/3.x, CodeLlama, Yi, DeepSeek-LLM, TinyLlama, SmolLM...),
+Mistral, Mixtral, Qwen2/2.5/3 dense and MoE (`qwen2`, `qwen3`, `qwen2_moe`, `qwen3_moe`), DeepSeek
+MoE / V2 / V3 / V3.2 and Kimi K2 (`deepseek`, `deepseek_v2`, `deepseek_v3`, `deepseek_v32`, `kimi_k2`),
+GLM-4 and GLM-4.5/4.6/4.7 (`glm4`, `glm4_moe`), gpt-oss, Gemma 1/2/3, Llama 4, Phi-3/Phi-4 and
+Phi-3.5-MoE (`phi3`, `phimoe`), OLMo/OLMo 2/OLMoE, Falcon (MQA, and the new decoder of 40B/180B),
+GPT-J, GPT-NeoX/Pythia, GPT-2, StarCoder 1/2 (`gpt_bigcode`, `starcoder2`), Bloom, OPT, MPT, DBRX,
+Cohere Command R (`cohere`, `cohere2`), Granite, StableLM, InternLM2, Nemotron, MiniMax-M2. A
+multimodal config whose language model sits under `text_config` (Gemma 3, Llama 4, Mistral 3, Qwen-VL
+...) is read from there (vision towers are not counted). Recurrent, state-space and linear-attention
+hybrids (Mamba, Jamba, RWKV, Qwen3-Next, MiniMax-01...) are refused: their layers are not attention.
 
-- hidden_size -> d_model; num_hidden_layers -> n_layers; num_attention_heads -> n_heads;
-  num_key_value_heads -> n_kv_heads (default n_heads); head_dim -> head_dim (default hidden/heads;
-  MLA: v_head_dim); intermediate_size -> d_ff (Llama 4: intermediate_size_mlp); vocab_size;
-  tie_word_embeddings -> tie_embeddings (family default: true for Gemma 3, false otherwise);
-  max_position_embeddings -> max_context.
-- MoE: num_local_experts / n_routed_experts / num_experts -> n_routed_experts; num_experts_per_tok
-  (gpt-oss: experts_per_token) -> experts_per_token; n_shared_experts (Llama 4: always 1);
-  moe_intermediate_size (Mixtral, gpt-oss, Llama 4: intermediate_size) -> d_ff_expert; the MoE layers
-  each family's code selects (first_k_dense_replace + moe_layer_freq, decoder_sparse_step +
-  mlp_only_layers, interleave_moe_layer_step / moe_layers) -> first_dense_layers + layer_step. Where the
-  positions cannot be written that way the count is kept exact (the parameter count only needs the count).
+Key map (config.json -> Model field), with the aliases older families use:
+
+- hidden_size | n_embd | d_model -> d_model; num_hidden_layers | n_layer | n_layers -> n_layers;
+  num_attention_heads | n_head | n_heads -> n_heads; num_key_value_heads | num_kv_heads |
+  multi_query_group_num | attn_config.kv_n_heads (multi_query -> 1) -> n_kv_heads (default n_heads);
+  head_dim | kv_channels -> head_dim (default hidden/heads; MLA: v_head_dim); intermediate_size |
+  n_inner | ffn_hidden_size | ffn_dim (else expansion_ratio·D or 4·D) -> d_ff; vocab_size |
+  padded_vocab_size; tie_word_embeddings (family default where absent); max_position_embeddings |
+  n_positions | max_seq_len | seq_length -> max_context. MLP matrices: 3 for gated (SwiGLU/GeGLU)
+  families, 2 for GPT-2/J/NeoX, Falcon, Bloom, OPT, MPT, StarCoder, Nemotron.
+- MoE: num_local_experts | num_experts | n_routed_experts | ffn_config.moe_num_experts ->
+  n_routed_experts; num_experts_per_tok | experts_per_token | moe_top_k -> experts_per_token;
+  n_shared_experts (Qwen2-MoE: one shared expert of shared_expert_intermediate_size; Llama 4: one);
+  moe_intermediate_size (Mixtral-style families: intermediate_size) -> d_ff_expert; the MoE layers each
+  family's code selects (first_k_dense_replace + moe_layer_freq, decoder_sparse_step + mlp_only_layers,
+  interleave_moe_layer_step / moe_layers) -> first_dense_layers + layer_step. Where the positions cannot
+  be written that way the count is kept exact (the parameter count only needs the count).
 - MLA: kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim; DeepSeek-V3.2 adds
   index_topk, index_n_heads, index_head_dim -> sparse_attention.
 - Local attention: layer_types (sliding_attention / chunked_attention count as windowed) or, without it,
-  the family rule: Gemma 3 sliding_window_pattern (every n-th layer global, default 6), gpt-oss
-  alternating, Llama 4 no_rope_layers / 3 of 4 chunked (attention_chunk_size, modelled as a window),
-  Mistral/Mixtral sliding_window on every layer, Qwen2/3 use_sliding_window above max_window_layers.
-- weight_dtype: quantization_config when present (fp8, mxfp4 -> fp4, bits 4/8 -> int4/int8), else
-  torch_dtype / dtype (bfloat16 -> bf16 ...). KV dtype is bf16 (what serving stacks default to).
+  the family rule: Gemma 2 and gpt-oss alternate (even layers local), Gemma 3 / Cohere 2
+  sliding_window_pattern (every n-th layer global), Llama 4 no_rope_layers / 3 of 4 chunked
+  (attention_chunk_size, modelled as a window), Mistral, Phi-3 and StarCoder 2 sliding_window on every
+  layer, Qwen2/3 use_sliding_window above max_window_layers.
+- Weight formats, per module kind (Model.weight_dtypes): quantization_config names the quantised
+  format of the linear layers (fp8; mxfp4 at 4.25 bits with its scales; ModelOpt NVFP4 at 4.5 bits;
+  int4/int8 from bits or bitsandbytes; compressed-tensors config_groups); the embedding tables and the
+  MoE routers stay in torch_dtype (quantisers leave them, e.g. DeepSeek-V3's FP8 checkpoint), and so does
+  every module `modules_to_not_convert` / `ignore` names (gpt-oss: attention, router, embeddings -> BF16,
+  MXFP4 experts). Without quantization_config every module is in torch_dtype / dtype. KV dtype is bf16
+  (what serving stacks default to) unless the config quantises the KV cache (kv_cache_quant_algo FP8).
 
-Not represented, and small: biases, norms, attention sinks, MTP heads (num_nextn_predict_layers).
-A missing required key raises CatalogError naming the file and the field.
+Not represented, and small: biases, norms, attention sinks, MTP heads (num_nextn_predict_layers); each
+is named in the record's notes where the config has it.
 """
 
 from __future__ import annotations
 
+import json
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from .errors import CatalogError
-from .records import MLA, Model, MoE, SparseAttention
+from .records import MLA, MODULE_KINDS, Model, MoE, SparseAttention
 
-__all__ = ["model_from_hf_config", "FAMILIES"]
+__all__ = ["model_from_hf_config", "read_hf_config", "FAMILIES", "MAX_CONFIG_BYTES"]
 
-# model_type -> family label used in the record
-FAMILIES: dict[str, str] = {
-    "llama": "llama", "mistral": "mistral", "mixtral": "mixtral",
-    "qwen2": "qwen2", "qwen3": "qwen3", "qwen3_moe": "qwen3-moe",
-    "deepseek_v2": "deepseek-v3", "deepseek_v3": "deepseek-v3", "kimi_k2": "deepseek-v3", "deepseek_v32": "deepseek-v3",
-    "gpt_oss": "gpt-oss", "gemma3": "gemma-3", "gemma3_text": "gemma-3", "llama4": "llama-4", "llama4_text": "llama-4",
+MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few kB; tokenizer-sized files are not configs
+_MAX_DEPTH = 32  # configs nest three or four levels deep
+
+
+# ---- validated fields ------------------------------------------------------------------------------
+
+def _integral(v: Any) -> Any:
+    """JSON has one number type: accept 4096.0 as 4096; refuse Infinity, NaN, 0.5 and booleans."""
+    if isinstance(v, bool):
+        raise ValueError("must be an integer, got a boolean")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"must be a finite integer, got {v!r}")
+        if not v.is_integer():
+            raise ValueError(f"must be an integer, got {v!r}")
+        if abs(v) > 2**53:
+            raise ValueError("is absurdly large")
+        return int(v)
+    if isinstance(v, int) and abs(v) > 2**53:
+        raise ValueError("is absurdly large")
+    if not isinstance(v, int):
+        raise ValueError(f"must be an integer, got {_short(v)}")
+    return v
+
+
+def _int(lo: int, hi: int):
+    return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi)]
+
+
+Size = _int(1, 2**20)  # widths: d_model, heads, head dim, d_ff, ranks
+Count = _int(0, 2**16)  # counts that may be zero (dense layers, shared experts)
+Layers = _int(1, 4096)
+Experts = _int(1, 2**16)
+Tokens = _int(1, 2**31)  # context lengths, windows, chunks, top-k
+Vocab = _int(1, 2**24)
+Step = _int(1, 4096)
+
+
+class _Quant(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    quant_method: StrictStr | None = None
+    quant_algo: StrictStr | None = None  # ModelOpt: FP8, NVFP4, W4A16_AWQ...
+    fmt: StrictStr | None = None
+    bits: _int(1, 32) | None = None
+    load_in_4bit: StrictBool | None = None
+    load_in_8bit: StrictBool | None = None
+    modules_to_not_convert: list[StrictStr] | None = None
+    ignore: list[StrictStr] | None = None
+    exclude_modules: list[StrictStr] | None = None
+    config_groups: dict[str, "_Group"] | None = None
+    kv_cache_quant_algo: StrictStr | None = None
+    kv_cache_scheme: "_Scheme | None" = None
+
+
+class _Scheme(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    num_bits: _int(1, 32) | None = None
+    type: StrictStr | None = None
+    group_size: _int(1, 2**20) | None = None
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    weights: _Scheme | None = None
+
+
+class _Fields(BaseModel):
+    """The keys the reader uses, each with its type and range (everything else in a config is ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    model_type: StrictStr | None = None
+    architectures: list[StrictStr] | None = None
+    hidden_size: Size | None = None
+    n_embd: Size | None = None
+    d_model: Size | None = None
+    n_embed: Size | None = None
+    num_hidden_layers: Layers | None = None
+    n_layer: Layers | None = None
+    n_layers: Layers | None = None
+    num_layers: Layers | None = None
+    num_attention_heads: Size | None = None
+    n_head: Size | None = None
+    n_heads: Size | None = None
+    num_key_value_heads: Size | None = None
+    num_kv_heads: Size | None = None
+    n_head_kv: Size | None = None
+    multi_query_group_num: Size | None = None
+    multi_query: StrictBool | None = None
+    new_decoder_architecture: StrictBool | None = None
+    head_dim: Size | None = None
+    kv_channels: Size | None = None
+    intermediate_size: Size | None = None
+    intermediate_size_mlp: Size | None = None
+    n_inner: Size | None = None
+    ffn_hidden_size: Size | None = None
+    ffn_dim: Size | None = None
+    expansion_ratio: _int(1, 1024) | None = None
+    vocab_size: Vocab | None = None
+    padded_vocab_size: Vocab | None = None
+    tie_word_embeddings: StrictBool | None = None
+    max_position_embeddings: Tokens | None = None
+    n_positions: Tokens | None = None
+    max_seq_len: Tokens | None = None
+    seq_length: Tokens | None = None
+    # MoE
+    num_local_experts: Experts | None = None
+    num_experts: Experts | None = None
+    n_routed_experts: Experts | None = None
+    num_experts_per_tok: Experts | None = None
+    experts_per_token: Experts | None = None
+    moe_top_k: Experts | None = None
+    n_shared_experts: Count | None = None
+    moe_intermediate_size: Size | None = None
+    shared_expert_intermediate_size: _int(0, 2**20) | None = None
+    first_k_dense_replace: _int(0, 4096) | None = None
+    moe_layer_freq: Step | None = None
+    decoder_sparse_step: Step | None = None
+    mlp_only_layers: list[_int(0, 4095)] | None = None
+    moe_layers: list[_int(0, 4095)] | None = None
+    interleave_moe_layer_step: Step | None = None
+    no_rope_layers: list[_int(0, 1)] | None = None
+    # MLA and sparse attention
+    kv_lora_rank: Size | None = None
+    q_lora_rank: Size | None = None
+    qk_nope_head_dim: Size | None = None
+    qk_rope_head_dim: Size | None = None
+    v_head_dim: Size | None = None
+    index_topk: Tokens | None = None
+    index_n_heads: Size | None = None
+    index_head_dim: Size | None = None
+    num_nextn_predict_layers: Count | None = None
+    # local attention
+    layer_types: list[StrictStr] | None = None
+    sliding_window: Tokens | None = None
+    sliding_window_pattern: Step | None = None
+    use_sliding_window: StrictBool | None = None
+    max_window_layers: _int(0, 4096) | None = None
+    attention_chunk_size: Tokens | None = None
+    attn_type_list: list[_int(0, 1)] | None = None
+    # formats
+    torch_dtype: StrictStr | None = None
+    dtype: StrictStr | None = None
+    quantization_config: _Quant | None = None
+    # nested blocks of DBRX / MPT
+    attn_config: "_AttnCfg | None" = None
+    ffn_config: "_FfnCfg | None" = None
+
+
+class _AttnCfg(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kv_n_heads: Size | None = None
+
+
+class _FfnCfg(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    ffn_hidden_size: Size | None = None
+    moe_num_experts: Experts | None = None
+    moe_top_k: Experts | None = None
+
+
+_Quant.model_rebuild()
+_Fields.model_rebuild()
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+_MESSAGES = {"greater_than_equal": "must be at least {ge}", "less_than_equal": "must be at most {le}",
+             "string_type": "must be a string", "list_type": "must be a list", "bool_type": "must be true or false",
+             "dict_type": "must be an object", "model_type": "must be an object", "model_attributes_type":
+             "must be an object"}
+
+
+def _fields(d: dict, path: Path, prefix: str) -> _Fields:
+    try:
+        return _Fields.model_validate(d)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = prefix + ".".join(str(x) for x in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] in _MESSAGES:
+            msg = _MESSAGES[err["type"]].format(**err.get("ctx", {}))
+            msg += f", got {_short(err['input'])}" if "input" in err else ""
+        raise CatalogError(f"{path}: field {loc!r} {msg}") from None
+
+
+# ---- families --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Family:
+    label: str  # Model.family
+    mlp: int = 3  # matrices per MLP: 3 gated (SwiGLU/GeGLU), 2 plain
+    tie: bool = False  # tie_word_embeddings where the config leaves it out (the transformers config default)
+    moe: str | None = None  # how the MoE layers are read: mixtral, qwen, deepseek, llama4, dbrx
+    expert_ff: tuple[str, ...] = ("moe_intermediate_size",)
+    mla: bool = False
+    sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
+    pattern: int = 0  # default sliding_window_pattern
+    ff_ratio: int = 0  # d_ff = ff_ratio · D when the config gives none
+    defaults: dict = field(default_factory=dict)
+    notes: str = ""
+
+
+_MOE_FF = ("intermediate_size",)
+FAMILY_SPECS: dict[str, _Family] = {
+    "llama": _Family("llama"), "mistral": _Family("mistral", sliding="all"),
+    "mixtral": _Family("mixtral", moe="mixtral", expert_ff=_MOE_FF, sliding="all"),
+    "qwen2": _Family("qwen2", sliding="qwen"), "qwen3": _Family("qwen3", sliding="qwen"),
+    "qwen2_moe": _Family("qwen2-moe", moe="qwen", sliding="qwen"),
+    "qwen3_moe": _Family("qwen3-moe", moe="qwen", sliding="qwen"),
+    "deepseek": _Family("deepseek-moe", moe="deepseek"),
+    "deepseek_v2": _Family("deepseek-v3", moe="deepseek", mla=True),
+    "deepseek_v3": _Family("deepseek-v3", moe="deepseek", mla=True),
+    "kimi_k2": _Family("deepseek-v3", moe="deepseek", mla=True),
+    "deepseek_v32": _Family("deepseek-v3", moe="deepseek", mla=True),
+    "glm4": _Family("glm-4"), "glm4_moe": _Family("glm-4-moe", moe="deepseek",
+                                                  notes="partial RoPE does not change the accounting."),
+    "gpt_oss": _Family("gpt-oss", moe="mixtral", expert_ff=_MOE_FF, sliding="alternate",
+                       notes="learned attention sinks (one scalar per head) not counted."),
+    "gemma": _Family("gemma", tie=True), "gemma2": _Family("gemma-2", tie=True, sliding="alternate"),
+    "gemma3": _Family("gemma-3", tie=True, sliding="pattern", pattern=6,
+                      defaults={"vocab_size": 262208, "head_dim": 256, "sliding_window": 4096,
+                                "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
+    "llama4": _Family("llama-4", moe="llama4", expert_ff=_MOE_FF, sliding="llama4"),
+    "phi3": _Family("phi-3", sliding="all"), "phimoe": _Family("phi-3.5-moe", moe="mixtral", expert_ff=_MOE_FF,
+                                                              sliding="all"),
+    "olmo": _Family("olmo"), "olmo2": _Family("olmo-2"), "olmo3": _Family("olmo-3"),
+    "olmoe": _Family("olmoe", moe="mixtral", expert_ff=_MOE_FF),
+    "falcon": _Family("falcon", mlp=2, tie=True, ff_ratio=4),
+    "gptj": _Family("gpt-j", mlp=2, ff_ratio=4), "gpt_neox": _Family("gpt-neox", mlp=2, ff_ratio=4),
+    "gpt2": _Family("gpt-2", mlp=2, tie=True, ff_ratio=4), "gpt_bigcode": _Family("starcoder", mlp=2, tie=True,
+                                                                                ff_ratio=4),
+    "starcoder2": _Family("starcoder2", mlp=2, tie=True, sliding="all"),
+    "bloom": _Family("bloom", mlp=2, tie=True, ff_ratio=4), "opt": _Family("opt", mlp=2, tie=True),
+    "mpt": _Family("mpt", mlp=2, tie=True, ff_ratio=4), "dbrx": _Family("dbrx", moe="dbrx"),
+    "cohere": _Family("command-r", tie=True), "cohere2": _Family("command-r", tie=True, sliding="pattern", pattern=4),
+    "granite": _Family("granite"), "granitemoe": _Family("granite-moe", moe="mixtral", expert_ff=_MOE_FF),
+    "stablelm": _Family("stablelm"), "internlm2": _Family("internlm2"), "nemotron": _Family("nemotron", mlp=2),
+    "minimax_m2": _Family("minimax-m2", moe="mixtral", expert_ff=_MOE_FF),
+    "exaone": _Family("exaone"), "seed_oss": _Family("seed-oss"), "smollm3": _Family("smollm3"),
+}
+# text-only names of multimodal families, and families whose config reuses another's reader
+_SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistral", "qwen2_vl": "qwen2",
+            "qwen2_5_vl": "qwen2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe", "ministral": "mistral",
+            "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
+            "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4"}
+FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
+
+_NOT_ATTENTION = {
+    "mamba": "state-space", "mamba2": "state-space", "jamba": "Mamba/attention hybrid", "rwkv": "recurrent (RWKV)",
+    "qwen3_next": "linear-attention (Gated DeltaNet) hybrid", "minimax": "lightning (linear) attention hybrid",
+    "minimax_text_01": "lightning (linear) attention hybrid", "falcon_h1": "Mamba/attention hybrid",
+    "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
+    "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "bamba": "Mamba hybrid",
+    "granitemoehybrid": "Mamba hybrid", "nemotron_h": "Mamba hybrid", "xlstm": "recurrent (xLSTM)",
 }
 
-_ARCHITECTURES: dict[str, str] = {
-    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
-    "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
-    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
-    "DeepseekV32ForCausalLM": "deepseek_v32", "GptOssForCausalLM": "gpt_oss",
-    "Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
-    "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4",
-}
-
-# transformers' Gemma3TextConfig defaults, used where a Gemma 3 config.json leaves the key out
-_GEMMA3_DEFAULTS = {"vocab_size": 262208, "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
-                    "max_position_embeddings": 131072, "tie_word_embeddings": True}
+_ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
 
 _TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
                  "float8_e4m3fn": "fp8"}
 
+_KEYS = {  # Model field -> config keys, first present wins
+    "D": ("hidden_size", "n_embd", "d_model", "n_embed"),
+    "L": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
+    "N": ("num_attention_heads", "n_head", "n_heads"),
+    "K": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"),
+    "H": ("head_dim", "kv_channels"),
+    "F": ("intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"),
+    "V": ("vocab_size", "padded_vocab_size"),
+    "ctx": ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"),
+    "E": ("num_local_experts", "num_experts", "n_routed_experts"),
+    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k"),
+}
+
 
 class _Cfg:
-    """Key lookups on one (possibly nested) config dict, with errors that name the file and field."""
+    """Validated lookups on one (possibly nested) config, with errors that name the file and field."""
 
     def __init__(self, d: dict, path: Path, prefix: str = "", defaults: dict | None = None):
-        self.d, self.path, self.prefix, self.defaults = d, path, prefix, defaults or {}
-
-    def has(self, key: str) -> bool:
-        return self.d.get(key) is not None or key in self.defaults
+        self.path, self.prefix, self.defaults = path, prefix, defaults or {}
+        self.f = _fields(d, path, prefix)
+        self.set = {k for k, v in self.f if v is not None}
 
     def get(self, key: str, default: Any = None) -> Any:
-        v = self.d.get(key)
-        if v is None:
-            return self.defaults.get(key, default)
-        return v
+        v = getattr(self.f, key, None)
+        return self.defaults.get(key, default) if v is None else v
 
     def int(self, *keys: str, default: int | None = None, required: bool = True) -> int | None:
-        """The first of `keys` that is set, as an int; missing and required raises CatalogError."""
+        """The first of `keys` that is set; missing and required raises CatalogError."""
         for k in keys:
             v = self.get(k)
             if v is not None:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
-                    raise CatalogError(f"{self.path}: field {self.prefix + k!r} must be an integer, got {v!r}")
                 return int(v)
         if default is not None or not required:
             return default
         raise CatalogError(f"{self.path}: field {self.prefix + keys[0]!r} missing")
 
+    def key(self, name: str, **kw) -> int | None:
+        return self.int(*_KEYS[name], **kw)
+
 
 def _family(cfg: dict, path: Path) -> str:
     mt = cfg.get("model_type")
+    if mt is not None and not isinstance(mt, str):
+        raise CatalogError(f"{path}: field 'model_type' must be a string, got {type(mt).__name__}")
+    arches = cfg.get("architectures")
+    if arches is not None and not (isinstance(arches, list) and all(isinstance(a, str) for a in arches)):
+        raise CatalogError(f"{path}: field 'architectures' must be a list of strings")
+    for name in [mt] + [a for a in arches or []]:
+        if name in _NOT_ATTENTION or (name and name.lower() in _NOT_ATTENTION):
+            what = _NOT_ATTENTION.get(name) or _NOT_ATTENTION[name.lower()]
+            raise CatalogError(f"{path}: model_type {name!r} is a {what} model; tokenmath's roofline covers "
+                               "attention transformers only")
     if mt in FAMILIES:
-        return mt
-    for arch in cfg.get("architectures") or []:
-        if arch in _ARCHITECTURES:
-            return _ARCHITECTURES[arch]
-    what = f"model_type {mt!r}" if mt else f"architectures {cfg.get('architectures')!r}" if cfg.get(
-        "architectures") else "no model_type or architectures"
+        return _SAME_AS.get(mt, mt)
+    for arch in arches or []:  # GemmaForCausalLM -> gemma, Qwen2MoeForCausalLM -> qwen2_moe
+        stem = arch
+        for s in _ARCH_SUFFIX:
+            if stem.endswith(s):
+                stem = stem[: -len(s)]
+                break
+        guess = "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(stem))
+        for cand in (guess, guess.replace("_", ""), stem.lower()):
+            if cand in FAMILIES:
+                return _SAME_AS.get(cand, cand)
+    what = f"model_type {mt!r}" if mt else f"architectures {arches!r}" if arches else "no model_type or architectures"
     supported = ", ".join(sorted(FAMILIES))
     raise CatalogError(f"{path}: unsupported {what}; supported model_type values: {supported}")
 
 
-def _weight_dtype(c: _Cfg, top: dict) -> tuple[str, str]:
-    """(dtype, how it was decided) from quantization_config, else torch_dtype / dtype."""
-    q = c.get("quantization_config") or top.get("quantization_config")
-    if isinstance(q, dict):
-        method = str(q.get("quant_method", "")).lower()
-        if method in ("fp8", "fbgemm_fp8") or q.get("fmt") == "e4m3":
-            return "fp8", f"quantization_config quant_method {method}"
-        if method in ("mxfp4", "nvfp4"):
-            return "fp4", f"quantization_config quant_method {method} (4-bit values + block scales)"
-        if method == "bitsandbytes":
-            if q.get("load_in_4bit"):
-                return "int4", "quantization_config bitsandbytes 4-bit"
-            if q.get("load_in_8bit"):
-                return "int8", "quantization_config bitsandbytes 8-bit"
-        bits = q.get("bits")
-        if bits is None and isinstance(q.get("config_groups"), dict):  # compressed-tensors
-            for group in q["config_groups"].values():
-                w = (group or {}).get("weights") or {}
-                if w.get("num_bits"):
-                    bits = w["num_bits"]
-                    if w.get("type") == "float":
-                        return {8: "fp8", 4: "fp4"}.get(bits, "bf16"), f"quantization_config {method} float{bits}"
-                    break
-        if bits in (4, 8):
-            return f"int{bits}", f"quantization_config {method or 'quantized'} {bits}-bit"
-    td = str(c.get("torch_dtype") or c.get("dtype") or top.get("torch_dtype") or top.get("dtype") or "bfloat16")
-    return _TORCH_DTYPES.get(td.replace("torch.", ""), "bf16"), f"torch_dtype {td}"
+# ---- weight formats --------------------------------------------------------------------------------
 
+def _module_kinds(pattern: str) -> set[str]:
+    """Which module kinds a modules_to_not_convert / ignore entry names (gpt-oss: 'model.layers.*.self_attn')."""
+    p = pattern.lower()
+    kinds = set()
+    if "embed" in p or "lm_head" in p or "wte" in p or "output" == p.rsplit(".", 1)[-1]:
+        kinds.add("embeddings")
+    if "attn" in p or "attention" in p or "q_proj" in p or "kv_proj" in p or "o_proj" in p:
+        kinds.add("attention")
+    if "router" in p or p.endswith("mlp.gate") or p.endswith(".gate") or "gate.weight" in p:
+        kinds.add("router")
+    if "shared_expert" in p:
+        kinds.add("shared_experts")
+    elif "expert" in p:
+        kinds.add("experts")
+    elif ("mlp" in p or "ffn" in p) and not kinds:
+        kinds.update({"mlp", "experts", "shared_experts"})
+    return kinds
+
+
+def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, str]:
+    """(matmul format, storage format per module kind where it differs, KV dtype or None, how decided)."""
+    td = str(c.get("torch_dtype") or c.get("dtype") or top.torch_dtype or top.dtype or "bfloat16")
+    base = _TORCH_DTYPES.get(td.replace("torch.", ""), "bf16")
+    q = c.get("quantization_config") or top.quantization_config
+    if q is None:
+        return base, {}, None, f"torch_dtype {td}"
+    method = (q.quant_method or "").lower()
+    algo = (q.quant_algo or "").upper()
+    kv = "fp8" if (q.kv_cache_quant_algo or "").upper() == "FP8" or (
+        q.kv_cache_scheme and q.kv_cache_scheme.num_bits == 8) else None
+    store = compute = None
+    if method in ("fp8", "fbgemm_fp8") or q.fmt == "e4m3" or algo == "FP8":
+        store = compute = "fp8"
+    elif method == "mxfp4":
+        store, compute = "mxfp4", "fp4"
+    elif method == "nvfp4" or algo == "NVFP4":
+        store, compute = "nvfp4", "fp4"
+    elif method == "bitsandbytes":
+        store = compute = "int4" if q.load_in_4bit else "int8" if q.load_in_8bit else None
+    if store is None and q.config_groups:  # compressed-tensors
+        for group in q.config_groups.values():
+            w = group.weights
+            if w and w.num_bits:
+                if w.type == "float":
+                    store = {8: "fp8", 4: "nvfp4" if w.group_size == 16 else "fp4"}.get(w.num_bits)
+                else:
+                    store = {8: "int8", 4: "int4"}.get(w.num_bits)
+                break
+        compute = {"nvfp4": "fp4"}.get(store or "", store)
+    if store is None and q.bits in (4, 8):
+        store = compute = f"int{q.bits}"
+    if store is None:
+        return base, {}, kv, f"torch_dtype {td} (quantization_config {method or algo or '?'} not read)"
+    kept = {"embeddings", "router"}  # quantisers leave the tables and the routers in the model's dtype
+    for p in (q.modules_to_not_convert or []) + (q.ignore or []) + (q.exclude_modules or []):
+        kept |= _module_kinds(p)
+    per = {k: (base if k in kept else store) for k in MODULE_KINDS}
+    overrides = {k: v for k, v in per.items() if v != compute}
+    how = f"quantization_config {method or algo}: {store} linear layers, {'/'.join(sorted(kept))} in {base}"
+    return compute, overrides, kv, how
+
+
+# ---- layers: MoE positions and local attention ---------------------------------------------------
 
 def _layer_step(n_layers: int, moe_layers: list[int]) -> tuple[int, int, str]:
     """(first_dense_layers, layer_step, note) whose MoE-layer count equals len(moe_layers)."""
     n = len(moe_layers)
     if n == 0:
-        return 0, 1, ""
+        return n_layers, 1, "no MoE layers."
     first = moe_layers[0]
     step = moe_layers[1] - moe_layers[0] if n > 1 else 1
-    if moe_layers == list(range(first, n_layers, step)):
+    if step >= 1 and moe_layers == list(range(first, n_layers, step)):
         # tokenmath counts (L - first_dense) // step MoE layers: take the largest first_dense that agrees
         for dense in range(first, -1, -1):
             if (n_layers - dense) // step == n:
                 return dense, step, ""
     # positions not of the form first + k·step: keep the count exact
-    return n_layers - n, 1, f"MoE layers {moe_layers} represented as the last {n} layers (count exact)."
+    return n_layers - n, 1, f"{n} MoE layers represented as the last {n} (count exact)."
 
 
-def _sliding(fam: str, c: _Cfg, L: int) -> tuple[int | None, int, str]:
+def _sliding(spec: _Family, c: _Cfg, L: int) -> tuple[int | None, int, str]:
     """(window, layers with a window, note)."""
     types = c.get("layer_types")
-    if isinstance(types, list) and types:
+    if types:
+        if len(types) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} has {len(types)} entries for "
+                               f"{L} layers")
         n = sum(t in ("sliding_attention", "chunked_attention") for t in types)
-        chunked = any(t == "chunked_attention" for t in types)
+        chunked = "chunked_attention" in types
         w = c.get("attention_chunk_size") if chunked else c.get("sliding_window")
         note = "chunked local attention modelled as a sliding window." if chunked else ""
         return (int(w), n, note) if n and w else (None, 0, "")
-    if fam == "gemma3":
-        w, p = c.get("sliding_window"), c.get("sliding_window_pattern")
-        if w and p:
-            n = sum((i + 1) % int(p) != 0 for i in range(L))
-            return int(w), n, ""
-        return None, 0, ""
-    if fam == "gpt_oss":
-        w = c.get("sliding_window")
-        return (int(w), sum(i % 2 == 0 for i in range(L)), "") if w else (None, 0, "")
-    if fam == "llama4":
-        w = c.get("attention_chunk_size")
-        if not w:
+    rule = spec.sliding
+    w = c.get("sliding_window")
+    if rule == "pattern":
+        p = c.int("sliding_window_pattern", default=spec.pattern)
+        return (int(w), L - L // p, "") if w and p > 1 else (None, 0, "")
+    if rule == "alternate":
+        return (int(w), (L + 1) // 2, "") if w else (None, 0, "")
+    if rule == "llama4":
+        cw = c.get("attention_chunk_size")
+        if not cw:
             return None, 0, ""
         rope = c.get("no_rope_layers")
-        flags = rope if isinstance(rope, list) and len(rope) == L else [int((i + 1) % 4 != 0) for i in range(L)]
-        return int(w), sum(bool(x) for x in flags), "chunked local attention modelled as a sliding window."
-    if fam in ("mistral", "mixtral"):
-        w = c.get("sliding_window")
+        n = sum(rope) if rope and len(rope) == L else L - L // 4
+        return int(cw), n, "chunked local attention modelled as a sliding window."
+    if rule == "all":
         return (int(w), L, "") if w else (None, 0, "")
-    if fam in ("qwen2", "qwen3", "qwen3_moe") and c.get("use_sliding_window") and c.get("sliding_window"):
-        n = max(0, L - int(c.get("max_window_layers", L)))
-        return (int(c.get("sliding_window")), n, "") if n else (None, 0, "")
+    if rule == "qwen" and c.get("use_sliding_window") and w:
+        n = max(0, L - c.int("max_window_layers", default=L))
+        return (int(w), n, "") if n else (None, 0, "")
     return None, 0, ""
 
 
-def _moe(fam: str, c: _Cfg, L: int, notes: list[str]) -> MoE | None:
-    if fam in ("mixtral", "gpt_oss"):
-        E = c.int("num_local_experts")
-        k = c.int("num_experts_per_tok", "experts_per_token")
-        return MoE(n_routed_experts=E, experts_per_token=k, d_ff_expert=c.int("intermediate_size"))
-    if fam == "qwen3_moe":
-        E = c.int("num_experts")
+def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None:
+    kind = spec.moe
+    if kind is None:
+        return None
+    if kind == "dbrx":
+        ffn = c.get("ffn_config")
+        if ffn is None or ffn.moe_num_experts is None or ffn.ffn_hidden_size is None:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'ffn_config'!r} missing (moe_num_experts, "
+                               "ffn_hidden_size)")
+        return MoE(n_routed_experts=ffn.moe_num_experts, experts_per_token=ffn.moe_top_k or 1,
+                   d_ff_expert=ffn.ffn_hidden_size)
+    E = c.key("E")
+    k = c.key("k")
+    if k > E:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) exceeds the {E} experts")
+    F_e = c.int(*spec.expert_ff)
+    shared, F_sh = 0, None
+    if kind == "mixtral":
+        first, lstep = 0, 1
+    elif kind == "qwen":
         step = c.int("decoder_sparse_step", default=1)
         dense = set(c.get("mlp_only_layers") or [])
         layers = [i for i in range(L) if i not in dense and (i + 1) % step == 0]
         first, lstep, note = _layer_step(L, layers)
         notes += [note] if note else []
-        return MoE(n_routed_experts=E, experts_per_token=c.int("num_experts_per_tok"),
-                   d_ff_expert=c.int("moe_intermediate_size"), first_dense_layers=first, layer_step=lstep)
-    if fam in ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32"):
-        E = c.int("n_routed_experts")
+        sh = c.int("shared_expert_intermediate_size", default=0)
+        if sh:
+            shared, F_sh = 1, sh
+    elif kind == "deepseek":
         k0, freq = c.int("first_k_dense_replace", default=0), c.int("moe_layer_freq", default=1)
+        if k0 > L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'first_k_dense_replace'!r} ({k0}) exceeds the {L} layers")
         layers = [i for i in range(k0, L) if i % freq == 0]
         first, lstep, note = _layer_step(L, layers)
         notes += [note] if note else []
-        return MoE(n_routed_experts=E, experts_per_token=c.int("num_experts_per_tok"),
-                   n_shared_experts=c.int("n_shared_experts", default=0), d_ff_expert=c.int("moe_intermediate_size"),
-                   first_dense_layers=first, layer_step=lstep)
-    if fam == "llama4":
-        E = c.int("num_local_experts")
+        shared = c.int("n_shared_experts", default=0)
+    else:  # llama4
         step = c.int("interleave_moe_layer_step", default=1)
         layers = c.get("moe_layers")
-        if not isinstance(layers, list):
+        if layers is None:
             layers = list(range(step - 1, L, step))
-        first, lstep, note = _layer_step(L, sorted(int(i) for i in layers))
+        bad = [i for i in layers if i >= L]
+        if bad:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'moe_layers'!r} names layer {bad[0]} of {L}")
+        first, lstep, note = _layer_step(L, sorted(set(layers)))
         notes += [note] if note else []
-        return MoE(n_routed_experts=E, experts_per_token=c.int("num_experts_per_tok"), n_shared_experts=1,
-                   d_ff_expert=c.int("intermediate_size"), first_dense_layers=first, layer_step=lstep)
-    return None
+        shared = 1
+    if first >= L:
+        return None
+    return MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=shared, d_ff_expert=F_e,
+               d_ff_shared_expert=F_sh, first_dense_layers=first, layer_step=lstep)
+
+
+# ---- reading ---------------------------------------------------------------------------------------
+
+def _depth(x: Any, limit: int) -> bool:
+    """True when `x` nests deeper than `limit` (checked without recursion)."""
+    stack = [(x, 0)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(v, dict):
+            stack.extend((w, d + 1) for w in v.values())
+        elif isinstance(v, list):
+            stack.extend((w, d + 1) for w in v)
+    return False
+
+
+def read_hf_config(path: Path) -> dict:
+    """Parse a config.json: at most MAX_CONFIG_BYTES, a JSON object, nested no deeper than configs are."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise CatalogError(f"{path}: cannot read ({e.strerror})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise CatalogError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not a config.json")
+    try:
+        cfg = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CatalogError(f"{path}: not UTF-8 text: not a config.json") from None
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"{path}: malformed JSON at line {e.lineno} ({e.msg})") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: JSON nested too deeply to be a config.json") from None
+    if isinstance(cfg, (dict, list)) and _depth(cfg, _MAX_DEPTH):
+        raise CatalogError(f"{path}: JSON nested deeper than {_MAX_DEPTH} levels: not a config.json")
+    return cfg
 
 
 def model_from_hf_config(cfg: dict, path: Path) -> Model:
@@ -230,65 +613,93 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     path = Path(path)
     if not isinstance(cfg, dict):
         raise CatalogError(f"{path}: expected a JSON object of config fields, got {type(cfg).__name__}")
+    if _depth(cfg, _MAX_DEPTH):
+        raise CatalogError(f"{path}: JSON nested deeper than {_MAX_DEPTH} levels: not a config.json")
     fam = _family(cfg, path)
-    c = _Cfg(cfg, path)
-    if fam in ("gemma3", "llama4"):  # multimodal: the language model sits under text_config
-        tc = cfg.get("text_config")
-        if not isinstance(tc, dict):
-            raise CatalogError(f"{path}: field 'text_config' missing")
-        c = _Cfg(tc, path, "text_config.")
-    if fam in ("gemma3", "gemma3_text"):
-        c.defaults = _GEMMA3_DEFAULTS
-        fam = "gemma3"
-    if fam == "llama4_text":
-        fam = "llama4"
     notes: list[str] = []
+    top = _fields(cfg, path, "")
+    c = _Cfg(cfg, path)
+    tc = cfg.get("text_config")
+    if tc is not None and not isinstance(tc, dict):
+        raise CatalogError(f"{path}: field 'text_config' must be an object, got {type(tc).__name__}")
+    if cfg.get("model_type") in ("gemma3", "llama4") and tc is None:
+        raise CatalogError(f"{path}: field 'text_config' missing")
+    if isinstance(tc, dict) and (not c.set & set(_KEYS["D"]) or cfg.get("model_type") in ("gemma3", "llama4")):
+        sub = tc.get("model_type")
+        if isinstance(sub, str) and _SAME_AS.get(sub, sub) in FAMILY_SPECS:
+            fam = _SAME_AS.get(sub, sub)
+        c = _Cfg(tc, path, "text_config.")
+        notes.append("language model read from text_config; the vision encoder is not counted.")
+    spec = FAMILY_SPECS[fam]
+    c.defaults = spec.defaults
 
-    D = c.int("hidden_size")
-    L = c.int("num_hidden_layers")
-    N = c.int("num_attention_heads")
-    K = c.int("num_key_value_heads", default=N)
-    V = c.int("vocab_size")
+    D = c.key("D")
+    L = c.key("L")
+    N = c.key("N")
+    if c.get("multi_query") and fam in ("falcon", "gpt_bigcode") and not c.get("new_decoder_architecture"):
+        K = 1
+    else:
+        attn = c.get("attn_config")
+        K = c.key("K", required=False) or (attn.kv_n_heads if attn and attn.kv_n_heads else None) or N
+    if K > N:
+        raise CatalogError(f"{path}: field {c.prefix + 'num_key_value_heads'!r} ({K}) exceeds the {N} attention heads")
+    V = c.key("V")
     mla = sparse = None
-    if fam in ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32"):
+    if spec.mla:
         mla = MLA(q_lora_rank=c.int("q_lora_rank", required=False), kv_lora_rank=c.int("kv_lora_rank"),
                   qk_nope_head_dim=c.int("qk_nope_head_dim"), qk_rope_head_dim=c.int("qk_rope_head_dim"),
                   v_head_dim=c.int("v_head_dim"))
         H = mla.v_head_dim
-        if c.has("index_topk"):
+        if "index_topk" in c.set:
             sparse = SparseAttention(index_topk=c.int("index_topk"), index_n_heads=c.int("index_n_heads"),
                                      index_head_dim=c.int("index_head_dim"))
-        if c.get("num_nextn_predict_layers"):
-            notes.append(f"{c.get('num_nextn_predict_layers')} MTP layer(s) not counted.")
     else:
-        H = c.int("head_dim", default=D // N if D % N == 0 else None)
-    moe = _moe(fam, c, L, notes)
+        H = c.key("H", default=D // N if D % N == 0 else None)
+    if c.get("num_nextn_predict_layers"):
+        notes.append(f"{c.get('num_nextn_predict_layers')} MTP layer(s) not counted.")
+    if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
+        raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
+                           "roofline covers softmax attention only")
+    moe = _moe(spec, c, L, D, notes)
     if fam == "llama4":
         F = c.int("intermediate_size_mlp", "intermediate_size")
-    elif moe is not None and fam in ("mixtral", "gpt_oss"):
+    elif fam == "dbrx":
+        F = moe.d_ff_expert
+    elif moe is not None and spec.expert_ff == _MOE_FF:
         F = moe.d_ff_expert
     elif moe is not None:
-        F = c.int("intermediate_size", default=moe.d_ff_expert)
+        F = c.key("F", default=moe.d_ff_expert)
+    elif spec.ff_ratio:
+        ratio = c.int("expansion_ratio", default=spec.ff_ratio)
+        F = c.key("F", default=ratio * D)
     else:
-        F = c.int("intermediate_size")
-    window, n_sliding, note = _sliding(fam, c, L)
+        F = c.key("F")
+    window, n_sliding, note = _sliding(spec, c, L)
     notes += [note] if note else []
-    dtype, how = _weight_dtype(c, cfg)
-    notes.append(f"weight_dtype from {how}.")
+    if spec.notes:
+        notes.append(spec.notes)
+    dtype, per_kind, kv, how = _formats(c, top)
+    notes.append(f"weight formats from {how}.")
     attention = "mla" if mla else "mha" if K == N else "mqa" if K == 1 else "gqa"
     name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
+    tie = c.get("tie_word_embeddings")
+    if tie is None:
+        tie = top.tie_word_embeddings
+    if tie is None:
+        tie = spec.tie
+    display = cfg.get("_name_or_path")
     try:
         return Model(
-            name=name or "config", display_name=str(cfg.get("_name_or_path") or name), family=FAMILIES[fam],
-            file=str(path), source=f"config.json at {path}",
+            name=name or "config", display_name=display if isinstance(display, str) and display else name,
+            family=spec.label, file=str(path), source=f"config.json at {path}",
             n_layers=L, d_model=D, n_heads=N, n_kv_heads=K, head_dim=H, d_ff=F, vocab_size=V,
-            tie_embeddings=bool(c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False))),
+            tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            weight_dtype=dtype, kv_dtype="bf16", max_context=c.int("max_position_embeddings", required=False),
-            notes=" ".join(notes),
+            weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16",
+            max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
-        raise CatalogError(f"{path}: {loc}: {err['msg']}") from None
+        raise CatalogError(f"{path}: {loc}: {err['msg'].removeprefix('Value error, ')}") from None

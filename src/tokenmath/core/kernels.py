@@ -67,9 +67,12 @@ def achieved_rate(work, t):
 
 
 def curve_value(curve, x):
-    """A measured curve read at x: linear in log x between its points, flat beyond its ends."""
+    """A measured curve read at x: a power law between its points (linear in log y against log x), flat
+    beyond its ends. Between two points the time a size-x job takes, x / eta(x), then moves monotonically
+    from one point's to the other's, so a curve whose points never make a larger job faster never does
+    in between either."""
     lx = np.log(np.maximum(np.asarray(x, dtype=float), 1e-300))
-    return np.interp(lx, np.log(np.asarray(curve.x, dtype=float)), np.asarray(curve.y, dtype=float))
+    return np.exp(np.interp(lx, np.log(np.asarray(curve.x, dtype=float)), np.log(np.asarray(curve.y, dtype=float))))
 
 
 def efficiency(priors, name: str, precision: str | None, x):

@@ -16,33 +16,33 @@ from __future__ import annotations
 
 import difflib
 import io
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from .errors import CatalogError, TokenmathError
-from .hfconfig import model_from_hf_config
+from .errors import CatalogError
+from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
-    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
 
 # catalog folder -> record type
 KINDS: dict[str, type[Record]] = {"hardware": Chip, "systems": System, "models": Model, "priors": Priors,
-                                  "training": TrainingPrior}
+                                  "training": TrainingPrior, "fabrics": Fabric,
+                                  "intervals": Intervals}
 # price sheets, memory tiers and the assumptions for reading prices backwards (pricing_records.py)
 KINDS.update({"prices": PriceSheet, "tiers": MemoryTier, "assumptions": InferenceAssumptions})
 # kinds whose entries sit one folder deeper and are named by it: prices/<provider>/<date>.yaml
@@ -305,33 +305,8 @@ def load_model(name: str) -> Model:
             p = p / "config.json"
         if not p.exists():
             raise CatalogError(f"{name}: no such file")
-        cfg = parse_json(read_text(p), str(p))
-        if not isinstance(cfg, dict):
-            raise CatalogError(f"{p}: expected a JSON object of config fields, got {type(cfg).__name__}")
-        try:
-            return model_from_hf_config(cfg, p)
-        except (TokenmathError, ValidationError):
-            raise
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError, RecursionError) as e:
-            # hfconfig validates what it knows; a config shaped some other way is still the file's problem
-            raise CatalogError(f"{p}: not a config.json tokenmath can read ({type(e).__name__}: {e})") from None
+        return model_from_hf_config(read_hf_config(p), p)
     return _load_cached("models", name)  # type: ignore[return-value]
-
-
-def _not_json(constant: str):
-    raise CatalogError(f"{constant} is not a JSON number")
-
-
-def parse_json(text: str, where: str):
-    """JSON text into Python values (NaN and Infinity refused); any problem is one CatalogError line."""
-    try:
-        return json.loads(text, parse_constant=_not_json)
-    except json.JSONDecodeError as e:
-        raise CatalogError(f"{where}: malformed JSON at line {e.lineno} ({e.msg})") from None
-    except CatalogError as e:
-        raise CatalogError(f"{where}: {e}") from None
-    except RecursionError:
-        raise CatalogError(f"{where}: nested too deeply") from None
 
 
 def load_priors(name: str = "default") -> Priors:
@@ -357,6 +332,11 @@ def _inline_priors(data: dict, file: Path) -> str:
            "sources": sources, "estimates": estimates}
     _profile_priors[name] = _validate(Priors, rec, file)  # type: ignore[assignment]
     return name
+
+
+def load_intervals(name: str = "serving") -> Intervals:
+    """Prediction-interval bounds derived from validation residuals (`catalog/intervals/NAME.yaml`)."""
+    return _load_cached("intervals", name)  # type: ignore[return-value]
 
 
 def load_training_priors() -> list[TrainingPrior]:
@@ -519,22 +499,24 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
             raise CatalogError(f"--set: no field {key!r}{more}")
         r = roles[0]
         rec = out[r]
-        dim = _dimension(field)
+        dim = (_dimension(sub.split(".")[-1]) if sub else None) or _dimension(field)
         try:
             value: Any = parse_quantity(text, dim) if dim else parse_yaml(text, f"--set {key}")
         except UnitError as e:
             raise CatalogError(f"--set {key}: {e}") from None
         if sub is not None:
             current = getattr(rec, field)
-            if not isinstance(current, dict | None):
+            if not isinstance(current, dict | BaseModel | None):
                 raise CatalogError(f"--set {key}: {field!r} has no parts to set")
-            current = dict(current or {})
-            current[sub] = value
+            current = rec.model_dump()[field] or {}
+            _set_path(current, sub, value, key)
             value = current
         try:
             new = rec.evolve(**{field: value})
         except ValidationError as e:
             raise CatalogError(f"--set {key}={text}: {_validation_message(e)}") from None
+        if sub is not None:  # the nested figure itself now comes from the override
+            new = new.model_copy(update={"sources": {**new.sources, f"{field}.{sub}": "overridden with --set"}})
         out[r] = new
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
@@ -561,3 +543,33 @@ def _validation_message(e: ValidationError) -> str:
     loc = ".".join(str(x) for x in err["loc"])
     msg = str(err["msg"]).removeprefix("Value error, ")
     return f"field {loc!r}: {msg}" if loc else msg
+
+
+def _set_path(node: dict, path: str, value: Any, key: str) -> None:
+    """Set a dotted `path` inside nested mappings; keys may hold dots themselves (offers.claude-opus-4.6.input_per_mtok)."""
+    if path in node or "." not in path:
+        node[path] = value
+        return
+    for k in sorted((k for k in node if path.startswith(f"{k}.") and isinstance(node[k], dict)), key=len, reverse=True):
+        _set_path(node[k], path[len(k) + 1:], value, key)
+        return
+    hint = suggest(path.split(".")[0], [str(k) for k in node])
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    raise CatalogError(f"--set {key}: no entry {path.split('.')[0]!r}{more}")
+
+
+# ---- serving-engine settings (the simulator's defaults) -----------------------------------------
+
+__all__ += ["load_engine"]
+
+
+def load_engine(name: str = "default") -> dict:
+    """An engine's scheduler settings, `catalog/engines/NAME.yaml` (figures parsed, with sources)."""
+    found = None
+    for d in catalog_dirs():
+        f = d / "engines" / f"{name}.yaml"
+        if f.is_file():
+            found = f
+    if found is None:
+        raise CatalogError(f"no engine settings {name!r} (catalog/engines/{name}.yaml)")
+    return read_entry(found)

@@ -20,9 +20,18 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import InputError
+from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
-__all__ = ["Chip", "System", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior", "Record",
-           "Part", "in_interval"]
+ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
+
+__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+           "Record", "Part", "in_interval", "MODULE_KINDS",
+           "ENGINES", "Intervals", "IntervalGroup"]
+
+# The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
+# attention projections (and a sparse-attention indexer), dense MLPs, routed experts, shared experts, the
+# MoE routers, and the embedding tables (input embedding and LM head).
+MODULE_KINDS = ("attention", "mlp", "experts", "shared_experts", "router", "embeddings")
 
 
 @lru_cache(maxsize=None)
@@ -122,6 +131,7 @@ class Chip(Record):
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return self.peak_flop_per_s[precision]
         i = order.index(precision) if precision in order else 0
@@ -134,6 +144,7 @@ class Chip(Record):
     def peak_precision(self, precision: str) -> str:
         """The precision whose peak `peak(precision)` actually uses."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
+        precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return precision
         i = order.index(precision) if precision in order else 0
@@ -153,6 +164,7 @@ class System(Record):
     scaleout_bandwidth_bytes_per_s: float | None = None
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
+    scaleout_fabric: str | None = None  # the catalog/fabrics entry its NICs speak (documentation; the rate is per chip)
 
     RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "rental_usd_per_chip_hour": "(0, 1e4]"}
@@ -173,6 +185,17 @@ class System(Record):
         if self.rental_usd_per_chip_hour:
             return self.source_of("rental_usd_per_chip_hour")
         return self.chip.source_of("rental_usd_per_hour")
+
+
+class Fabric(Record):
+    """A scale-out network technology (InfiniBand NDR, RoCE, EFA...): one port's rate per direction, and the
+    phrases that name it in published setups (read by the validation name matcher)."""
+
+    kind: Literal["fabric"] = "fabric"
+    port_bandwidth_bytes_per_s: float  # one NIC port, per direction
+    names: tuple[str, ...] = ()  # how setups write it: "NDR", "ConnectX-7", "CX7"...
+
+    RANGES = {"port_bandwidth_bytes_per_s": "[1e6, 1e15]"}
 
 
 class MLA(Part):
@@ -205,6 +228,7 @@ class MoE(Part):
     experts_per_token: int
     n_shared_experts: int = 0
     d_ff_expert: int
+    d_ff_shared_expert: int | None = None  # a shared expert's hidden size where it differs (Qwen2-MoE); None: d_ff_expert
     first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
     layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
 
@@ -212,6 +236,11 @@ class MoE(Part):
     def _k_le_e(self):
         if not 1 <= self.experts_per_token <= self.n_routed_experts:
             raise ValueError("experts_per_token must be between 1 and n_routed_experts")
+        if self.d_ff_shared_expert is not None and self.d_ff_shared_expert < 1:
+            raise ValueError("d_ff_shared_expert must be at least 1")
+        if self.d_ff_expert < 1 or self.n_shared_experts < 0 or self.first_dense_layers < 0 or self.layer_step < 1:
+            raise ValueError("d_ff_expert and layer_step must be at least 1, n_shared_experts and "
+                             "first_dense_layers at least 0")
         return self
 
 
@@ -235,7 +264,8 @@ class Model(Record):
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
     n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
-    weight_dtype: str = "bf16"
+    weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
+    weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
     max_context: int | None = None
     published_total_params: float | None = None
@@ -249,9 +279,16 @@ class Model(Record):
 
     @model_validator(mode="after")
     def _consistent(self):
-        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size"):
+        for f in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "vocab_size", "d_ff"):
             if getattr(self, f) < 1:
                 raise ValueError(f"{f} must be at least 1")
+        for f, fmt_ in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype),
+                        *((f"weight_dtypes.{k}", v) for k, v in self.weight_dtypes.items())):
+            if fmt_ not in PRECISION_BYTES:
+                raise ValueError(f"{f} {fmt_!r} is not one of {', '.join(PRECISION_BYTES)}")
+        for k in self.weight_dtypes:
+            if k not in MODULE_KINDS:
+                raise ValueError(f"weight_dtypes: unknown module kind {k!r}; one of {', '.join(MODULE_KINDS)}")
         if self.attention == "mla" and self.mla is None:
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:
@@ -266,9 +303,9 @@ class Model(Record):
 
 
 class Curve(Part):
-    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between by
-    linear interpolation in log x, held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative measurement spread (repeat-to-repeat), when it was measured."""
+    """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
+    a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
+    point's relative spread (repeat-to-repeat, or across engines), when it was measured."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -293,13 +330,20 @@ class Priors(Record):
 
     `curves` refine a scalar prior where it was measured by size, keyed `<prior>.<precision>` or
     `<prior>` (kernels.efficiency looks up the precision's curve first, then the plain one, then the
-    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak), `eta_bw` over GEMM
-    rows M (weight streaming, fraction of W), `eta_kv` over context S (attention-decode KV streaming).
+    scalar): `eta_mm` over GEMM rows M (fraction of the precision's dense peak; expert GEMMs read it at
+    their rows per expert), `eta_bw` over GEMM rows M (weight streaming, fraction of W), `eta_kv` over
+    context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
+    kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
+    FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
+    all-reduce message bytes and `eta_scaleup.alltoall` over the bytes one expert dispatch or combine
+    moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
+    measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
     predicting another is refused unless extrapolation is allowed.
     """
 
     kind: Literal["priors"] = "priors"
+    generation: str = ""  # the hardware generation the priors were measured on ('hopper'...; '' = spec-sheet guesses)
     eta_flop: float  # large-shape GEMM, fraction of dense peak
     eta_bw: float  # streaming HBM reads, fraction of spec bandwidth
     eta_scaleup: float  # all-to-all / all-reduce, fraction of scale-up link bandwidth
@@ -311,13 +355,39 @@ class Priors(Record):
     kernel_overhead_s: float = 0.0  # fixed cost of one GEMM kernel (launch, fill, tail), paid per layer per GEMM
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
+    ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
+    alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
+
+    def for_engine(self, engine: str | None) -> "Priors":
+        """These priors with the curves measured on `engine`'s kernels (keys `<key>@<engine>`) in place of the
+        engines' median, where that engine was measured; unchanged for None or an engine without curves."""
+        tag = f"@{engine}" if engine else None
+        if not tag or not any(k.endswith(tag) for k in self.curves):
+            return self
+        curves = {k: c for k, c in self.curves.items() if "@" not in k}
+        curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "name": f"{self.name}@{engine}"})
+
+    # the curves (by key, before any '.precision' or '@engine') that refine each scalar prior
+    REFINED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
+        "eta_flop": ("eta_mm", "eta_attn_prefill"), "eta_bw": ("eta_bw",), "eta_kv": ("eta_kv", "eta_kv_bytes"),
+        "eta_scaleup": ("eta_scaleup",)}
+
+    def evolve(self, **changes) -> "Priors":
+        """A copy with fields replaced; a scalar prior given a value (--set eta_bw=0.5) drops the measured curves
+        that refine it, so the value given is the one used rather than silently overruled by a curve."""
+        drop = {c for f in changes if f in self.REFINED_BY for c in self.REFINED_BY[f]}
+        if drop and "curves" not in changes:
+            changes["curves"] = {k: c for k, c in self.curves.items() if re.split(r"[.@]", k)[0] not in drop}
+        return super().evolve(**changes)  # type: ignore[return-value]
 
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
-              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]"}
+              "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
+              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
 
 
 class TrainingPrior(Record):
@@ -343,3 +413,42 @@ class TrainingPrior(Record):
 
     RANGES = {"mfu": "(0, 1]", "chips": "[1, 1e7]", "seq_len": "[1, 1e9]", "active_params": "[1, 1e16]",
               "global_batch_tokens": "[1, 1e13]"}
+
+
+class IntervalGroup(Part):
+    """Prediction-interval bounds of one group: quantiles of ln(measured / predicted) over its rows."""
+
+    RANGES = {"n": "[1, 1e9]", "lo": "[-10, 10]", "hi": "[-10, 10]"}
+    n: int  # rows of the group itself (its parent's rows also shaped the bounds when n is small)
+    lo: float
+    hi: float
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.lo <= self.hi:
+            raise ValueError("lo must not exceed hi")
+        return self
+
+
+class Intervals(Record):
+    """Prediction intervals for predicted rates and times, derived from validation residuals.
+
+    Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
+    specific to `*|*|*`; measure/intervals.py writes them. A predicted rate x lies in
+    [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
+    """
+
+    kind: Literal["intervals"] = "intervals"
+    RANGES = {"nominal": "(0, 1)"}
+    nominal: float
+    method: str = ""
+    groups: dict[str, IntervalGroup]
+
+    def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
+        """The most specific stored group for these keys, and its name."""
+        gen = generation or "spec-sheet"
+        for key in (f"{gen}|{phase}|{precision}", f"{gen}|*|{precision}", f"{gen}|{phase}|*", f"{gen}|*|*",
+                    "*|*|*"):
+            if key in self.groups:
+                return key, self.groups[key]
+        raise ValueError(f"{self.file or self.name}: no interval group for {gen}|{phase}|{precision} (nor *|*|*)")

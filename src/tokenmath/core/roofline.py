@@ -25,6 +25,31 @@
   is what that costs over the fully overlapped bound (e.g. a large decode batch whose GEMMs are
   compute-bound while its attention is bound by KV reads; public_measurements.csv TRT-002/012).
 
+Two ways to spread the work over the G chips:
+
+- idealised (the lecture's bound; basis='spec' by default): every FLOP and every byte split evenly,
+  t = FLOP / (G·F), t = bytes / (G·W).
+- layout-aware critical path (basis='prior' by default): the step waits for the busiest chip. With
+  Layout(tp, ep) on G chips, attention and every non-expert weight (dense MLPs, shared experts, router,
+  embeddings) are split tp ways and replicated over dp = G / tp data-parallel groups; the routed
+  experts are split ep ways (each expert G / ep ways). Per chip:
+      B_dp  = max(B / dp, min(B, 1)),  T_dp = B_dp · S_new   sequences and tokens of its DP group
+      W_dense  = N_dense · b_w / tp                            every chip reads its replica's shard
+      FLOP_dense = 2 · N_dense_mm · T_dp / tp,  FLOP_attn = T_dp · attn_per_token / tp
+      KV read  = B_dp · kv_seq · f_kv,  f_kv = max(1/tp, 1/K)  (KV heads split; replicated when tp > K;
+                                                                MLA's latent is read whole: f_kv = 1)
+  and, for the routed experts, the busiest of the ep ranks under uniform routing. A rank hosts E/ep
+  experts and receives each of the T·k token-expert assignments with probability 1/ep: its load has
+  mean mu = T·k/ep and variance sigma² = T·k·(1/ep)·(1 − 1/ep)·(E − k)/(E − 1) (k distinct experts per
+  token: hypergeometric). The expected maximum of ep such loads is taken as mu + z_ep·sigma with
+  z_n = Phi⁻¹((n − 0.375)/(n + 0.25)) (Blom's approximation to the expected largest of n normal
+  order statistics), never below one assignment once there is one, times an explicit
+  imbalance factor (1 = uniform; Priors.ep_imbalance or Layout.imbalance). The experts it must read
+  are the same order statistic of Binomial(E/ep, E_hit/E). The busiest rank's expert GEMMs have
+  M_e = load_max / hit_max rows. Matmuls with different M run at their own measured efficiency
+  (Priors.curves, e.g. eta_mm.fp8 at M), and each kernel class (dense GEMMs, expert GEMMs,
+  attention) pays max(its FLOP time, its bytes time).
+
 basis='spec' uses peaks only (eta = 1, no communication or overhead: everything perfectly
 overlapped), which bounds the step time from below; basis='prior' applies the catalog's efficiency
 priors. Every input may be a NumPy array; results broadcast.
@@ -36,6 +61,7 @@ B* (the batch where weight fetch balances weight multiply, Pope's "300 × sparsi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
@@ -47,7 +73,7 @@ from .load import load_priors
 from .records import Model, Priors, System
 
 __all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-           "gemms_per_layer", "BASES", "PHASES"]
+           "gemms_per_layer", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
@@ -88,10 +114,10 @@ def tp_allreduce_time(L, tp, T, D, b_act, bw_link, lat):
     return L * 2 * (2 * (tp - 1) / tp * T * D * b_act / bw_link + lat)
 
 
-@formula("t_ep = L_moe · ((T/G)·k·D·(b_disp + b_comb)·(1 − 1/EP)·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
+@formula("t_ep = L_moe · (T_chip·k·D·(b_disp + b_comb)·(1 − 1/EP)·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
          unit="s")
-def ep_alltoall_time(L_moe, T, G, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out, lat):
-    return L_moe * ((T / G) * k * D * (b_disp + b_comb) * (1 - 1 / EP) * ((1 - f_out) / bw_up + f_out / bw_out)
+def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, EP, f_out, bw_up, bw_out, lat):
+    return L_moe * (T_chip * k * D * (b_disp + b_comb) * (1 - 1 / EP) * ((1 - f_out) / bw_up + f_out / bw_out)
                     + 2 * lat)
 
 
@@ -135,6 +161,131 @@ def step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
     return np.maximum(t_math, t_weights + t_kv) + t_serial + (1 - overlap) * t_comm + t_overhead
 
 
+# ---- the layout-aware critical path: what the busiest chip does ------------------------------------
+
+def blom_z(n: int) -> float:
+    """z_n = Phi⁻¹((n − 0.375)/(n + 0.25)): the expected largest of n standard normals (Blom 1958); z_1 = 0."""
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+@formula("B_dp = max(B / dp, min(B, 1))", unit="seq")
+def dp_batch(B, dp):
+    """Sequences on the busiest DP group: an even share, but a lone sequence still fills a whole group."""
+    B = np.asarray(B, dtype=float)
+    return np.maximum(B / dp, np.minimum(B, 1.0))
+
+
+@formula("T_dp = B_dp · S_new", unit="tok")
+def dp_tokens(B_dp, S_new):
+    return B_dp * S_new
+
+
+@formula("N_dense_mm = N_matmul − L_moe·k·N_expert", unit="params")
+def dense_matmul_params(N_matmul, L_moe, k, N_expert):
+    return N_matmul - L_moe * k * N_expert
+
+
+@formula("W_dense = (W_all − L_moe·E·N_expert·b_exp − N_lookup·b_emb) / tp", unit="B")
+def dense_bytes_chip(W_all, L_moe, E, N_expert, b_exp, N_lookup, b_emb, tp):
+    """Every weight outside the routed experts that a step reads (attention, dense MLPs, shared experts, router,
+    LM head), split tp ways: each chip reads its shard of its replica."""
+    return (W_all - L_moe * E * N_expert * b_exp - N_lookup * b_emb) / tp
+
+
+@formula("FLOP_dense = 2 · N_dense_mm · T_dp / tp", unit="FLOP")
+def dense_flop_chip(N_dense_mm, T_dp, tp):
+    return 2 * N_dense_mm * T_dp / tp
+
+
+@formula("FLOP_attn = T_dp · attn_per_token / tp", unit="FLOP")
+def attention_flop_chip(T_dp, attn_per_token, tp):
+    return T_dp * attn_per_token / tp
+
+
+@formula("load_max = max(min(T·k, 1), imbalance · (T·k/ep + z_ep · sqrt(T·k·(1/ep)·(1 − 1/ep)·(E − k)/(E − 1))))",
+         unit="tok")
+def busiest_rank_load(T, k, ep, E, z_ep, imbalance):
+    """Token-expert assignments the busiest of ep expert-parallel ranks receives (see the module docstring)."""
+    T = np.asarray(T, dtype=float)
+    mu = T * k / ep
+    var = T * k * (1 / ep) * (1 - 1 / ep) * (E - k) / max(E - 1, 1)
+    return np.maximum(np.minimum(T * k, 1.0), imbalance * (mu + z_ep * np.sqrt(var)))
+
+
+@formula("hit_max = min(E/ep, load_max, max(min(1, E_hit), E_hit/ep + z_ep · sqrt(E_hit/ep · (1 − E_hit/E))))",
+         unit="experts")
+def busiest_rank_experts(E, ep, load_max, E_hit, z_ep):
+    """Distinct experts the busiest rank must read: the largest of ep Binomial(E/ep, E_hit/E) counts."""
+    E_hit = np.asarray(E_hit, dtype=float)
+    mean = E_hit / ep
+    approx = mean + z_ep * np.sqrt(np.maximum(mean * (1 - E_hit / E), 0.0))
+    return np.minimum(np.minimum(E / ep, load_max), np.maximum(np.minimum(1.0, E_hit), approx))
+
+
+@formula("M_e = load_max / hit_max", unit="tok")
+def expert_rows(load_max, hit_max):
+    hit = np.asarray(hit_max, dtype=float)
+    return np.divide(load_max, hit, out=np.zeros(np.broadcast(load_max, hit).shape), where=hit > 0)
+
+
+@formula("FLOP_experts = 2 · L_moe · N_expert · load_max / moe_tp", unit="FLOP")
+def expert_flop_chip(L_moe, N_expert, load_max, moe_tp):
+    return 2 * L_moe * N_expert * load_max / moe_tp
+
+
+@formula("W_experts = L_moe · hit_max · N_expert · b_exp / moe_tp", unit="B")
+def expert_bytes_chip(L_moe, hit_max, N_expert, b_exp, moe_tp):
+    return L_moe * hit_max * N_expert * b_exp / moe_tp
+
+
+@formula("t_mm_dense = FLOP_dense / (F_mm · eta_mm)", unit="s")
+def dense_gemm_time(FLOP_dense, F_mm, eta_mm):
+    return FLOP_dense / (F_mm * eta_mm)
+
+
+@formula("t_mm_experts = FLOP_experts / (F_mm · eta_mm_e)", unit="s")
+def expert_gemm_time(FLOP_experts, F_mm, eta_mm_e):
+    return FLOP_experts / (F_mm * eta_mm_e)
+
+
+@formula("t_attn = FLOP_attn / (F_attn · eta_attn)", unit="s")
+def attention_time_chip(FLOP_attn, F_attn, eta_attn):
+    return FLOP_attn / (F_attn * eta_attn)
+
+
+@formula("t_w_dense = W_dense / (W · eta_bw)", unit="s")
+def dense_weight_time(W_dense, W, eta_bw):
+    return W_dense / (W * eta_bw)
+
+
+@formula("t_w_experts = W_experts / (W · eta_bw_e)", unit="s")
+def expert_weight_time(W_experts, W, eta_bw_e):
+    return W_experts / (W * eta_bw_e)
+
+
+@formula("t_kv = B_dp · kv_seq · f_kv / (W · eta_kv)", unit="s")
+def kv_time_chip(B_dp, kv_seq, f_kv, W, eta_kv):
+    return B_dp * kv_seq * f_kv / (W * eta_kv)
+
+
+@formula("t_math = t_mm_dense + t_mm_experts + t_attn", unit="s")
+def math_time_chip(t_mm_dense, t_mm_experts, t_attn):
+    return t_mm_dense + t_mm_experts + t_attn
+
+
+@formula("t_weights = t_w_dense + t_w_experts", unit="s")
+def weight_time_chip(t_w_dense, t_w_experts):
+    return t_w_dense + t_w_experts
+
+
+@formula("t_serial = max(t_mm_dense, t_w_dense) + max(t_mm_experts, t_w_experts) + max(t_attn, t_kv) "
+         "− max(t_math, t_weights + t_kv)", unit="s")
+def serial_kernel_time_chip(t_mm_dense, t_w_dense, t_mm_experts, t_w_experts, t_attn, t_kv, t_math, t_weights):
+    # ≥ 0 exactly; rounding can leave −1e-16, which is clamped
+    return np.maximum(np.maximum(t_mm_dense, t_w_dense) + np.maximum(t_mm_experts, t_w_experts)
+                      + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv), 0.0)
+
+
 @formula("t_drain = capacity / bandwidth", unit="s")
 def drain_time(capacity, bandwidth):
     """Time to stream a whole memory once (HBM: the lecture's ~20 ms step; a tier: its hold-time match)."""
@@ -159,15 +310,44 @@ def latency_floor(N_total, b_w, G, W):
 
 @dataclass(frozen=True)
 class Layout:
-    """How one replica's G chips split the model: tensor-parallel ways and expert-parallel ways."""
+    """How one replica's G chips split the model.
+
+    tp: tensor-parallel ways of attention and every non-expert weight; those weights are replicated over
+        dp = G / tp attention data-parallel groups (tp = 1 on G chips: DeepSeek's data-parallel attention).
+    ep: expert-parallel ways of the routed experts; each expert is split moe_tp = G / ep ways.
+    imbalance: the busiest expert-parallel rank's load over what uniform routing gives it (None: the
+        priors' ep_imbalance).
+    adaptive: with fewer sequences than data-parallel groups, spread each over the idle chips (tp_eff).
+    """
 
     tp: int = 1
     ep: int = 1
+    imbalance: float | None = None
+    adaptive: bool = False
+
+    def tp_eff(self, G: int, B):
+        """Tensor-parallel ways at batch B: tp, or with `adaptive` and fewer sequences than the dp groups,
+        tp · dp / max(B, 1) — the groups that have a sequence absorb the idle chips (an engine that can
+        re-shard chooses so; a fixed data-parallel deployment leaves them idle: adaptive=False)."""
+        dp = self.dp(G)
+        if not self.adaptive or dp <= 1:
+            return self.tp
+        return self.tp * dp / np.clip(np.asarray(B, dtype=float), 1.0, dp)
+
+    def dp(self, G: int) -> float:
+        """Attention data-parallel groups: the non-expert weights' replicas."""
+        return max(1.0, G / self.tp)
+
+    def moe_tp(self, G: int) -> float:
+        """Ways each routed expert is split."""
+        return max(1.0, G / self.ep)
 
 
 def default_layout(m: Model, G: int) -> Layout:
-    """MoE: experts spread over all G chips, attention data-parallel (DeepSeek's layout); dense: TP = G."""
-    return Layout(tp=1, ep=G) if m.moe is not None else Layout(tp=G, ep=1)
+    """Dense: TP = G. MoE: experts spread over all G chips and attention data-parallel over them (DeepSeek's
+    layout), adaptive: with fewer sequences than groups the idle chips join the busy groups as tensor
+    parallelism, so a lone prompt is not left on one chip (see Layout.adaptive)."""
+    return Layout(tp=1, ep=G, adaptive=True) if m.moe is not None else Layout(tp=G, ep=1)
 
 
 @dataclass
@@ -205,11 +385,15 @@ class Step:
 
 def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-         layout: Layout | None = None, explain: bool = False) -> Step:
+         layout: Layout | None = None, ideal: bool | None = None, explain: bool = False, S_new=None) -> Step:
     """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
 
-    Decode: each of the B sequences adds one token and reads its S-token KV cache.
+    Decode: each of the B sequences adds S_new tokens (default one; K + 1 when verifying K draft
+    tokens, or a prompt chunk) and reads its S-token KV cache.
     Prefill: each of the B sequences is a prompt of S tokens, processed in one pass (causal).
+    ideal: True spreads every FLOP and byte evenly over the G chips (the lecture's idealised bound);
+    False follows the layout to its busiest chip (module docstring). Default: ideal for basis 'spec',
+    the layout's critical path for 'prior'.
     """
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}")
@@ -220,6 +404,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     b_w = arch.bytes_per(prec)
     pri = priors or load_priors(chip.priors)
     spec = basis == "spec"
+    ideal = spec if ideal is None else ideal
     layout = layout or default_layout(m, G)
     src_m = m.file or m.name
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -228,7 +413,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
                                     else pri.source_of(fld))
 
     Bq, Gq = g("B", B, "seq", "given"), g("G", G, "chips", "given")
-    S_new = g("S_new", S if phase == "prefill" else 1, "tok", f"{phase}: new tokens per sequence")
+    n_new = S if phase == "prefill" else (1 if S_new is None else S_new)
+    S_new = g("S_new", n_new, "tok", f"{phase}: new tokens per sequence")
     T = step_tokens(Bq, S_new)
     pc = arch.param_counts(m, explain)
     attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
@@ -238,6 +424,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop = p("eta_flop", "eta_flop")
     kv = kv_dtype or m.kv_dtype
+    bq = g("b_w", b_w, "B", f"{prec} weights")
+    native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
     def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
         if spec:
@@ -245,66 +433,181 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         v, src = efficiency(pri, name, fmt_, value_of(x))
         return g(sym, v, "", src)
 
-    eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
+    def has(name, fmt_):
+        return f"{name}.{fmt_}" in pri.curves or name in pri.curves
 
-    flop_attn = attention_flop(T, attn_pt)
-    flop_mm = matmul_flop(pc.matmul, T)
+    def eta_mm_at(sym, M):  # a GEMM of M rows: its measured curve, else the small-M rule, else eta_flop
+        if spec:
+            return g(sym, 1.0, "", "spec: peak")
+        if has("eta_mm", prec):
+            return c(sym, "eta_mm", prec, M)
+        if pri.matmul_m_half:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
+            e = small_m_efficiency(eta_flop, M, p("M_half", "matmul_m_half", "tok"))
+            return e.renamed(sym) if isinstance(e, Q) else e
+        return eta_flop
+
     eta_attn = eta_flop
-    if not spec and (f"eta_mm.{prec}" in pri.curves or "eta_mm" in pri.curves):  # GEMM efficiency measured by rows
-        eta_mm = c("eta_mm", "eta_mm", prec, T)
-        t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
-    elif pri.matmul_m_half and not spec:  # tiled GEMMs with few rows run below eta_flop (a CPU profile)
-        M_half = p("M_half", "matmul_m_half", "tok")
-        eta_mm = small_m_efficiency(eta_flop, T, M_half)  # the weight GEMMs: M = T tokens
+    prefill_curve = phase == "prefill" and not spec and has("eta_attn_prefill", "bf16")
+    if pri.matmul_m_half and not spec:
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
-        M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * (S if phase == "prefill" else 1),
+        M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * n_new,
                    "rows", "query rows per KV head and sequence")
-        eta_attn = small_m_efficiency(eta_flop, M_attn, M_half).renamed("eta_attn") if explain else \
-            small_m_efficiency(eta_flop, M_attn, M_half)
-        t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
-    else:
-        t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
-    W_touched = arch.weight_bytes_touched(m, T, g("b_w", b_w, "B", f"{prec} weights"), explain, pc)
-    t_weights = weight_time(W_touched, Gq, W, eta_bw)
+        eta_attn = small_m_efficiency(eta_flop, M_attn, p("M_half", "matmul_m_half", "tok"))
+        eta_attn = eta_attn.renamed("eta_attn") if isinstance(eta_attn, Q) else eta_attn
     if phase == "decode":
         kv_seq = g("kv_seq", arch.kv_read_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes read per sequence at context S (window/top-k capped)")
     else:
         kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes written per prompt of S tokens")
-    has_kv = pri.eta_kv is not None or f"eta_kv.{kv}" in pri.curves or "eta_kv" in pri.curves
-    eta_kv = c("eta_kv", "eta_kv", kv, S) if has_kv and not spec else eta_bw
-    t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
+
+    def eta_kv_for(eta_bw, kv_chip_bytes):  # KV streaming: by bytes per attention kernel, else by context, else eta_bw
+        if spec:
+            return eta_bw
+        if has("eta_kv_bytes", kv) and phase == "decode":  # measured on decode attention, which reads the cache
+            return c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
+        if pri.eta_kv is not None or has("eta_kv", kv):
+            return c("eta_kv", "eta_kv", kv, S)
+        return eta_bw
+
+    extras: dict = {"layout": layout, "precision": prec, "ideal": ideal}
+    if ideal:
+        eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
+        flop_attn = attention_flop(T, attn_pt)
+        flop_mm = matmul_flop(pc.matmul, T)
+        eta_mm = eta_mm_at("eta_mm", T)
+        if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
+            eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
+        if eta_mm is eta_flop and eta_attn is eta_flop:
+            t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
+        else:
+            t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
+        W_touched = arch.weight_bytes_touched(m, T, None if native else bq, explain, pc)
+        t_weights = weight_time(W_touched, Gq, W, eta_bw)
+        eta_kv = eta_kv_for(eta_bw, value_of(Bq) * value_of(kv_seq) / G)
+        t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
+        extras["W_touched"] = W_touched
+        if not spec:
+            t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_attn)
+            t_mm = value_of(t_math) - value_of(t_attn)
+            t_mm = Q("t_mm", t_mm, "s", source="t_math − t_attn (the matmul kernels' FLOP time)") if explain else t_mm
+            t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
+            extras.update(t_attn=t_attn, t_mm=t_mm)
+    else:
+        t_math, t_weights, t_kv, t_serial, more = _critical_path(
+            m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
+            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, prec, spec, explain)
+        extras.update(more)
 
     if spec:
         t_comm = g("t_comm", 0.0 * np.asarray(value_of(T), dtype=float), "s", "spec: communication fully hidden")
         t_over = g("t_overhead", 0.0, "s", "spec: no fixed overhead")
         overlap = g("overlap", 1.0, "", "spec")
+        t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
     else:
-        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain)
+        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
         if pri.kernel_overhead_s:
             t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
                                    g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
                                    p("t_kernel", "kernel_overhead_s", "s"))
         overlap = p("overlap", "comm_overlap")
-    extras = {"W_touched": W_touched, "layout": layout, "precision": prec}
-    if spec:
-        t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
-    else:
-        t_attn = attention_math_time(flop_attn, F_attn, Gq, eta_attn)
-        t_mm = value_of(t_math) - value_of(t_attn)
-        t_mm = Q("t_mm", t_mm, "s", source="t_math − t_attn (the matmul kernels' FLOP time)") if explain else t_mm
-        t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
-        extras.update(t_attn=t_attn, t_mm=t_mm)
     extras["t_serial"] = t_serial
     t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
-def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool):
-    """Collective time per step for the layout, on the tier each collective crosses."""
+def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
+                   eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool):
+    """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
+    src_m = m.file or m.name
+    tp, dp = layout.tp_eff(G, value_of(Bq)), layout.dp(G)
+    tpq = g("tp", tp, "", "layout: tensor-parallel ways of attention and non-expert weights" + (
+        " (adaptive: tp · dp / max(B, 1) while B < dp)" if layout.adaptive else ""))
+    if dp > 1:
+        B_dp = dp_batch(Bq, g("dp", dp, "", "layout: attention data-parallel groups = G / tp"))
+        T_dp = dp_tokens(B_dp, S_new)
+    else:
+        B_dp, T_dp = Bq, T
+    L_moe = arch.n_moe_layers(m)
+    moe = m.moe
+    E = g("E", moe.n_routed_experts if moe else 0, "", src_m)
+    k = g("k", moe.experts_per_token if moe else 0, "", src_m)
+    L_moeq = g("L_moe", L_moe, "", src_m)
+    lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params",
+               "untied input embedding: a lookup, not read whole")
+    if native:  # each module kind in the checkpoint's own format
+        fmts = arch.weight_formats(m)
+        W_all = arch.model_weight_bytes(m, None, explain, pc)
+        b_exp = g("b_exp", arch.bytes_per(fmts["experts"]), "B", f"{fmts['experts']} experts")
+        b_emb = g("b_emb", arch.bytes_per(fmts["embeddings"]), "B", f"{fmts['embeddings']} embeddings")
+    else:
+        W_all, b_exp, b_emb = arch.weight_bytes_all(pc.total, bq), bq, bq
+    W_dense = dense_bytes_chip(W_all, L_moeq, E, pc.expert, b_exp, lookup, b_emb, tpq)
+    flop_dense = dense_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), T_dp, tpq)
+    flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
+    if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
+        eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / m.n_layers)
+    eta_mm = eta_mm_at("eta_mm", T_dp)  # dense GEMMs: M = the DP group's tokens
+    eta_bw = c("eta_bw", "eta_bw", prec, T_dp)
+    t_mm_d = dense_gemm_time(flop_dense, F_mm, eta_mm)
+    t_w_d = dense_weight_time(W_dense, W, eta_bw)
+    t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
+    f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
+    f_kvq = g("f_kv", f_kv, "", "MLA: every chip reads the whole latent" if m.mla is not None else
+              f"KV heads per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)")
+    eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv)
+    t_kv = kv_time_chip(B_dp, kv_seq, f_kvq, W, eta_kv)
+    extras: dict = {"B_dp": B_dp, "T_dp": T_dp, "W_dense": W_dense}
+    if moe is not None and L_moe:
+        ep = layout.ep
+        imb = layout.imbalance if layout.imbalance is not None else pri.ep_imbalance
+        imbq = g("imbalance", 1.0 if spec else imb, "",
+                 "spec: uniform routing" if spec else ("layout: given" if layout.imbalance is not None
+                                                       else pri.source_of("ep_imbalance")))
+        epq = g("ep", ep, "", "layout: expert-parallel ways")
+        z = g("z_ep", blom_z(ep), "", f"expected largest of ep = {ep} normal loads (Blom: Phi⁻¹((n − 0.375)/(n + 0.25)))")
+        load = busiest_rank_load(T, k, epq, E, z, imbq)
+        hits = busiest_rank_experts(E, epq, load, arch.expected_experts_touched(E, k, T), z)
+        mtp = g("moe_tp", layout.moe_tp(G), "", "layout: ways each expert is split = G / ep")
+        flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
+        W_e = expert_bytes_chip(L_moeq, hits, pc.expert, b_exp, mtp)
+        M_e = expert_rows(load, hits)
+        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e))
+        t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw", prec, M_e))
+        extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
+    else:
+        zero = 0.0 * np.asarray(value_of(T), dtype=float)
+        t_mm_e = g("t_mm_experts", zero, "s", "no routed experts")
+        t_w_e = g("t_w_experts", zero, "s", "no routed experts")
+    t_math = math_time_chip(t_mm_d, t_mm_e, t_attn)
+    t_weights = weight_time_chip(t_w_d, t_w_e)
+    extras["W_touched"] = value_of(W_dense) + value_of(extras.get("W_experts", 0.0))
+    if spec:
+        return t_math, t_weights, t_kv, None, extras
+    t_serial = serial_kernel_time_chip(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
+    extras.update(t_attn=t_attn, t_mm=value_of(t_mm_d) + value_of(t_mm_e))
+    return t_math, t_weights, t_kv, t_serial, extras
+
+
+def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool,
+               ideal: bool = True, Bq=None, S_new=None):
+    """Collective time per step for the layout, on the tier each collective crosses.
+
+    Idealised: each chip sends T/G tokens. Critical path: a DP group's all-reduce carries its T_dp tokens
+    and each chip dispatches T_dp / tp of them to the experts.
+    """
+    g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
+    dp = layout.dp(G)
+    T_v = np.asarray(value_of(T), dtype=float)
+    tp = layout.tp if ideal else layout.tp_eff(G, value_of(Bq))
+    if ideal or dp <= 1:
+        T_ar, T_chip = T, g("T_chip", T_v / G, "tok", "T / G: tokens per chip")
+    else:
+        T_dp = dp_batch(value_of(Bq), dp) * value_of(S_new)
+        T_ar = g("T", T_dp, "tok", "B_dp · S_new: the busiest DP group's tokens")
+        T_chip = g("T_chip", T_dp / tp, "tok", "T_dp / tp: tokens each chip dispatches")
     dom = system.domain_chips
     crosses = G > dom
     up = system.scaleup_bw * pri.eta_scaleup
@@ -316,21 +619,39 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"
     total = 0.0 * np.asarray(value_of(T), dtype=float)
     parts = []
-    if layout.tp > 1:
-        bw = out if layout.tp > dom else up
-        parts.append(tp_allreduce_time(g("L", m.n_layers), g("tp", layout.tp), T, g("D", m.d_model),
-                                       g("b_act", 2.0, "B", "bf16 activations"),
-                                       g("bw_link", bw, "B/s", src_sys), g("lat", lat, "s", lat_src)))
+    tp_max = float(np.max(tp))
+    if tp_max > 1:
+        bw, bw_src = (out, src_sys) if tp_max > dom else (up, src_sys)
+        if tp_max <= dom and ("eta_scaleup.allreduce" in pri.curves):  # measured by message size
+            msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
+            eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
+            bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
+        t_tp = tp_allreduce_time(g("L", m.n_layers), g("tp", tp), T_ar, g("D", m.d_model),
+                                 g("b_act", 2.0, "B", "bf16 activations"),
+                                 g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src))
+        if np.ndim(tp) and not np.all(np.asarray(tp) > 1):  # adaptive: no all-reduce where a group is one chip
+            v = np.where(np.asarray(tp) > 1, value_of(t_tp), 0.0)
+            t_tp = Q("t_tp", v, "s", t_tp.formula, t_tp.inputs) if isinstance(t_tp, Q) else v
+        parts.append(t_tp)
     if layout.ep > 1 and m.moe is not None:
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if prec in ("fp8", "fp4", "int8", "int4") else 2.0
+        bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src
+        if "eta_scaleup.alltoall" in pri.curves:  # measured by the bytes one dispatch or combine moves per chip
+            msg = (np.asarray(value_of(T_chip), dtype=float) * m.moe.experts_per_token * m.d_model * 2.0
+                   * (1 - 1 / layout.ep))
+            eta, e_src = efficiency(pri, "eta_scaleup", "alltoall", msg)
+            bw_a2a, a2a_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
+        if pri.alltoall_latency_s is not None and pri.alltoall_latency_s >= lat:
+            # a dispatch or combine that leaves the domain costs at least what one inside it does
+            lat_a2a, lat_a2a_src = pri.alltoall_latency_s, pri.source_of("alltoall_latency_s")
         parts.append(ep_alltoall_time(
-            g("L_moe", arch.n_moe_layers(m)), T, g("G", G, "chips"), g("k", m.moe.experts_per_token),
+            g("L_moe", arch.n_moe_layers(m)), T_chip, g("k", m.moe.experts_per_token),
             g("D", m.d_model), g("b_disp", b_disp, "B", "dispatch in FP8 when weights are ≤ 8 bit (DeepEP)"),
             g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), g("EP", layout.ep),
             g("f_out", f_out, "", "share of destinations outside the scale-up domain = 1 − domain/EP"),
-            g("bw_up", up, "B/s", f"{system.file}: scale-up × eta_scaleup"),
-            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat, "s", lat_src)))
+            g("bw_up", bw_a2a, "B/s", a2a_src),
+            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src)))
     if not parts:
         return g("t_comm", total, "s", "one chip or no split: no collectives")
     if len(parts) == 1:

@@ -15,10 +15,17 @@ import numpy as np
 
 from .errors import TokenmathError
 
-__all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES"]
+__all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES", "COMPUTE_FORMAT"]
 
 # Bytes per element of each number format that weights, KV cache and activations are stored in.
-PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
+# Block-scaled 4-bit formats carry their scales: MXFP4 is 4-bit values with one 8-bit (E8M0) scale per
+# 32 (OCP Microscaling Formats spec v1.0) = 4.25 bits; NVFP4 one 8-bit (E4M3) scale per 16 (NVIDIA,
+# developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference) = 4.5 bits.
+PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
+                   "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8}
+
+# storage formats -> the tensor-core format whose peak their matmuls run at
+COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4"}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}

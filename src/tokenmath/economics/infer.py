@@ -470,11 +470,19 @@ def _active_range(a: InferenceAssumptions, active: tuple[float, float, float] | 
 
 
 def read_offer(ref: str, date: str | None = None, *, precisions: list[str] | None = None,
-               active: tuple[float, float, float] | None = None, rows=None) -> Reading:
-    """Every inference `provider/offer` supports (the latest sheet that lists it, or the one on `date`)."""
+               active: tuple[float, float, float] | None = None, rows=None, sheet: PriceSheet | None = None,
+               assumptions: InferenceAssumptions | None = None) -> Reading:
+    """Every inference `provider/offer` supports (the latest sheet that lists it, or the one on `date`).
+
+    `sheet` and `assumptions` replace the catalog's (a caller that applied `--set` passes its own).
+    """
     name, _, at = ref.partition("@")
-    sheet, oid, o = load_offer(name, date or at or None)
-    a = load_assumptions()
+    if sheet is None:
+        sheet, oid, o = load_offer(name, date or at or None)
+    else:
+        oid = name.partition("/")[2]
+        o = sheet.offers[oid]
+    a = assumptions or load_assumptions()
     precisions = precisions or list(a.precisions)
     for p in precisions:
         if p not in PRECISION_BYTES:

@@ -94,11 +94,11 @@ class TierRow:
         return None if self.usd_per_gb_hour is None else float(value_of(self.usd_per_gb_hour))
 
 
-def tier_rows(price_date: str | None = None, explain: bool = False, tiers: list[str] | None = None) -> list[TierRow]:
-    """Every catalog tier, fastest drain first, priced as of `price_date` (default: latest prices)."""
+def tier_rows(price_date: str | None = None, explain: bool = False, tiers: list[str] | None = None,
+              records: list[MemoryTier] | None = None) -> list[TierRow]:
+    """Every catalog tier (or these `records`), fastest drain first, priced as of `price_date` (default: latest)."""
     out = []
-    for n in tiers or names("tiers"):
-        t = load_tier(n)
+    for t in records if records is not None else [load_tier(n) for n in tiers or names("tiers")]:
         g = lambda sym, v, unit, fld: lift(explain, sym, v, unit, t.source_of(fld))  # noqa: E731
         d = drain_time(g("capacity", t.capacity_bytes, "B", "capacity_bytes"),
                        g("bandwidth", t.read_bandwidth_bytes_per_s, "B/s", "read_bandwidth_bytes_per_s"))

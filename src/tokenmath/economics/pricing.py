@@ -264,15 +264,16 @@ def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool) -> dic
                   g("p_out", p_out, "USD", s_out))
     # the serving side's derivation is printed once, under serving.usd_per_request
     cost = lift(explain, "serve_usd", value_of(serve), "USD", "serving.usd_per_request (derived above)")
-    mg = margin(cost, api)
-    mk = markup(api, cost)
     row = {"offer": f"{sheet.provider}/{oid}", "date": sheet.date, "display_name": o.display_name,
            "band": f"prompt > {band.above_tokens:,} tokens" if band else "base",
            "input_per_mtok": p_in, "cache_read_per_mtok": p_read, "output_per_mtok": p_out,
-           "api_usd_per_request": value_of(api), "margin": value_of(mg), "markup": value_of(mk),
-           "serves": o.catalog_model}
+           "api_usd_per_request": value_of(api), "serves": o.catalog_model}
+    q = {"api_usd": api}
+    if value_of(api) > 0:  # a request the API charges nothing for (all cached, free reads) has no margin
+        q.update(margin=margin(cost, api), markup=markup(api, cost))
+        row.update(margin=value_of(q["margin"]), markup=value_of(q["markup"]))
     if explain:
-        row["_q"] = {"api_usd": api, "margin": mg, "markup": mk}
+        row["_q"] = q
     return row
 
 

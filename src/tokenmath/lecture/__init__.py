@@ -18,9 +18,10 @@ from typing import Callable
 from ..core.derive import Q, value_of
 from ..core.errors import TokenmathError
 from .claim import NOT_COMPUTABLE, REGISTRY, VERDICTS, Claim, Finding, NotComputable
+from .seeds import SeedError, seed_errors
 from .context import LectureContext
 
-__all__ = ["run", "run_one", "LectureContext", "Claim", "SECTIONS", "ids", "VERDICTS"]
+__all__ = ["run", "run_one", "LectureContext", "Claim", "SECTIONS", "ids", "VERDICTS", "SeedError", "seed_errors"]
 
 # The lecture's sections, in its order (ledger letters in brackets).
 SECTIONS = {
@@ -77,7 +78,7 @@ def run_one(ctx: LectureContext, claim_id: str) -> Claim:
         id=claim_id, section=spec.section, statement=said.get("statement", ""), said=str(said.get("said", "–")),
         value=None if val is None else float(val), unit=f.unit, value_text=f.value_text, derivation=derivation,
         verdict=f.verdict, note=f.note, at=str(said.get("at", "")), plots=list(f.plots),
-        seconds=time.perf_counter() - t0)
+        seconds=time.perf_counter() - t0, check=f.check, extras=dict(f.extras))
 
 
 def run(ctx: LectureContext | None = None, on_claim: Callable[[Claim], None] | None = None,

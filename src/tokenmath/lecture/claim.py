@@ -8,6 +8,10 @@ the lecture's value into a verdict by one rule, so verdicts follow the catalog w
     |tool / said − 1| ≤ tol        → reproduced
     otherwise, premise is factual  → wrong as stated (with the correction)
     otherwise                      → off by a factor (tool / said, stated)
+
+A claim that is an identity of the lecture's own model (it can only fail through a bug in the tool) is
+labelled "identity", not "reproduced". Every finding states its `check`: what was compared, the
+tolerance and why, and what in the world would have changed the verdict (`check_text`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from ..core.derive import Q, value_of
 from ..core.units import fmt
 
 __all__ = ["Claim", "Finding", "NotComputable", "REGISTRY", "claim", "judge", "factor_text", "VERDICTS",
-           "REPRODUCED", "OFF", "WRONG", "NOT_COMPUTABLE", "need"]
+           "REPRODUCED", "IDENTITY", "OFF", "WRONG", "NOT_COMPUTABLE", "need", "check_text", "within"]
 
-REPRODUCED, OFF, WRONG, NOT_COMPUTABLE = "reproduced", "off by a factor", "wrong as stated", "not computable"
-VERDICTS = (REPRODUCED, OFF, WRONG, NOT_COMPUTABLE)
+REPRODUCED, IDENTITY, OFF, WRONG, NOT_COMPUTABLE = ("reproduced", "identity", "off by a factor", "wrong as stated",
+                                                    "not computable")
+VERDICTS = (REPRODUCED, IDENTITY, OFF, WRONG, NOT_COMPUTABLE)
 
 
 class NotComputable(Exception):
@@ -40,6 +45,8 @@ class Finding:
     derivation: str = ""  # extra derivation text (after the Q's explain())
     value_text: str = ""  # how to print the value when it is not one number (e.g. a range)
     plots: list[str] = field(default_factory=list)  # names of pictures that illustrate it
+    check: str = ""  # what was compared, the tolerance and why, what would change the verdict
+    extras: dict[str, str] = field(default_factory=dict)  # named numbers, as printed, for seed corrections
 
 
 @dataclass
@@ -59,9 +66,17 @@ class Claim:
     at: str = ""
     plots: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    check: str = ""
+    extras: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def printed(self) -> str:
+        """The value as the report prints it: its text, else the number with its unit, else a dash."""
+        if self.value_text:
+            return self.value_text
+        return "—" if self.value is None else fmt(self.value, self.unit)
 
 
 @dataclass
@@ -110,6 +125,15 @@ def judge(tool, said: float, tol: float, *, wrong: str | None = None, unit: str 
     if wrong:
         return WRONG, f"{shown} ({factor_text(ratio)}). Correction: {wrong}"
     return OFF, f"{shown}: off by {factor_text(ratio)}"
+
+
+def within(x: float, lo: float, hi: float) -> bool:
+    return lo <= x <= hi
+
+
+def check_text(compared: str, tolerance: str, fails_if: str) -> str:
+    """The check beside a verdict: what was compared, the tolerance (and why), what would change the verdict."""
+    return f"Compared {compared}. Tolerance: {tolerance}. Could fail: {fails_if}."
 
 
 def need(module: str, what: str):

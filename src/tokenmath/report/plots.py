@@ -99,7 +99,7 @@ def frontier_picture(ctx, out: Path) -> tuple[str, str]:
         raise NotComputable("tokenmath.serving.modes (fast and slow modes, issue 3) not in this build") from None
     r = ref(ctx)
     p, s = ctx.said_input("FM1", "price_multiple"), ctx.said_input("FM1", "speed_multiple")
-    S = ctx.said_input("FM3", "S")
+    S = ctx.lecture["reference"]["context"]
     fr = modes.fast_slow_modes(p, s, model=r.model, system=r.system, G=r.G, S=S, precision=r.precision, basis="spec")
     name = "latency_cost_frontier.png"
     plot_frontier(fr, str(out / name))

@@ -15,6 +15,8 @@ from the core roofline (`roofline.step`):
     out_over_in   = c_out / c_in                           what the price ratio would be if prices followed
                                                            chip time (compare: published output/input)
     kv_transfer   = I · kv                                 bytes moved from the prefill to the decode pool
+    t_transfer    = kv_transfer / (n_links · bw_link) + lat    its time over the link tier it crosses (n_links
+                                                           chips sending in parallel; used by the simulator)
 
 A cached prefix is assumed free to reuse (its holding cost belongs to the memory-tier analysis), and
 the uncached part of a prompt is costed at the full prompt's per-token rate (its attention still
@@ -37,7 +39,8 @@ from .sweep import balance_batch, compute_time_per_seq, kv_compute_ratio, kv_tim
     roofline_inputs
 
 __all__ = ["per_token_chip_s", "prefill_chip_s", "decode_chip_s", "chip_ratio", "request_usd", "Disagg",
-           "disaggregate", "check_workload"]
+           "disaggregate", "check_workload",
+           "kv_transfer_time"]
 
 _KNEE = 0.01  # default batches: the smallest within 1 % of the phase's cheapest token that fits
 
@@ -80,6 +83,11 @@ def cost_ratio(c_out, c_in):
 @formula("kv_transfer = I · kv", unit="B")
 def kv_transfer_bytes(I, kv):
     return I * kv
+
+
+@formula("t_transfer = kv_transfer / (n_links · bw_link) + lat", unit="s")
+def kv_transfer_time(kv_transfer, n_links, bw_link, lat):
+    return kv_transfer / (n_links * bw_link) + lat
 
 
 def check_workload(input_len, output_len, cache_hit) -> None:

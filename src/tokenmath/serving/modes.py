@@ -83,8 +83,8 @@ def check_multiples(p: float, s: float, m: float = 1.0) -> None:
     for name, x in (("--price-multiple", p), ("--speed-multiple", s), ("--chips-multiple", m)):
         if not np.isfinite(x) or x <= 0:
             raise InputError(f"{name} must be a positive number (got {x})")
-        if x > 1e6:
-            raise InputError(f"{name} {x} is absurd (more than a million times)")
+        if not 1e-6 <= x <= 1e6:
+            raise InputError(f"{name} {x} is absurd (more than a million times, or less than a millionth)")
 
 
 def pareto_frontier(latency_s, cost) -> np.ndarray:

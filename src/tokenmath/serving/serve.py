@@ -5,7 +5,18 @@
     B*            = R · rho                          (spec: peaks only; Pope's "300 × sparsity")
     B*_prior      = B* · eta_flop / eta_bw           (the knee with efficiency priors)
     t_floor       = N_total · b_w / (G · W)          (every weight read once: no batch beats it)
-    memory        = N_total · b_w + B · kv_held(S)   vs G · HBM capacity
+    memory        = W_all + B · kv_held(S)            vs G · HBM capacity
+    W_all         = Σ_kind N_kind · b_kind           (each module kind in the checkpoint's own format; one
+                                                      format for all when --precision names another)
+    params.total / params.active: matmul parameters WITHOUT the embedding tables (input table and LM head);
+    params.total_with_embeddings / params.active_with_embeddings: the model-card counts, with them.
+    intervals     rate x: [x·e^lo, x·e^hi];  time or cost t: [t·e^−hi, t·e^−lo]   (basis 'prior' only)
+                  lo, hi: the 80 % group of catalog/intervals/serving.yaml for the chip's generation × phase ×
+                  precision (split-conformal on validation residuals; measure/intervals.py)
+
+With speculative decoding / MTP (`spec`, serving/speculative.py) decode also reports the speculative
+step: t_spec = t_verify + K · t_draft, tau = (1 − α^(K+1)) / (1 − α) tokens per step, and the draft's
+weights and KV count in memory.
 """
 
 from __future__ import annotations
@@ -16,11 +27,12 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
-from ..core.errors import InputError
-from ..core.load import load_priors
-from ..core.records import Model, Priors, System
+from ..core.errors import CatalogError, InputError
+from ..core.load import load_intervals, load_priors, suggest
+from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
+from .speculative import Speculation, speculative_step
 
 __all__ = ["ServeReport", "serve", "check_inputs", "tokens_per_s", "usd_per_mtok"]
 
@@ -46,9 +58,12 @@ def memory_required(W_all, B, kv_held):
     return W_all + B * kv_held
 
 
-@formula("W_all = N_total · b_w", unit="B")
-def weight_bytes(N_total, b_w):
-    return N_total * b_w
+weight_bytes = arch.weight_bytes_all  # W_all = N_total · b_w (the lecture's claims use it by this name)
+
+
+@formula("speedup = (tau / t_spec) / (1 / t_step)", unit="")
+def speculative_speedup(tau, t_spec, t_step):
+    return (tau / t_spec) / (1 / t_step)
 
 
 @formula("mem_capacity = G · hbm", unit="B")
@@ -116,14 +131,18 @@ class ServeReport(Numbers):
 
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          explain: bool = False) -> ServeReport:
+          engine: str | None = None, explain: bool = False, spec: Speculation | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
     kv_dtype = kv_dtype or m.kv_dtype
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    if engine is not None and engine not in ENGINES:
+        hint = suggest(engine, list(ENGINES))
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
+                         + (f"; did you mean {hint[0]}?" if hint else ""))
     chip = system.chip
-    pri = priors or load_priors(chip.priors)
+    pri = (priors or load_priors(chip.priors)).for_engine(engine)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -156,12 +175,24 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     Bs = optimal_batch(R, pc.rho)
     numbers["hardware_ratio"] = R
     numbers["rho"] = pc.rho
+    # parameter counts, one convention (README): matmul parameters without the embedding tables (input
+    # table and LM head), and with them (a tied table once); active = what one token's forward pass uses
+    emb = float(value_of(pc.embedding))
+    src_p = f"{m.file or m.name}: tokenmath.core.arch.param_counts"
+    for key, sym, v, what in (
+            ("params.total", "N_total_no_emb", pc.total_matmul, "all weights but the embedding tables"),
+            ("params.active", "N_active_no_emb", pc.active_matmul, "weights one token uses, no embedding tables"),
+            ("params.total_with_embeddings", "N_total", float(value_of(pc.total)), "all weights, embeddings included"),
+            ("params.active_with_embeddings", "N_active", float(value_of(pc.active)),
+             "weights one token uses, embeddings included"),
+            ("params.embeddings", "N_emb", emb, "input embedding table + untied LM head")):
+        numbers[key] = g(sym, v, "params", f"{src_p} ({what})")
     numbers["optimal_batch"] = Bs
     numbers["optimal_batch_prior"] = optimal_batch_prior(Bs, g("eta_flop", pri.eta_flop, "", pri.source_of("eta_flop")),
                                                          g("eta_bw", pri.eta_bw, "", pri.source_of("eta_bw")))
     numbers["latency_floor_s"] = latency_floor(pc.total, bq, Gq, W)
     numbers["latency_floor_basis"] = "spec"
-    W_all = weight_bytes(pc.total, bq)
+    W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
@@ -171,5 +202,41 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.weights_bytes"] = W_all
     numbers["memory.kv_bytes"] = value_of(req) - value_of(W_all)
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
+    if spec is not None:
+        sp = speculative_step(m, system, spec, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
+                              priors=pri, explain=explain)
+        numbers["decode.speculative.draft_tokens"] = spec.K
+        numbers["decode.speculative.acceptance"] = spec.alpha
+        numbers["decode.speculative.draft"] = spec.kind
+        numbers["decode.speculative.tokens_per_step"] = sp.tau
+        numbers["decode.speculative.step_time_s"] = sp.t_spec
+        numbers["decode.speculative.tpot_s"] = sp.tpot
+        numbers["decode.speculative.tokens_per_s"] = tokens_per_s(value_of(sp.tau) * value_of(B), sp.t_spec)
+        numbers["decode.speculative.speedup"] = speculative_speedup(sp.tau, sp.t_spec, dec.t_step)
+        draft = spec.extra_weight_bytes(m, precision) + value_of(B) * spec.extra_kv_bytes(m, S, kv_dtype)
+        numbers["memory.draft_bytes"] = draft
+        numbers["memory.required_bytes"] = value_of(req) + draft
+        numbers["memory.fits"] = value_of(req) + draft <= value_of(cap)
     numbers["kv_bytes_per_token"] = arch.kv_bytes_per_token(m, kv_dtype, explain)
+    if engine:
+        numbers["engine"] = engine
+    if basis == "prior":
+        _intervals(numbers, pri, precision)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
+
+
+def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
+    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
+    try:
+        iv = load_intervals()
+    except CatalogError:  # no interval table in the catalog: no intervals
+        return
+    for ph in ("prefill", "decode"):
+        key, b = iv.group(pri.generation, ph, precision)
+        up, down = np.exp(b.hi), np.exp(b.lo)
+        for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
+                           ("usd_per_mtok", False)):
+            x = value_of(numbers.get(f"{ph}.{name}"))
+            if x is not None:
+                numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
+        numbers[f"{ph}.interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"

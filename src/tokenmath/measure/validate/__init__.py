@@ -1,8 +1,11 @@
 """Predict a table of published measurements and report how far the predictions land.
 
-Each row (columns of validation/public_measurements.csv) is matched to catalog entries through the
-alias table `catalog/aliases/validation.yaml`, predicted with the core, and compared:
-error = (predicted − measured) / measured. Rows the tool cannot express are listed with the reason.
+Each row (columns of validation/public_measurements.csv) is matched to catalog entries by a scored name
+matcher (match.py: catalog names, display names, catalog/aliases/names.yaml, the rules of
+catalog/aliases/validation.yaml), predicted with the core, and compared only with a measurement of the
+same dimension: error = (predicted − measured) / measured for a point; for a measured range, 0 inside it
+and from the nearer end outside; a measured bound (">250") passes or fails and is counted apart
+(rows.py). Rows the tool cannot express are listed with the reason.
 
 Serving rows use `roofline.step` for every step (one replica of G chips, `n_rep` replicas):
 
@@ -24,17 +27,19 @@ all-to-all) with the same priors. Training rows belong to `tokenmath train`.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
+import math
+
 from ...core.errors import CatalogError, InputError
-from ...core.load import read_table
+from ...core.load import load_intervals, read_table
 from ...core.records import Priors
 from ...training import predict_training_row
 from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
-from .rows import COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, group_of, row_kind, to_float, to_int, unit_scale
+from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
+                   prediction_dimension, row_kind, to_int, unit_scale)
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
@@ -77,7 +82,21 @@ def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None
             continue
         out = predict_row(row, al, basis=basis, priors=priors, explain=explain)
         (preds if isinstance(out, Prediction) else skipped).append(out)
+    if basis == "prior":
+        _attach_intervals(preds)
     return ValidationReport(basis, table, preds, skipped)
+
+
+def _attach_intervals(preds: list[Prediction]) -> None:
+    """Each serving prediction's stored 80 % interval: predicted · e^[lo, hi] (catalog/intervals/serving.yaml)."""
+    try:
+        iv = load_intervals()
+    except CatalogError:
+        return
+    for p in preds:
+        if p.interval_key:
+            _, b = iv.group(*p.interval_key)
+            p.interval = (p.predicted * math.exp(b.lo), p.predicted * math.exp(b.hi))
 
 
 def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,
@@ -87,9 +106,9 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
     kind = row_kind(row)
     if kind == "training":
         return _training(row)
-    measured = to_float(row["value"])
-    if measured is None or not 0 < measured < math.inf:
-        return skip(f"measured value {row['value']!r} is not a positive number (a bound or a range)")
+    meas = parse_measured(row["value"])
+    if meas is None:
+        return skip(f"measured value {row['value']!r} is not a positive number, a range or a bound")
     for col in ("n_chips", "batch", "input_len", "output_len", "context_len"):  # counts the predictions divide by
         if row[col].strip() and to_int(row[col]) is not None and not 1 <= to_int(row[col]) <= 1e12:
             return skip(f"{col} {row[col]!r} is not a count between 1 and 1e12")
@@ -101,15 +120,27 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
         return skip(reason)
     if kind == "unknown":
         return skip(f"metric {row['metric']!r}: not a serving, kernel or training quantity this tool predicts")
+    have, want = dimension_of_unit(row["unit"]), prediction_dimension(kind, row["metric"])
+    if have is not None and want is not None and have != want:
+        return skip(f"the row measures a {have.replace('_', ' ')} ({row['unit']}) but metric {row['metric']!r} is "
+                    f"predicted as a {want.replace('_', ' ')}: quantities of different dimensions are never compared")
+    al.matched = {}
     system, hw_note = al.system(row["hardware"])
     if system is None:
         return skip(hw_note)
     try:
         if kind == "serving":
-            return predict_serving(row, al, system, hw_note, measured, scale, basis, priors, explain)
-        return predict_microbenchmark(row, kind, al, system, hw_note, measured, scale, basis, priors)
+            out = predict_serving(row, al, system, hw_note, meas.value, scale, basis, priors, explain)
+        else:
+            out = predict_microbenchmark(row, kind, al, system, hw_note, meas.value, scale, basis, priors)
     except (ValueError, CatalogError) as e:
         return skip(str(e))
+    if isinstance(out, Prediction):
+        out.measured_op = meas.op
+        if meas.kind == "range":
+            out.measured_low, out.measured_high = meas.low, meas.high
+        out.matched = dict(al.matched)
+    return out
 
 
 # ---- training rows ------------------------------------------------------------------------------------

@@ -1,25 +1,132 @@
-"""Table strings -> catalog records, by the first matching rule of catalog/aliases/NAME.yaml."""
+"""Table strings -> catalog records: a scored name matcher, with the alias table's rules as named aliases.
+
+A string such as "Qwen3-235B-A22B-Instruct-2507 (FP8)" or "TPU v4 (275 TFLOP/s bf16, 32 GiB HBM ...)" is
+matched against every candidate's names: catalog name, display name, the extra names of
+`catalog/aliases/names.yaml` (DeepSeek-R1 is DeepSeek-V3's architecture...), and the fallback models
+beside the alias table. Both sides are cut into tokens (lower case, split at anything but letters, digits
+and a decimal point; a word followed by a number also counts joined: "Gaudi 3" -> gaudi3). A candidate
+name scores the weighted share of its tokens found in the string:
+
+    score = Σ_{t ∈ name ∩ string} w(t) / Σ_{t ∈ name} w(t),   w = 3 for tokens with a digit (model numbers,
+            sizes, versions), 2 for words, 0.25 for vendor and packaging words (nvidia, sxm, instruct...)
+
+and is refused outright when the string carries a different token of the same shape (digits replaced
+by #: "h100" vs "h200", "70b" vs "8b", "3.1" vs "3.3", "gaudi2" vs "gaudi3"), or a word naming a smaller
+sibling that the name lacks ("GLM-4.5-Air" is not GLM-4.5; air, mini, lite, flash, scout...). The best candidate at or
+above MIN_SCORE wins ("Llama 4 Scout" does not reach it for Llama 4 Maverick: 5 of 7); what matched, with
+its score, is reported beside every row. A rule of the alias table (a regular expression for a string
+no name covers, e.g. GH200 -> H200, or one that needs a note) wins where it matches, as score 1. Nothing
+here is keyed to a row id.
+
+Hardware matches a chip or a system; a chip becomes the best-scoring system built of it (ties: the
+smallest scale-up domain). A scale-out fabric named in the string (InfiniBand NDR, ConnectX-7, RoCE,
+EFA...) is reported, and an explicit per-GPU rate beside it ("CX7 IB 400 Gb/s") sets the system's
+scale-out rate.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.errors import CatalogError
-from ...core.load import load_alias_model, load_aliases, load_model, load_system
+from ...core.load import _load_cached, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model, load_system, names
 from ...core.records import Model, System
 
-__all__ = ["Aliases"]
+__all__ = ["Aliases", "Match", "score_name", "tokens", "MIN_SCORE"]
+
+MIN_SCORE = 0.8
+_WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4", "sxm5", "pcie", "instinct",
+         "instruct", "chat", "base", "hf", "it", "the", "gpu", "gpus", "per", "x", "a", "of", "and", "with",
+         "oam", "board", "node", "nodes", "pod", "slice", "platform", "total", "active", "b", "params"}
+# words that name a smaller sibling of a model or chip: present in the string but not in the name, they refuse it
+_VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill"}
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case tokens: letters/digits runs, keeping a decimal point between digits ("3.1")."""
+    t = text.lower().replace("×", "x")
+    return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
+
+
+def _token_set(text: str) -> set[str]:
+    raw = tokens(text)
+    out = set(raw)
+    for a, b in zip(raw, raw[1:]):  # "gaudi 3" -> gaudi3, "tpu v4" keeps v4, "llama 4" -> llama4
+        if a.isalpha() and b[0].isdigit():
+            out.add(a + b)
+    return out
+
+
+def _shape(t: str) -> str:
+    return re.sub(r"[0-9]+(?:\.[0-9]+)?", "#", t)
+
+
+def _weight(t: str) -> float:
+    if t in _WEAK:
+        return 0.25
+    return 3.0 if any(c.isdigit() for c in t) else 2.0
+
+
+def score_name(name: str, text: str) -> float:
+    """How well a candidate name is found in a string: 0 (absent or contradicted) … 1 (every token present)."""
+    have = _token_set(text)
+    want = tokens(name)
+    if not want or (have & _VARIANT) - set(want):
+        return 0.0
+    total = got = 0.0
+    for t in dict.fromkeys(want):
+        w = _weight(t)
+        total += w
+        if t in have:
+            got += w
+            continue
+        if any(c.isdigit() for c in t):
+            same = [h for h in have if _shape(h) == _shape(t) and h != t]
+            if any(t.startswith(h + ".") for h in same):  # "llama 3" for "3.1": half the credit, no conflict
+                got += w / 2
+            elif same:
+                return 0.0  # a different model number, size or version of the same shape
+    return got / total
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a table string matched: the catalog entry, its score, and through which name."""
+
+    text: str
+    entry: str
+    score: float
+    via: str
+
+    def note(self) -> str:
+        return f"{self.text!r} matched {self.entry} (score {self.score:.2f}, via {self.via})"
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "entry": self.entry, "score": round(self.score, 3), "via": self.via}
+
+
+def _best(text: str, candidates: dict[str, list[tuple[str, str]]]) -> Match | None:
+    best: Match | None = None
+    for entry, keys in candidates.items():
+        for key, how in keys:
+            s = score_name(key, text)
+            if s >= MIN_SCORE and (best is None or s > best.score + 1e-9 or
+                                   (abs(s - best.score) <= 1e-9 and len(key) > len(best.via))):
+                best = Match(text, entry, s, f"{how} {key!r}")
+    return best
 
 
 class Aliases:
-    """Table strings -> catalog records, by the first matching rule of catalog/aliases/NAME.yaml."""
+    """Table strings -> catalog records: a scored name matcher plus the rules of catalog/aliases/NAME.yaml."""
 
     def __init__(self, name: str = "validation"):
         self.data = load_aliases(name)
         self.file = self.data.get("file", name)
         self.engine = self.data.get("engine", {})
         self.datasets = self.data.get("datasets", {}) or {}
+        self.matched: dict[str, dict] = {}  # what the current row's strings matched (reset per row by the caller)
 
     def source(self, path: str) -> str:
         src = self.data["sources"].get(path, self.data.get("source", ""))
@@ -39,18 +146,37 @@ class Aliases:
 
     def model(self, text: str) -> tuple[Model | None, str]:
         rule = self._match("models", text)
-        if rule is None:
-            return None, f"model {text!r} matches no rule in {self.file}"
-        m = _model(rule["model"])
+        m = _best(text, _model_candidates()) if rule is None else \
+            Match(text, rule["model"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         if m is None:
-            return None, f"model {rule['model']!r} is neither in the catalog nor among the alias fallbacks"
-        return m, rule.get("note", "")
+            return None, f"model {text!r} matches no catalog model (best score below {MIN_SCORE}) nor alias rule"
+        rec = _model(m.entry)
+        if rec is None:
+            return None, f"model {m.entry!r} is neither in the catalog nor among the alias fallbacks"
+        self.matched["model"] = m.to_dict()
+        extra = (rule or {}).get("note", "") if rule is not None and rule["model"] == m.entry else ""
+        return rec, "; ".join(x for x in (m.note(), extra) if x)
 
     def system(self, text: str) -> tuple[System | None, str]:
         rule = self._match("hardware", text)
-        if rule is None:
-            return None, f"hardware {text!r} matches no rule in {self.file}"
-        return load_system(rule["system"]), rule.get("note", "")
+        m = _best(text, _system_candidates()) if rule is None else \
+            Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
+        extra = rule.get("note", "") if rule is not None else ""
+        if m is None:
+            return None, f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) " \
+                         "nor alias rule"
+        sysm = load_system(m.entry)
+        notes = [m.note(), extra]
+        fab = _fabric(text)
+        if fab is not None:
+            fname, rate = fab
+            notes.append(f"scale-out fabric {fname}")
+            if rate and abs(rate - sysm.scaleout_bw) > 1e-6 * rate:
+                sysm = sysm.evolve(scaleout_bandwidth_bytes_per_s=rate)
+                notes.append(f"scale-out {rate * 8 / 1e9:.0f} Gb/s per GPU as the string states")
+            self.matched["fabric"] = {"entry": fname, **({"bytes_per_s": rate} if rate else {})}
+        self.matched["hardware"] = m.to_dict()
+        return sysm, "; ".join(n for n in notes if n)
 
     def precision(self, text: str) -> tuple[str | None, str | None, str]:
         rule = self._match("precision", text)
@@ -65,3 +191,64 @@ def _model(name: str) -> Model | None:
         return load_model(name)
     except CatalogError:
         return load_alias_model(name)
+
+
+@lru_cache(maxsize=1)
+def _model_candidates() -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for n in names("models"):
+        m = load_model(n)
+        out[n] = [(n, "catalog name"), (re.sub(r"\(.*?\)", "", m.display_name).strip(), "display name")]
+    fallbacks = sorted({f.stem for d in catalog_dirs() for f in (d / "aliases" / "models").glob("*.yaml")})
+    for n in fallbacks:
+        if n not in out and load_alias_model(n) is not None:
+            fb = load_alias_model(n)
+            out[n] = [(n, "alias fallback"), (fb.display_name, "alias fallback")]
+    for n, extra in _extra_names().items():
+        out.setdefault(n, []).extend((x, "alias name") for x in extra)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _extra_names() -> dict[str, list[str]]:
+    try:
+        d = load_aliases("names")
+    except CatalogError:
+        return {}
+    return {k: list(v.get("names", [])) for k, v in (d.get("models") or {}).items()} | \
+        {k: list(v.get("names", [])) for k, v in (d.get("hardware") or {}).items()}
+
+
+@lru_cache(maxsize=1)
+def _system_candidates() -> dict[str, list[tuple[str, str]]]:
+    """Every system by its own names and its chip's; a chip's names point at the system built of it."""
+    extra = _extra_names()
+    systems = {n: load_system(n) for n in names("systems")}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for n, s in sorted(systems.items(), key=lambda kv: kv[1].domain_chips):
+        keys = [(n, "system name"), (re.sub(r"\(.*?\)", "", s.display_name).strip(), "system display name")]
+        keys += [(x, "alias name") for x in extra.get(n, [])]
+        out[n] = keys
+    for c in names("hardware"):
+        chip = load_chip(c)
+        built = [n for n, s in sorted(systems.items(), key=lambda kv: kv[1].domain_chips) if s.chip.name == c]
+        target = built[0] if built else c
+        keys = [(c, "chip name"), (re.sub(r"\(.*?\)", "", chip.display_name).strip(), "chip display name")]
+        keys += [(x, "alias name") for x in extra.get(c, [])]
+        out.setdefault(target, []).extend(keys)
+    return out
+
+
+def _fabric(text: str) -> tuple[str, float | None] | None:
+    """(fabric entry, per-GPU rate stated beside it or None) for a scale-out fabric named in the string."""
+    best = None
+    for n in names("fabrics"):
+        f = _load_cached("fabrics", n)
+        for phrase in f.names:
+            if re.search(rf"(?<![A-Za-z0-9]){re.escape(phrase)}(?![A-Za-z0-9])", text, re.IGNORECASE):
+                if best is None or len(phrase) > best[1]:
+                    best = (n, len(phrase))
+    if best is None:
+        return None
+    rate = re.search(r"(\d+(?:\.\d+)?)\s*(?:Gb/s|Gbps|Gbit/s|G\b)", text)
+    return best[0], (float(rate.group(1)) * 1e9 / 8 if rate else None)

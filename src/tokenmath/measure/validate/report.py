@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.derive import Q
+from ..intervals import coverage, residual_rows
 from .rows import SERVING_GROUPS
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport"]
@@ -27,9 +28,34 @@ class Prediction:
     why: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     derivation: Q | None = None
+    interval_key: tuple[str, str, str] | None = None  # (generation, phase, precision): its interval group
+    cluster: str = ""  # model|chip: rows that share it are left out together when coverage is measured
+    interval: tuple[float, float] | None = None  # the stored 80 % interval of the prediction, in the row's unit
+    measured_low: float | None = None  # a measured range [low, high] (rows.parse_measured), in the row's unit
+    measured_high: float | None = None
+    measured_op: str = ""  # a bound row ('>', '>=', '<', '<='): it passes or fails, it has no error
+    matched: dict = field(default_factory=dict)  # what the row's strings matched, with scores (match.Aliases)
+
+    @property
+    def is_bound(self) -> bool:
+        return bool(self.measured_op)
+
+    @property
+    def bound_passes(self) -> bool | None:
+        """For a bound row: does the prediction satisfy the measured inequality?"""
+        if not self.measured_op:
+            return None
+        x, v = self.predicted, self.measured
+        return {">": x > v, ">=": x >= v, "<": x < v, "<=": x <= v}[self.measured_op]
 
     @property
     def error(self) -> float:
+        """(predicted − measured) / measured; for a range, 0 inside it and from the nearer end outside."""
+        if self.measured_low is not None and self.measured_high is not None and self.measured_high > self.measured_low:
+            if self.measured_low <= self.predicted <= self.measured_high:
+                return 0.0
+            end = self.measured_low if self.predicted < self.measured_low else self.measured_high
+            return (self.predicted - end) / end
         return (self.predicted - self.measured) / self.measured
 
     @property
@@ -45,9 +71,30 @@ class Prediction:
         return self.measured <= self.spec + slack if self.higher_is_better else self.measured >= self.spec - slack
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "group": self.group, "kind": self.kind, "predicted": self.predicted,
-                "measured": self.measured, "unit": self.unit, "error": self.error, "abs_error": self.abs_error,
-                "spec_bound": self.spec, "bound_ok": self.bound_ok, "why": self.why, "assumptions": self.assumptions}
+        out = {"id": self.id, "group": self.group, "kind": self.kind, "predicted": self.predicted,
+               "measured": self.measured, "unit": self.unit, "spec_bound": self.spec, "bound_ok": self.bound_ok,
+               "why": self.why, "assumptions": self.assumptions}
+        if self.is_bound:
+            out.update(measured_bound=f"{self.measured_op}{self.measured:g}", bound_passes=self.bound_passes)
+        else:
+            out.update(error=self.error, abs_error=self.abs_error)
+        if self.measured_low is not None and self.measured_high is not None and self.measured_high > self.measured_low:
+            out["measured_range"] = [self.measured_low, self.measured_high]
+        if self.matched:
+            out["matched"] = self.matched
+        if self.interval and self.interval_key and not self.is_bound:
+            out.update(interval=list(self.interval), inside_interval=self.inside_interval,
+                       interval_group="|".join(self.interval_key))
+        return {k: v for k, v in out.items() if v is not None}
+
+    @property
+    def inside_interval(self) -> bool | None:
+        """Is the measurement (any part of a measured range) inside the prediction's interval?"""
+        if self.interval is None or self.is_bound:
+            return None
+        lo = self.measured_low if self.measured_low is not None else self.measured
+        hi = self.measured_high if self.measured_high is not None else self.measured
+        return lo <= self.interval[1] and hi >= self.interval[0]
 
 
 @dataclass(frozen=True)
@@ -80,25 +127,41 @@ class ValidationReport:
         return list(dict.fromkeys(seen))
 
     def summary(self) -> dict:
-        """Median and 90th-percentile |error| overall, over the serving groups, and per group."""
-        out = _stats([r.error for r in self.rows])
-        serving = [r.error for r in self.rows if r.group in SERVING_GROUPS]
+        """Median and 90th-percentile |error| overall, over the serving groups, and per group; bound rows
+        (a measured inequality) are counted apart, as passed or failed."""
+        rows = [r for r in self.rows if not r.is_bound]
+        out = _stats([r.error for r in rows])
+        serving = [r.error for r in rows if r.group in SERVING_GROUPS]
         out["serving"] = {**_stats(serving), "groups": [g for g in SERVING_GROUPS if g in self.groups()]}
+        bounds = [r for r in self.rows if r.is_bound]
+        out["bound_rows"] = {"n": len(bounds), "passed": sum(bool(r.bound_passes) for r in bounds)}
+        out["range_rows"] = sum(1 for r in rows if r.measured_high is not None and r.measured_low is not None
+                                and r.measured_high > r.measured_low)
         out["groups"] = {}
         for g in self.groups():
-            s = _stats([r.error for r in self.rows if r.group == g])
+            s = _stats([r.error for r in rows if r.group == g])
             s["unexpressed"] = sum(1 for u in self.unexpressed if u.group == g)
             out["groups"][g] = s
         out["unexpressed"] = len(self.unexpressed)
         out["bound_violations"] = len(self.violations())
+        res = residual_rows([r for r in self.rows if r.group in SERVING_GROUPS])
+        if res and self.basis == "prior":
+            cov = coverage(res)
+            out["interval_coverage"] = cov["left_out_cluster"]  # out of sample: (model, hardware) clusters left out
+            out["intervals"] = {**cov, "stored_in_sample": self._stored_coverage()}
         return out
+
+    def _stored_coverage(self) -> float | None:
+        """Share of serving rows inside the catalog's stored intervals (in sample when derived from this table)."""
+        rows = [r for r in self.rows if r.group in SERVING_GROUPS and r.interval is not None]
+        return sum(bool(r.inside_interval) for r in rows) / len(rows) if rows else None
 
     def violations(self) -> list[Prediction]:
         """Rows whose measurement beats the spec bound: a catalog or model bug (or a metric the row defines oddly)."""
         return [r for r in self.rows if r.bound_ok is False]
 
     def worst(self, n: int = 10, groups=None) -> list[Prediction]:
-        rows = [r for r in self.rows if groups is None or r.group in groups]
+        rows = [r for r in self.rows if (groups is None or r.group in groups) and not r.is_bound]
         return sorted(rows, key=lambda r: -r.abs_error)[:n]
 
     def to_dict(self) -> dict:

@@ -1,11 +1,23 @@
-"""Reading a measurement table: its columns, row groups, numbers and units, and what kind of quantity a row is."""
+"""Reading a measurement table: its columns, row groups, numbers and units, and what kind of quantity a row is.
+
+- A measured value is a point ("27,911", "~250"), a range ("8-31", "8 to 31": an interval the prediction
+  should fall in) or a bound (">250", ">= 1,000", "up to 800", "<5": an inequality the prediction passes or
+  fails); `parse_measured` reads all three.
+- A unit has a dimension (rate of tokens, time, bandwidth, FLOP rate) and a scope: the whole setup, per
+  GPU, per node, per user. A prediction is compared only with a measurement of its own dimension
+  (`dimension_of_unit`, `DIMENSION_OF_KIND`); anything else is refused with the reason.
+- Chips: the n_chips column, or nodes × "N per node" read from the row's text (`chips_of`).
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale"]
+__all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
+           "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
+           "per_node_of"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -14,7 +26,7 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^us$", 1e-6), (r"^ms$", 1e-3),
-               (r"^s$", 1.0), (r"^tokens/s", 1.0)]
+               (r"^s$", 1.0), (r"^tok(?:en)?s?/s", 1.0), (r"^req(?:uest)?s?/s", 1.0)]
 
 def group_of(row_id: str) -> str:
     """The id's prefix: 'TRT-001' -> 'TRT'."""
@@ -46,12 +58,154 @@ def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
         return "training"
-    if "token" in metric or unit.startswith("tokens"):
+    if "token" in metric or re.match(r"tok(?:en)?s?/s", unit):
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
+    if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s", metric):
+        return "serving"
     if "tflop" in metric:
         return "gemm" if re.search(r"\bgemm\b|dense matmul", model) else "kernel"
     if "kernel_time" in metric or "bandwidth" in metric or "read_throughput" in metric:
         return "stream"
     return "unknown"
+
+
+# ---- measured values: points, ranges, bounds -----------------------------------------------------------
+
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)\s*([kKmM])?"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A measured value: a point (low == high), a range [low, high], or a bound (op '>', '>=', '<', '<=')."""
+
+    low: float
+    high: float
+    op: str = ""  # '' for a point or range; the inequality of a bound
+
+    @property
+    def kind(self) -> str:
+        return "bound" if self.op else ("range" if self.high > self.low else "point")
+
+    @property
+    def value(self) -> float:
+        """The number a point or range error is measured from: the point, or the range's nearest end (see error)."""
+        return self.low if self.op in (">", ">=") else self.high if self.op else (self.low + self.high) / 2
+
+
+def _num(m: re.Match) -> float:
+    v = float(m.group(1).replace(",", ""))
+    return v * {"k": 1e3, "m": 1e6}.get((m.group(2) or "").lower(), 1.0)
+
+
+def parse_measured(text: str) -> Measured | None:
+    """'27,911', 'up to 800' -> point; '8-31' / '8 to 31' -> range; '>250', '≥250', '250+', '<5' -> bound."""
+    t = (text or "").strip().replace("≥", ">=").replace("≤", "<=").replace("–", "-").replace("—", "-")
+    t = re.sub(r"^[~≈]|^approx\.?\s*|^about\s+", "", t, flags=re.I).strip()
+    if not t:
+        return None
+    m = re.fullmatch(rf"(>=|<=|>|<)\s*{_NUM}", t)
+    if m:
+        v = _num(re.match(_NUM, t[len(m.group(1)):].strip()))
+        return Measured(v, v, m.group(1))
+    m = re.fullmatch(rf"{_NUM}\s*\+", t)
+    if m:
+        v = _num(m)
+        return Measured(v, v, ">=")
+    m = re.fullmatch(rf"(?:up to|peak of)\s+{_NUM}", t, flags=re.I)  # the best the setup reached: a point
+    if m:
+        v = _num(re.search(_NUM, t))
+        return Measured(v, v)
+    m = re.fullmatch(rf"(?:at most|below|under)\s+{_NUM}", t, flags=re.I)
+    if m:
+        v = _num(re.search(_NUM, t))
+        return Measured(v, v, "<=")
+    m = re.fullmatch(rf"(?:at least|min(?:imum)?)\s+{_NUM}", t, flags=re.I)
+    if m:
+        v = _num(re.search(_NUM, t))
+        return Measured(v, v, ">=")
+    m = re.fullmatch(rf"{_NUM}\s*(?:-|to)\s*{_NUM}", t)
+    if m:
+        parts = re.findall(_NUM, t)
+        lo, hi = (float(a.replace(",", "")) * {"k": 1e3, "m": 1e6}.get(b.lower(), 1.0) for a, b in parts[:2])
+        if hi <= 0 or lo <= 0:
+            return None
+        return Measured(min(lo, hi), max(lo, hi))
+    m = re.fullmatch(_NUM, t)
+    if m:
+        v = _num(m)
+        return Measured(v, v) if v > 0 else None
+    return None
+
+
+# ---- dimensions and scopes -----------------------------------------------------------------------------
+
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s", "token_rate"), (r"flop/?s|tflops|pflop/?s", "flop_rate"),
+                (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s|gbps|gb/s", "bandwidth"),
+                (r"^(us|µs|ms|s|ns|sec|seconds?|minutes?|min|hours?|h)\b", "time")]
+
+# what each prediction kind returns
+DIMENSION_OF_KIND = {"run": "token_rate", "prefill": "token_rate", "decode": "token_rate", "per_user": "token_rate",
+                     "decode_fixed": "token_rate", "serving": "token_rate", "gemm": "flop_rate", "kernel": "flop_rate",
+                     "stream": "bandwidth", "link": "bandwidth", "alltoall": "time", "stream_time": "time"}
+
+
+def dimension_of_unit(unit: str) -> str | None:
+    u = unit.strip().lower()
+    for pat, dim in _DIM_OF_UNIT:
+        if re.search(pat, u):
+            return dim
+    return None
+
+
+def prediction_dimension(kind: str, metric: str) -> str | None:
+    """The dimension of what tokenmath predicts for a row of this kind and metric."""
+    m = metric.lower()
+    if kind == "stream" and "kernel_time" in m:
+        return "time"
+    if kind == "alltoall" and not m.endswith("_latency"):
+        return "bandwidth"
+    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|time.to.first|inter.token|end.to.end|latency", m):
+        return "time"  # rows under load measure latencies too (measure/validate/atload.py)
+    if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s", m):
+        return None  # a request rate: no unit dimension of its own here
+    return DIMENSION_OF_KIND.get(kind)
+
+
+def unit_scope(unit: str, metric: str) -> str:
+    """'gpu', 'node', 'user' or 'total': what one unit of the measurement covers."""
+    u, m = unit.lower(), metric.lower()
+    if re.search(r"/\s*user|per[ _]user", u + " " + m):
+        return "user"
+    if re.search(r"/\s*node|per[ _]node", u + " " + m):
+        return "node"
+    if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", u + " " + m):
+        return "gpu"
+    return "total"
+
+
+# ---- chip counts -------------------------------------------------------------------------------------------
+
+def per_node_of(row: dict) -> int | None:
+    """GPUs per node stated anywhere in the row: '8 per node', '8 GPUs/node', '8-GPU nodes'."""
+    text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism", "notes"))
+    m = re.search(r"(\d+)\s*(?:x\s*)?(?:gpus?|chips?|accelerators?)?\s*(?:per|/)\s*node", text, re.I) or \
+        re.search(r"(\d+)-(?:gpu|chip)\s+nodes?", text, re.I)
+    return int(m.group(1)) if m else None
+
+
+def chips_of(row: dict) -> tuple[int | None, str]:
+    """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read)."""
+    n = to_int(row.get("n_chips", ""))
+    if n is not None:
+        return n, ""
+    text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism"))
+    per = per_node_of(row)
+    nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
+    if nodes and per:
+        return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node"
+    m = re.match(r"\s*(\d+)\b", row.get("n_chips", "") or "")
+    if m:
+        return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
+    return None, ""

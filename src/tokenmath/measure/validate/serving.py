@@ -9,6 +9,8 @@ Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
                               tokens/s = n_rep · B · OSL / t_run
     one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
     batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
+    under load (atload.py):   at a concurrency through the simulator, at a per-user speed through the frontier
+    speculation (stated α):   tokens/s/user = tau / t_spec at the row's batch (serving/speculative.py)
 
 With basis='spec' (peaks, everything overlapped) the engine may fill the whole HBM with KV, there is
 no batch cap, and a run takes max(Σ t_math, Σ (t_weights + t_kv)) over all its steps: a lower bound
@@ -25,26 +27,21 @@ import numpy as np
 
 from ...core import arch
 from ...core.derive import Q, formula, lift
+from ...core.load import load_priors
 from ...core.records import Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
+from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
+from ...serving.speculative import Speculation, speculative_step
+from ..intervals import phase_of
+from .atload import predict_under_load, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import group_of, to_int
+from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
 
-__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput"]
+__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
-
-@formula("kv_pool = f_kv · (G · C − W_all)", unit="B")
-def kv_pool_bytes(f_kv, G, C, W_all):
-    return f_kv * (G * C - W_all)
-
-
-@formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
-def engine_batch(kv_pool, kv_held, B_max):
-    return np.minimum(np.floor(kv_pool / kv_held), B_max)
-
 
 @formula("t_run = n_prefill · t_prefill + OSL · t_decode_mean", unit="s")
 def run_time(n_prefill, t_prefill, OSL, t_decode_mean):
@@ -75,6 +72,7 @@ class _Setup:
     notes: list[str]
     assumptions: list[str]
     priors: Priors | None = None
+    spec: Speculation | None = None
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -86,9 +84,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     prec, kv, pnote = al.precision(row["precision"])
     if prec is None:
         return Unexpressed(rid, g, pnote)
+    spec = speculation_of(row, m)
+    if isinstance(spec, str):
+        return Unexpressed(rid, g, spec)
     metric, unit = row["metric"].lower(), row["unit"].lower()
-    per_gpu = "per_gpu" in metric or "/gpu" in unit
-    per_user = "per_user" in metric or "/user" in unit
+    scope = unit_scope(row["unit"], row["metric"])
+    per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
     notes = [n for n in (hw_note, note, pnote) if n]
     assumptions: list[str] = []
@@ -105,6 +106,18 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if ISL is None:
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
+    engine = engine_of(row)
+    pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
+    if engine and pri.name.endswith(f"@{engine}"):
+        notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
+    regime = under_load(row)
+    if regime is not None:
+        if OSL is None:
+            return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
+        G, n_rep, layout, lnote = _layout(row, m, system, prec, to_int(row["n_chips"]), None, al)
+        su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri)
+        return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
+                                  notes + _diagnose(row, su, "decode"), lnote)
     B = to_int(row["batch"])
     if per_user or (B is not None and OSL is None and phase is None):
         if OSL is None:
@@ -118,26 +131,40 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if OSL is None and mode in ("run", "decode"):
         return Unexpressed(rid, g, "output length not in the table")
 
-    G_row = to_int(row["n_chips"])
+    G_row, chips_note = chips_of(row)
+    if chips_note:
+        notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     if lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, priors)
-    pri = priors
+    su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec)
     value, why, deriv = _serving_value(su, mode, basis, pri, al, explain)
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
     spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
-    div = (G * n_rep if per_gpu else 1)
+    per_node = per_node_of(row) or system.domain_chips
+    div = G * n_rep if per_gpu else (G * n_rep / per_node if scope == "node" else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
     why += notes + _diagnose(row, su, mode)
-    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv)
+    gen = pri.generation or "spec-sheet"
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
+                      interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+def engine_of(row: dict) -> str | None:
+    """The serving engine a row's source or notes name, if any ('trtllm', 'vllm', 'sglang')."""
+    text = " ".join(row.get(c, "") for c in ("source", "notes", "parallelism"))
+    for engine, pattern in (("trtllm", r"tensorrt[- ]?llm|\btrt[- ]?llm\b"), ("vllm", r"\bvllm\b"),
+                            ("sglang", r"\bsglang\b")):
+        if re.search(pattern, text, re.I):
+            return engine
+    return None
 
 
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
     out = []
-    fill = arch.param_counts(su.m).total * arch.bytes_per(su.prec) / (su.G * su.system.chip.hbm_capacity_bytes)
+    fill = float(arch.model_weight_bytes(su.m, su.prec)) / (su.G * su.system.chip.hbm_capacity_bytes)
     if fill > 0.5 and su.B is None and mode in ("run", "decode"):
         out.append(f"weights fill {fill:.0%} of HBM: the engine's activation/workspace reservation (not modelled) "
                    "shrinks the KV pool, so the real batch is smaller")
@@ -186,7 +213,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
 
 def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
     f = float(al.engine["replica_weight_fraction"])
-    W_all = arch.param_counts(m).total * arch.bytes_per(prec)
+    W_all = float(arch.model_weight_bytes(m, prec))
     G = 1
     while G < G_max and W_all > f * G * system.chip.hbm_capacity_bytes:
         G *= 2
@@ -200,6 +227,17 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     kw = dict(G=G, precision=su.prec, kv_dtype=su.kv, basis=basis, priors=priors, layout=su.layout)
     why: list[str] = []
     tokens_max = int(al.engine["max_num_tokens"])
+    if su.spec is not None and mode not in ("per_user", "decode_fixed"):
+        return ("speculative decoding at the engine's maximum load is not expressed: it needs a stated batch or "
+                "concurrency"), why, None
+    if mode in ("per_user", "decode_fixed") and su.spec is not None:
+        B, S = su.B or 1, su.ISL + su.OSL / 2
+        sp = speculative_step(m, sysm, su.spec, B=B, S=S, explain=explain, **kw)
+        tau, t = float(sp.v("tau")), float(sp.v("t_spec"))
+        why.append(f"speculative decode at batch {B}, context {S:.0f}: {tau:.3g} tokens per step of {t * 1e3:.3g} ms "
+                   f"(verify + {su.spec.K} draft steps of {su.spec.kind})")
+        value = tau / t if mode == "per_user" else su.n_rep * B * tau / t
+        return value, why, (sp.tpot if explain else None)
     if mode in ("per_user", "decode_fixed"):
         B = su.B or 1
         S = su.ISL + su.OSL / 2
@@ -252,7 +290,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
 
 
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     f_kv = 1.0 if spec else float(al.engine["kv_memory_fraction"])
     pool = kv_pool_bytes(f_kv, su.G, su.system.chip.hbm_capacity_bytes, W_all)
@@ -266,7 +304,7 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
 def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     """The run's derivation: the engine batch, one prefill step, the mean decode step, and the total."""
     e = True
-    W_all = arch.param_counts(su.m).total * arch.bytes_per(su.prec)
+    W_all = float(arch.model_weight_bytes(su.m, su.prec))
     cap = su.system.chip.hbm_capacity_bytes
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     Bq: Q | int

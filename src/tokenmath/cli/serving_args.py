@@ -1,0 +1,48 @@
+"""Command-line options shared by serve, simulate and frontier: speculative decoding / MTP, and the scheduler."""
+
+from __future__ import annotations
+
+import typer
+
+from ..core.errors import InputError
+from ..core.load import load_engine, load_model
+from ..core.units import parse_quantity
+from ..serving.speculative import Speculation, acceptance_from_length
+
+__all__ = ["MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION", "DRAFT_OPTION", "MAX_BATCH_OPTION",
+           "PREFILL_CHIPS_OPTION", "DECODE_CHIPS_OPTION", "speculation", "parse_seconds"]
+
+MTP_OPTION = typer.Option(None, "--mtp", help="Draft tokens per step K (MTP or a draft model: speculative decoding).")
+ACCEPTANCE_OPTION = typer.Option(None, "--acceptance", help="Per-token acceptance rate α of the drafts, in [0, 1].")
+ACCEPTANCE_LENGTH_OPTION = typer.Option(None, "--acceptance-length",
+                                        help="Or: mean tokens per verify step (1 ≤ L ≤ K + 1), as papers report it.")
+DRAFT_OPTION = typer.Option(None, "--draft", help="Draft model from the catalog (default: an MTP module of the model).")
+MAX_BATCH_OPTION = typer.Option(None, "--max-batch", help="Sequences in flight at most (default: the engine's, and the KV cap).")
+PREFILL_CHIPS_OPTION = typer.Option(None, "--prefill-chips", help="Disagg: chips of the prefill pool.")
+DECODE_CHIPS_OPTION = typer.Option(None, "--decode-chips", help="Disagg: chips of the decode pool.")
+
+
+def speculation(mtp: int | None, acceptance: float | None, acceptance_length: float | None,
+                draft: str | None) -> Speculation | None:
+    """The Speculation the options describe, or None when --mtp is not given."""
+    if mtp is None:
+        if acceptance is not None or acceptance_length is not None or draft is not None:
+            raise InputError("--acceptance/--acceptance-length/--draft need --mtp K (draft tokens per step)")
+        return None
+    if not 1 <= mtp <= 64:
+        raise InputError(f"--mtp (draft tokens per step) must be a whole number from 1 to 64 (got {mtp})")
+    if (acceptance is None) == (acceptance_length is None):
+        raise InputError("with --mtp give one of --acceptance RATE or --acceptance-length TOKENS")
+    alpha = acceptance if acceptance is not None else acceptance_from_length(acceptance_length, mtp)
+    layers = int(load_engine()["mtp_layers"])
+    return Speculation(K=mtp, alpha=alpha, draft=load_model(draft) if draft else None, mtp_layers=layers)
+
+
+def parse_seconds(text: str | None, name: str) -> float | None:
+    """'2s', '200ms' or '0.5' (seconds) -> seconds; a positive time or one clear line."""
+    if text is None:
+        return None
+    x = parse_quantity(text, "s")
+    if not x > 0:
+        raise InputError(f"{name} must be a positive time, e.g. 2s or 200ms (got {text})")
+    return x

@@ -1,0 +1,515 @@
+"""Efficiency priors read off measured kernel tables: NVIDIA's aiconfigurator-core (Apache-2.0).
+
+The wheel `aiconfigurator-core` (pip; the optional extra `kernels`) ships, under
+`aiconfigurator_core/systems/data/<system>/`, kernel latencies measured with TensorRT-LLM, SGLang and
+vLLM on H100/H200/B200/GB200/B300/GB300 (and A100): GEMMs by shape and format (BF16, FP8, NVFP4),
+context and generation attention, and NCCL/custom all-reduce. This module turns them into the few
+curves the roofline reads (`Priors.curves`, keys `<prior>.<format>`), as fractions of THIS catalog's
+peaks, so the core needs no heavy dependency:
+
+    GEMM (M rows, N·K weights):   t = max(FLOP / (F · eta), bytes / (W · eta)) + t_kernel
+        FLOP = 2·M·N·K,  bytes = M·K·b_in + K·N·b_w + M·N·2             (each operand once)
+        t_kernel = median over M of the intercept of t against max(FLOP/F, bytes/W)  (least squares)
+        eta(M)   = median over model-sized shapes (1024 ≤ N, K ≤ 32768, t > 2·t_kernel) of
+                   max(FLOP/F, bytes/W) / (t − t_kernel)
+        eta_mm.<f>(M): points where the median shape is compute-bound (FLOP/F > bytes/W);
+        eta_bw.<f>(M): points where it is memory-bound, held non-increasing in M (a weight read
+                       never gets cheaper because more rows ride on it)
+    decode attention (one layer, B sequences at context S, K KV heads of H):
+        bytes = B · S · 2 · K · H · b_kv;   eta_kv_bytes.<kv>(bytes) = median of bytes / (W · t),
+        by bins of bytes (factor-2 wide), with t held non-decreasing in bytes
+    prefill attention (causal, B prompts of S, N heads of H):
+        FLOP = B · S · 2·N·2H · (S + 1)/2;  eta_attn_prefill.bf16(FLOP) = median of FLOP / (F_bf16 · t)
+    expert all-to-all (DeepEP dispatch/combine in one node): t = lat + bytes / (bw_up · eta),
+        bytes = T·k·D·2·(1 − 1/EP) per chip; eta_scaleup.alltoall(bytes), alltoall_latency_s = lat
+    all-reduce over n ≤ 8 chips of a message of m bytes (ring accounting; the faster of the engine's
+    custom kernel and NCCL at each size; the tables count BF16 elements, m = 2 · elements):
+        t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
+        eta_scaleup.allreduce(m) = 2·(n − 1)/n · m / (bw_up · (t − lat)),  where t > 2·lat
+
+Routed experts use the GEMM curves at their rows per expert (roofline critical path): on the tables'
+balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorRT-LLM's within a median
+10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
+curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
+by up to 2× — so no MoE curve is derived.
+
+Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
+as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
+(`Priors.for_engine`: `serve --engine`, and validation rows whose source names it); the plain key is
+the median over engines at each size, for an engine not stated, and `spread` is their half-range. No table row is fitted to a serving
+measurement: the curves are what single kernels achieve.
+
+    tokenmath calibrate --from-kernel-tables installed          # the pip package's tables
+    tokenmath calibrate --from-kernel-tables PATH/systems       # an unpacked wheel or a checkout
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..core.arch import bytes_per
+from ..core.errors import InputError
+from ..core.load import PACKAGE_CATALOG, load_chip
+from ..core.records import ENGINES
+
+__all__ = ["TABLE_SYSTEMS", "Derived", "find_tables", "derive_priors", "derive_all", "write_priors", "priors_yaml"]
+
+# catalog chip -> (aiconfigurator system folder, priors entry written, hardware generation)
+TABLE_SYSTEMS = {
+    "h100-sxm": ("h100_sxm", "h100-sxm-kernels", "hopper"),
+    "h200": ("h200_sxm", "h200-kernels", "hopper"),
+    "b200": ("b200_sxm", "b200-kernels", "blackwell"),
+    "b300": ("b300_sxm", "b300-kernels", "blackwell"),
+    "gb200": ("gb200", "gb200-kernels", "blackwell"),
+    "gb300": ("gb300", "gb300-kernels", "blackwell"),
+    "a100-80gb": ("a100_sxm", "a100-80gb-kernels", "ampere"),
+}
+# our format -> the tables' GEMM format (FP8 per-tensor: what ModelOpt FP8 checkpoints run)
+GEMM_FORMATS = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
+KV_FORMATS = {"bf16": "bfloat16", "fp8": "fp8"}
+M_GRID = tuple(2 ** i for i in range(16))  # GEMM rows 1 … 32768
+PACKAGE = "aiconfigurator-core"
+
+
+@dataclass
+class Derived:
+    """One chip's priors from the tables: scalars and curves, each with where it came from."""
+
+    chip: str
+    name: str
+    generation: str
+    tables: str
+    version: str
+    scalars: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    curves: dict[str, dict] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---- finding and reading the tables --------------------------------------------------------------
+
+def find_tables(where: str = "installed") -> tuple[Path, str]:
+    """(the `systems/` folder holding `data/<system>/…`, the package version) from 'installed' or a path."""
+    if where == "installed":
+        try:
+            import aiconfigurator_core  # noqa: F401  (only its files are read)
+        except ImportError:
+            raise InputError("--from-kernel-tables installed: aiconfigurator-core is not installed "
+                             "(pip install 'tokenmath[kernels]', or give the path of an unpacked wheel)") from None
+        from importlib.metadata import version
+
+        return Path(aiconfigurator_core.__file__).parent / "systems", version(PACKAGE)
+    p = Path(where)
+    for cand in (p, p / "systems", p / "aiconfigurator_core" / "systems"):
+        if (cand / "data").is_dir():
+            m = re.search(r"(\d+\.\d+[\w.]*)", str(p.resolve()))
+            return cand, (m.group(1) if m else "unknown version")
+    raise InputError(f"--from-kernel-tables {where}: no systems/data/ folder there (expected an unpacked "
+                     f"{PACKAGE} wheel or its systems/ folder)")
+
+
+def _read(path: Path, columns=None):
+    import pandas as pd  # the kernels extra (aiconfigurator-core depends on pandas and pyarrow)
+
+    return pd.read_parquet(path, columns=columns)
+
+
+def _version_key(v: str):
+    return tuple(int(x) if x.isdigit() else -1 for x in re.split(r"[.\-a-z]+", v) if x)
+
+
+def _newest(folder: Path, filename: str) -> dict[str, Path]:
+    """engine -> the table `filename` of its newest collected version under `folder/<engine>/<version>/`."""
+    out = {}
+    for eng in ENGINES:
+        found = sorted((d for d in (folder / eng).glob("*") if (d / filename).is_file()),
+                       key=lambda d: _version_key(d.name))
+        if found:
+            out[f"{eng} {found[-1].name}"] = found[-1] / filename
+    return out
+
+
+# ---- the statistics ------------------------------------------------------------------------------
+
+def _across_engines(per_engine: list[dict[float, float]]) -> tuple[list[float], list[float], list[float]]:
+    """x, median over engines, half-range over the median — at the sizes every engine measured."""
+    xs = sorted(set.intersection(*(set(d) for d in per_engine))) if per_engine else []
+    med, spread = [], []
+    for x in xs:
+        v = np.array([d[x] for d in per_engine])
+        m = float(np.median(v))
+        med.append(m)
+        spread.append(float((v.max() - v.min()) / 2 / m) if m > 0 else 0.0)
+    return xs, med, spread
+
+
+def _curve(x, y, spread, source: str, cap: float = 1.0, work: bool = True) -> dict:
+    """A curve for the catalog; efficiencies above `cap` (the spec bound) are held at it, and points below
+    0.1 % of the peak (a kernel's fixed cost spread over a few bytes) are dropped. With `work` (x is the
+    job's size, its time x / eta), the time is held non-decreasing in x: a larger job is never faster."""
+    if work and len(x):
+        t = np.maximum.accumulate(np.asarray(x, dtype=float) / np.asarray(y, dtype=float))
+        y = list(np.asarray(x, dtype=float) / t)
+    keep = [i for i, v in enumerate(y) if v >= 0.001]
+    return {"x": [float(x[i]) for i in keep], "y": [_sig(min(y[i], cap)) for i in keep],
+            "spread": [_sig(spread[i]) for i in keep], "source": source}
+
+
+def _sig(v: float, n: int = 3) -> float:
+    if v == 0 or not math.isfinite(v):
+        return float(v)
+    return float(f"{v:.{n}g}")
+
+
+# ---- GEMMs ---------------------------------------------------------------------------------------
+
+def _by_engine(items: list[tuple]) -> list[tuple[str, list[tuple]]]:
+    """('', every engine's item) for the median, then ('@<engine>', [its item]) for each engine's own curve."""
+    out = [("", items)]
+    for it in items:
+        out.append((f"@{it[-1].split()[0]}", [it]))
+    return out
+
+
+def _store_curves(out: Derived, key: str, per: list[dict], used: list[str], src: str, cap: float = 1.0) -> None:
+    """The engines' median curve under `key`, and each engine's own under `key@<engine>`."""
+    for suffix, group in _by_engine(list(zip(per, used))):
+        xs, med, spread = _across_engines([g[0] for g in group])
+        if xs:
+            what = ", ".join(g[1] for g in group)
+            out.curves[f"{key}{suffix}"] = _curve(xs, med, spread, src.format(engines=what) + (
+                "; median over engines" if not suffix else ""), cap=cap)
+
+
+def _gemm_engine(df, F: float, W: float, b_w: float) -> tuple[dict, dict, float]:
+    """One engine's GEMM table at one format -> ({M: eta}, {M: compute-bound?}, t_kernel)."""
+    d = df[(df.n >= 1024) & (df.k >= 1024) & (df.n <= 32768) & (df.k <= 32768) & df.m.isin(M_GRID)]
+    t = d.latency.to_numpy() * 1e-3  # the tables are in ms
+    M, N, K = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k"))
+    flop_t = 2 * M * N * K / F
+    bytes_t = (M * K * (b_w if b_w < 2 else 2.0) + K * N * b_w + M * N * 2.0) / W
+    X = np.maximum(flop_t, bytes_t)
+    icpt = []
+    for m in np.unique(M):
+        s = M == m
+        if s.sum() >= 3:
+            icpt.append(np.polyfit(X[s], t[s], 1)[1])
+    t_kernel = float(np.clip(np.median(icpt), 0.0, 20e-6)) if icpt else 0.0
+    eta, bound = {}, {}
+    for m in np.unique(M):
+        s = (M == m) & (t > 2 * t_kernel)
+        if s.sum() >= 3:
+            eta[float(m)] = float(np.median(X[s] / (t[s] - t_kernel)))
+            bound[float(m)] = bool(np.median(flop_t[s] > bytes_t[s]) >= 0.5)
+    return eta, bound, t_kernel
+
+
+def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
+    files = _newest(root / "data" / sysdir / "gemm", "gemm_perf.parquet")
+    if not files:
+        out.notes.append("no GEMM tables")
+        return
+    tables = {k: _read(f) for k, f in files.items()}
+    kernels = []
+    for fmt_, tab_fmt in GEMM_FORMATS.items():
+        if chip.peak_precision(fmt_) != fmt_:
+            continue  # the chip has no tensor-core peak at this format
+        F, W, b_w = chip.peak(fmt_), chip.hbm_bandwidth_bytes_per_s, bytes_per(fmt_)
+        per, bounds, used = [], [], []
+        for eng, df in tables.items():
+            sub = df[df.gemm_dtype == tab_fmt]
+            if len(sub) == 0:
+                continue
+            eta, bound, tk = _gemm_engine(sub, F, W, b_w)
+            if eta:
+                per.append(eta)
+                bounds.append(bound)
+                used.append(eng)
+                kernels.append(tk)
+        if not per:
+            continue
+        src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({{engines}}; {tab_fmt}): max(FLOP/F, bytes/W)/(t − t_kernel) "
+               f"at model-sized shapes, against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip "
+               f"{chip.name}")
+        for suffix, group in _by_engine(list(zip(per, bounds, used))):
+            xs, med, spread = _across_engines([g[0] for g in group])
+            compute = [x for x in xs if np.mean([g[1].get(x, False) for g in group]) >= 0.5]
+            memory = [x for x in xs if x not in compute]
+            text = src.format(engines=", ".join(g[2] for g in group)) + (
+                "; median over engines" if not suffix else "")
+            if compute:
+                i = [xs.index(x) for x in compute]
+                out.curves[f"eta_mm.{fmt_}{suffix}"] = _curve(compute, [med[j] for j in i], [spread[j] for j in i],
+                                                              text + "; compute-bound rows")
+            if memory:
+                i = [xs.index(x) for x in memory]
+                y = np.minimum.accumulate([med[j] for j in i])  # a weight read never gets cheaper with more rows
+                out.curves[f"eta_bw.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
+                                                              text + "; memory-bound rows, held non-increasing in M",
+                                                              work=False)
+    if kernels:
+        out.scalars["kernel_overhead_s"] = float(np.median(kernels))
+        out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines and "
+                                            f"formats of the least-squares intercept of t against "
+                                            f"max(FLOP/F, bytes/W) at each M (model-sized shapes)")
+    if "eta_mm.bf16" in out.curves:
+        c = out.curves["eta_mm.bf16"]
+        out.scalars["eta_flop"] = c["y"][-1]
+        out.sources["eta_flop"] = f"eta_mm.bf16 at M = {c['x'][-1]:g} rows (largest measured): {c['source']}"
+    if "eta_bw.bf16" in out.curves:
+        c = out.curves["eta_bw.bf16"]
+        out.scalars["eta_bw"] = c["y"][0]
+        out.sources["eta_bw"] = f"eta_bw.bf16 at M = {c['x'][0]:g} row (a GEMV streaming its weights): {c['source']}"
+
+
+# ---- attention -----------------------------------------------------------------------------------
+
+def _binned(x: np.ndarray, eff: np.ndarray, time_monotone: bool, scale: float) -> dict[float, float]:
+    """Median efficiency in factor-2 bins of x (bin centres as x); time x/(scale·eta) held non-decreasing."""
+    if len(x) == 0:
+        return {}
+    lo, hi = math.floor(math.log2(x.min())), math.ceil(math.log2(x.max()))
+    pts = {}
+    for b in range(lo, hi + 1):
+        s = (x >= 2.0 ** (b - 0.5)) & (x < 2.0 ** (b + 0.5))
+        if s.sum() >= 3:
+            pts[2.0 ** b] = float(np.median(eff[s]))
+    if time_monotone and pts:
+        xs = sorted(pts)
+        t = np.maximum.accumulate([x_ / (scale * pts[x_]) for x_ in xs])
+        pts = {x_: x_ / (scale * t_) for x_, t_ in zip(xs, t)}
+    return pts
+
+
+def _full_attention(df):
+    """Rows without a sliding window (tables that have no window column measured none)."""
+    return df[df.window_size == 0] if "window_size" in df else df
+
+
+def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
+    files = _newest(root / "data" / sysdir / "attention", "generation_attention_perf.parquet")
+    W = chip.hbm_bandwidth_bytes_per_s
+    for fmt_, tab_fmt in KV_FORMATS.items():
+        per, used = [], []
+        for eng, f in files.items():
+            df = _full_attention(_read(f))
+            d = df[(df.kv_cache_dtype == tab_fmt) & (df.head_dim >= 64)]
+            if len(d) == 0:
+                continue
+            S = (d.step + d.isl).to_numpy(dtype=float)
+            by = d.batch_size.to_numpy(dtype=float) * S * 2 * d.num_key_value_heads.to_numpy() * \
+                d.head_dim.to_numpy() * bytes_per(fmt_)
+            t = d.latency.to_numpy() * 1e-3
+            pts = _binned(by, by / (W * t), True, W)
+            if pts:
+                per.append(pts)
+                used.append(eng)
+        _store_curves(out, f"eta_kv_bytes.{fmt_}", per, used, (
+            f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
+            f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
+            f"catalog chip {chip.name}"))
+
+
+def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
+    files = _newest(root / "data" / sysdir / "attention", "context_attention_perf.parquet")
+    F = chip.peak("bf16")
+    per, used = [], []
+    for eng, f in files.items():
+        df = _full_attention(_read(f))
+        d = df[(df.attn_dtype == "bfloat16") & (df.kv_cache_dtype == "bfloat16") & (df.isl >= 128)]
+        if len(d) == 0:
+            continue
+        S = d.isl.to_numpy(dtype=float)
+        flop = d.batch_size.to_numpy() * S * 2 * d.num_heads.to_numpy() * 2 * d.head_dim.to_numpy() * (S + 1) / 2
+        t = d.latency.to_numpy() * 1e-3
+        pts = _binned(flop, flop / (F * t), True, F)
+        if pts:
+            per.append(pts)
+            used.append(eng)
+    _store_curves(out, "eta_attn_prefill.bf16", per, used, (
+        f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({{engines}}; BF16, causal): FLOP / (F·t) "
+        f"by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}"))
+
+
+# ---- all-reduce ----------------------------------------------------------------------------------
+
+def _link_fit(x: np.ndarray, t: np.ndarray, small: np.ndarray, bw: float, factor: float = 1.0):
+    """A collective's fixed cost and link efficiency by size: t = lat + factor · x / (bw · eta).
+
+    lat = the median time of the `small` operations; eta is read where the time is at least twice it.
+    Returns (lat, x, eta) at the sizes read.
+    """
+    lat = float(np.median(t[small])) if small.any() else float(t.min())
+    s = t > 2 * lat
+    return lat, x[s], factor * x[s] / (bw * (t[s] - lat))
+
+
+def _store_link(out: Derived, key: str, lat_key: str, per: list, lats: list, used: list, src: str, x_what: str,
+                lat_what: str, cap: float = 1.0) -> None:
+    _store_curves(out, key, per, used, f"{src}; by {x_what}", cap=cap)
+    out.scalars[lat_key] = float(np.median(lats))
+    out.sources[lat_key] = f"{src.format(engines=', '.join(used))}; lat = {lat_what}, median over engines"
+
+
+def _allreduce(root: Path, sysdir: str, chip, out: Derived) -> None:
+    files = _newest(root / "data" / sysdir / "comm", "custom_allreduce_perf.parquet")
+    bw = chip.scaleup_bandwidth_bytes_per_s
+    if not files or not bw:
+        return
+    nccl = sorted((root / "data" / sysdir / "comm" / "nccl").glob("*/nccl_perf.parquet"),
+                  key=lambda f: _version_key(f.parent.name))
+    ref = _read(nccl[-1]) if nccl else None
+    if ref is not None:
+        ref = ref[(ref.op_name == "all_reduce") & (ref.nccl_dtype == "half")] if "nccl_dtype" in ref else None
+    per, lats, used, ns = [], [], [], []
+    for eng, f in files.items():
+        df = _read(f)
+        n = int(max(x for x in df.num_gpus.unique() if x <= 8))
+        d = df[df.num_gpus == n]
+        for col in ("backend", "implementation"):  # CUDA-graph variants where the table has both
+            if col in d and d[col].astype(str).str.contains("graph").any():
+                d = d[d[col].astype(str).str.contains("graph")]
+        if len(d) == 0:
+            continue
+        t_of = dict(zip(d.message_size.astype(float), d.latency * 1e-3))
+        if ref is not None:  # engines hand large messages to NCCL: the faster of the two at each size
+            r = ref[ref.num_gpus == n]
+            for size, lat_ms in zip(r.message_size.astype(float), r.latency):
+                if size in t_of:
+                    t_of[size] = min(t_of[size], lat_ms * 1e-3)
+        elems = np.array(sorted(t_of))
+        t = np.array([t_of[e] for e in elems])
+        m = 2.0 * elems  # the tables count BF16 elements
+        lat, x, eta = _link_fit(m, t, m <= 4096, bw, 2 * (n - 1) / n)
+        pts = {float(a): float(e) for a, e in zip(x, eta)}  # one time per message size
+        if pts:
+            per.append(pts)
+            lats.append(lat)
+            used.append(eng)
+            ns.append(n)
+    if not per:
+        return
+    src = (f"{PACKAGE} {out.version} {sysdir}/comm all-reduce of BF16 messages over {max(ns)} GPUs ({{engines}} "
+           f"custom kernels with CUDA graphs, or NCCL {nccl[-1].parent.name if nccl else ''} where faster): "
+           f"t = lat + 2·(n − 1)/n · m / (bw · eta), bw = {bw / 1e9:g} GB/s per direction of catalog chip "
+           f"{chip.name} (NVLink SHARP reductions can exceed the ring's 1.0)")
+    _store_link(out, "eta_scaleup.allreduce", "scaleup_latency_s", per, lats, used, src, "message bytes m",
+                "median time of messages ≤ 4 kB", cap=1.5)
+
+
+def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """DeepEP dispatch/combine inside one node: the faster backend (low-latency or high-throughput) at each size.
+
+        bytes = T · k · D · 2 · (1 − 1/EP)      (BF16, every expert copy: the accounting of roofline t_ep)
+        lat   = median combine time at T ≤ 4 tokens per rank
+        eta_scaleup.alltoall(bytes) = bytes / (bw · (t − lat)),  where t > 2·lat
+    """
+    files = _newest(root / "data" / sysdir / "comm", "moe_a2a_perf.parquet")
+    bw = chip.scaleup_bandwidth_bytes_per_s
+    if not files or not bw:
+        return
+    per, lats, used = [], [], []
+    for eng, f in files.items():
+        df = _read(f)
+        d = df[(df.phase == "combine") & (df.node_num == 1)]
+        if "comm_dtype" in d and (d.comm_dtype == "bfloat16").any():
+            d = d[d.comm_dtype == "bfloat16"]
+        if len(d) == 0:
+            continue
+        keys = ["num_tokens", "topk", "hidden_size", "ep_size"]
+        b = d.groupby(keys, as_index=False).latency.min()  # the faster backend at each shape
+        T, k, D, ep = (b[c].to_numpy(dtype=float) for c in keys)
+        xs = T * k * D * 2 * (1 - 1 / ep)
+        ts = b.latency.to_numpy() * 1e-6  # microseconds in these tables
+        lat, x, eta = _link_fit(xs, ts, T <= 4, bw)
+        pts = _binned(x, eta, False, 1.0)
+        if pts:
+            per.append(pts)
+            lats.append(lat)
+            used.append(eng)
+    if not per:
+        return
+    src = (f"{PACKAGE} {out.version} {sysdir}/comm moe_a2a DeepEP combine in one node ({{engines}}; the faster "
+           f"of low-latency and high-throughput kernels): t = lat + T·k·D·2·(1 − 1/EP) / (bw · eta), bw = "
+           f"{bw / 1e9:g} GB/s per direction of catalog chip {chip.name}")
+    _store_link(out, "eta_scaleup.alltoall", "alltoall_latency_s", per, lats, used, src, "bytes per chip",
+                "median time at ≤ 4 tokens per rank")
+
+
+# ---- all of it -----------------------------------------------------------------------------------
+
+def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
+    """One catalog chip's priors from the tables of its system."""
+    sysdir, name, gen = TABLE_SYSTEMS[chip_name]
+    chip = load_chip(chip_name)
+    out = Derived(chip_name, name, gen, sysdir, version)
+    if not (root / "data" / sysdir).is_dir():
+        raise InputError(f"{root}/data/{sysdir}: no tables for {chip_name}")
+    _gemm(root, sysdir, chip, out)
+    _decode_attention(root, sysdir, chip, out)
+    _prefill_attention(root, sysdir, chip, out)
+    _allreduce(root, sysdir, chip, out)
+    _alltoall(root, sysdir, chip, out)
+    return out
+
+
+def derive_all(where: str = "installed", chips: list[str] | None = None) -> list[Derived]:
+    root, version = find_tables(where)
+    return [derive_priors(c, root, version) for c in (chips or list(TABLE_SYSTEMS))]
+
+
+# ---- writing catalog/priors/<name>.yaml ----------------------------------------------------------
+
+# priors the tables do not measure: taken from catalog/priors/default.yaml, with its sources
+CARRIED = ("eta_scaleup", "eta_scaleout", "scaleout_latency_s", "step_overhead_s", "comm_overlap", "matmul_m_half",
+           "ep_imbalance", "scaleup_latency_s", "alltoall_latency_s", "kernel_overhead_s", "eta_flop", "eta_bw")
+
+
+def priors_yaml(d: Derived) -> str:
+    """The priors entry as YAML text: every scalar with its source, every curve with its points and source."""
+    import yaml
+
+    from ..core.load import load_priors
+
+    base = load_priors("default")
+    lines = [f"# Efficiency priors for {d.chip} derived from measured kernel tables ({PACKAGE} {d.version},",
+             f"# systems/data/{d.tables}) by `tokenmath calibrate --from-kernel-tables` (tokenmath.measure.kernel_tables).",
+             "# Regenerate; do not edit by hand. Priors the tables do not measure are the default's, with its sources.",
+             f"display_name: Efficiency priors for {d.chip} from {PACKAGE} kernel tables",
+             f"source: \"{PACKAGE} {d.version} (Apache-2.0), systems/data/{d.tables}\"",
+             f"generation: {d.generation}"]
+    for k in CARRIED:
+        if k in d.scalars:
+            v, src = d.scalars[k], d.sources[k]
+        elif getattr(base, k) is None:
+            continue
+        else:
+            v, src = getattr(base, k), "as default: " + (base.sources.get(k) or base.source)
+        est = k in base.estimates and k not in d.scalars
+        val = f"{_sig(v * 1e6)} us" if k.endswith("_s") else _sig(v)
+        lines.append(f"{k}: {{value: {val}, source: {yaml.safe_dump(src, width=10**6).strip()}"
+                     f"{', estimate: true' if est else ''}}}")
+    lines.append("curves:")
+    for key, c in d.curves.items():
+        lines.append(f"  {key}:")
+        for part in ("x", "y", "spread"):
+            lines.append(f"    {part}: [{', '.join(f'{v:g}' for v in c[part])}]")
+        lines.append(f"    source: {yaml.safe_dump(c['source'], width=10**6).strip()}")
+    return "\n".join(lines) + "\n"
+
+
+def write_priors(derived: list[Derived], out_dir: str | Path | None = None) -> list[Path]:
+    """Write each chip's entry to `out_dir` (default: the package catalog's priors/ folder)."""
+    folder = Path(out_dir) if out_dir else PACKAGE_CATALOG / "priors"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for d in derived:
+        p = folder / f"{d.name}.yaml"
+        p.write_text(priors_yaml(d), encoding="utf-8")
+        paths.append(p)
+    return paths

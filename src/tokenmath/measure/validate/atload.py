@@ -1,0 +1,210 @@
+"""Serving rows measured under load: at a concurrency, at a per-user speed or latency target, with speculation.
+
+A dashboard row such as "tokens/s per GPU at 50 tokens/s per user" or "throughput at concurrency
+64" is not the engine's maximum-throughput run, which can be 5–15× higher at high interactivity.
+These rows go through the request-level simulator and the frontier (serving/sim, serving/frontier):
+
+    at a concurrency U:   a closed loop of U clients per replica group (U / n_rep per replica),
+                          fixed ISL/OSL (or uniform at a stated range ratio), simulated (max(400, 8·U) requests, at most 4,000): the
+                          row's quantity (output or total tokens/s, per user, TTFT, TPOT, E2E;
+                          mean unless the metric names p50/p90/p99) read off the run
+    at a per-user speed:  the frontier over concurrency for the row's chips and layout: the best
+                          tokens/s per chip with tokens/s per user ≥ X (a TPOT limit T gives X = 1/T;
+                          a TTFT limit bounds the mean TTFT)
+
+Speculative decoding and MTP (serving/speculative.py) are expressed where the row states an
+acceptance rate or an acceptance length (mean tokens per step); the draft is an MTP module of the
+model (MTP; EAGLE's one-layer head is taken as one too: Li et al. 2024, EAGLE, a single decoder
+layer over the target's features) with K draft tokens as stated (default: one MTP module's one
+token). A row that states speculation without either stays unexpressed, with that reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import InputError
+from ...core.load import load_engine
+from ...serving.frontier import frontier
+from ...serving.sim import simulate
+from ...serving.speculative import Speculation, acceptance_from_length
+from .report import Prediction, Unexpressed
+
+__all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of"]
+
+_NUM = r"([0-9]+(?:\.[0-9]+)?)"
+_SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
+
+
+@dataclass(frozen=True)
+class LoadRegime:
+    """What load a row was measured at: a concurrency, and/or a per-user speed or TTFT target."""
+
+    concurrency: int | None = None
+    user_speed: float | None = None
+    ttft_s: float | None = None
+    note: str = ""
+    range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
+
+
+def _text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
+    return " | ".join(str(row.get(c, "") or "") for c in cols)
+
+
+def _seconds(x: str, unit: str) -> float:
+    return float(x) * (1e-3 if unit.lower() == "ms" else 1.0)
+
+
+def under_load(row: dict) -> LoadRegime | None:
+    """The load a row states, or None for a max-load / fixed-batch row."""
+    text = _text(row, ("batch", "parallelism", "metric", "notes"))
+    conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t requests|t users)\s*(?:of|=|:|at)?\s*(\d+)|"
+                     r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)", text, re.I)
+    C = next((int(x) for x in conc.groups() if x), None) if conc else None
+    per_user_metric = "per_user" in row["metric"].lower() or "/user" in row["unit"].lower()
+    speed = None
+    target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
+                       r"\s*(?:tok(?:en)?s?|tps)\s*/\s*s(?:ec)?\s*/\s*(?:user|u)\b", text, re.I) or \
+        re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
+    if target and not per_user_metric:
+        speed = float(target.group(1))
+    tpot = re.search(r"(?:TPOT|ITL|time per output token)\s*(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM +
+                     r"\s*(ms|s)\b", text, re.I)
+    ttft = re.search(r"(?:TTFT|time to first token)\s*(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM + r"\s*(ms|s)\b",
+                     text, re.I)
+    note = []
+    if tpot and speed is None and C is None:
+        speed = 1.0 / _seconds(tpot.group(1), tpot.group(2))
+        note.append(f"a TPOT limit of {tpot.group(1)} {tpot.group(2)} read as ≥ {speed:.3g} tokens/s per user "
+                    "(the frontier's mean TPOT against the row's limit)")
+    T = _seconds(ttft.group(1), ttft.group(2)) if ttft and C is None else None
+    if C is None and speed is None and T is None:
+        return None
+    rr = re.search(r"range[-_ ]ratio\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
+    return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0)
+
+
+def speculation_of(row: dict, m) -> Speculation | str | None:
+    """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation)."""
+    text = _text(row)
+    if not _SPEC.search(text):
+        return None
+    rate = re.search(r"accept(?:ance|ed)?\s*(?:rate|ratio|probability)\s*(?:of|=|:|≈|~)?\s*" + _NUM + r"\s*(%)?",
+                     text, re.I)
+    length = re.search(r"(?:accept(?:ance|ed)?\s*length|mean accepted tokens|accepted tokens per step|\bAL)\s*"
+                       r"(?:of|=|:|≈|~)?\s*" + _NUM, text, re.I)
+    if rate is None and length is None:
+        return ("speculative decoding / MTP without a stated acceptance rate or length: the tokens per step "
+                "(1 − α^(K+1)) / (1 − α) cannot be derived")
+    if re.search(r"\bdraft model\b|\bverifier\b|\+\s*[\w.-]+\s*(?:\(\w+\)\s*)?draft", text, re.I):
+        return "speculative decoding with a separate draft model: the alias table names no draft models"
+    k = re.search(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
+                  r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
+                  r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", text, re.I)
+    K = int(k.group(1)) if k else 1
+    if rate is not None:
+        a = float(rate.group(1)) / (100.0 if rate.group(2) or float(rate.group(1)) > 1 else 1.0)
+    else:
+        L = float(length.group(1))
+        K = max(K, int(np.ceil(L - 1)))  # an acceptance length needs at least L − 1 drafts
+        a = acceptance_from_length(L, K)
+    return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), mtp_layers=int(load_engine()["mtp_layers"]))
+
+
+def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
+    """(simulated quantity, statistic, higher is better) that a row's metric names."""
+    m, u = metric.lower(), unit.lower()
+    stat = "p99" if "p99" in m else "p90" if "p90" in m else "p50" if ("p50" in m or "median" in m) else "mean"
+    if re.search(r"(?<![a-z])ttft|time.to.first", m):
+        return "ttft_s", stat, False
+    if re.search(r"(?<![a-z])(tpot|itl)|inter.token|time.per.output", m):
+        return ("itl_s" if "itl" in m or "inter" in m else "tpot_s"), stat, False
+    if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
+        return "e2e_s", stat, False
+    if "per_user" in m or "/user" in u:
+        return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
+    if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
+        return "total_tokens_per_s", "mean", True
+    if re.search(r"requests?.?per.?s|req/s|samples", m + " " + u):
+        return "requests_per_s", "mean", True
+    return "output_tokens_per_s", "mean", True
+
+
+def _from_sim(r, key: str, stat: str, isl: float) -> float:
+    if key == "total_tokens_per_s":
+        return r["requests_per_s"] * (isl + r.settings["osl_mean"])
+    v = r[key]
+    return float(v[stat] if isinstance(v, dict) else v)
+
+
+def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | None, basis: str, measured: float,
+                       scale: float, per_gpu: bool, assumptions: list[str], notes: list[str],
+                       layout_note: str) -> Prediction | Unexpressed:
+    """A row under load through the simulator (at a concurrency) or the frontier (at a per-user speed)."""
+    rid, g = row["id"], row["id"].split("-", 1)[0].upper()
+    key, stat, higher = quantity_of(row["metric"], row["unit"])
+    chips = su.G * su.n_rep
+    kw = dict(precision=su.prec, kv_dtype=su.kv, priors=su.priors, spec=spec)
+    why = [n for n in (regime.note, layout_note) if n] + notes
+    if spec is not None:
+        why.append(f"speculation: K = {spec.K}, α = {spec.alpha:.3g} → {spec.tokens_per_step:.3g} tokens per step "
+                   f"({spec.kind})")
+    try:
+        if regime.concurrency is not None:
+            U = max(1, int(np.ceil(regime.concurrency / su.n_rep)))
+            n = int(min(4000, max(400, 8 * U)))
+
+            def run(b):
+                return simulate(su.m, su.system, G=su.G, concurrency=U, requests=n, isl=su.ISL, osl=su.OSL,
+                                range_ratio=regime.range_ratio, layout=su.layout, basis=b, **kw)
+
+            r = run(basis)
+            rate_like = key.endswith("per_s") and key != "tokens_per_s_per_user"
+            val = _from_sim(r, key, stat, su.ISL) * (su.n_rep if rate_like else 1)
+            bound = _from_sim(run("spec"), key, stat, su.ISL) * (su.n_rep if rate_like else 1) \
+                if basis == "prior" else val
+            why.insert(0, f"simulated closed loop at concurrency {U} per replica ({su.n_rep} replica(s) of {su.G} "
+                          f"chips), {n} requests of {su.ISL}+{su.OSL} tokens: mean batch {r['mean_batch']:.0f}, "
+                          f"{r['output_tokens_per_s']:.4g} tok/s, TPOT {r['tpot_s']['mean'] * 1e3:.3g} ms, "
+                          f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")
+            mode = "concurrency"
+        else:
+            if key not in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s"):
+                return Unexpressed(rid, g, f"a {key} measured at a per-user speed target: the frontier answers "
+                                           "throughput at a speed")
+
+            def best(b):
+                fr = frontier(su.m, su.system, isl=su.ISL, osl=su.OSL, chips=[su.G], layouts=[su.layout],
+                              at_user_speed=regime.user_speed, at_ttft=regime.ttft_s, confirm=False, basis=b, **kw)
+                return fr.at
+
+            at = best(basis)
+            if not at["met"]:
+                f = at["fastest"]
+                return Unexpressed(rid, g, f"no operating point reaches the row's target on {su.G} chips: the "
+                                           f"fastest is {f['tokens_per_s_per_user']:.3g} tokens/s per user")
+            per = {"output_tokens_per_s": at["output_tokens_per_s"],
+                   "total_tokens_per_s": at["output_tokens_per_s"] * (su.ISL + su.OSL) / su.OSL,
+                   "requests_per_s": at["output_tokens_per_s"] / su.OSL}[key]
+            val = per * su.n_rep
+            b_at = best("spec") if basis == "prior" else at
+            bound = ({"output_tokens_per_s": b_at["output_tokens_per_s"],
+                      "total_tokens_per_s": b_at["output_tokens_per_s"] * (su.ISL + su.OSL) / su.OSL,
+                      "requests_per_s": b_at["output_tokens_per_s"] / su.OSL}[key] * su.n_rep) if b_at["met"] else None
+            asked = " and ".join(x for x in (f"≥ {regime.user_speed:.3g} tok/s/user" if regime.user_speed else "",
+                                             f"mean TTFT ≤ {regime.ttft_s:.3g} s" if regime.ttft_s else "") if x)
+            why.insert(0, f"frontier over concurrency on {su.G} chips: best at {asked} is concurrency "
+                          f"{at['concurrency']} ({at['tokens_per_s_per_user']:.3g} tok/s/user, "
+                          f"{at['tokens_per_s_per_chip']:.4g} tok/s per chip, TTFT {at['ttft_s'] * 1e3:.3g} ms)")
+            mode = "at_speed"
+    except InputError as e:
+        return Unexpressed(rid, g, str(e))
+    except KeyError as e:  # e.g. a TPOT of requests with a single output token
+        return Unexpressed(rid, g, f"the simulated run has no {e.args[0]} for this row")
+    div = chips if per_gpu and higher and key != "tokens_per_s_per_user" else 1
+    pred = val / div / scale
+    spec_b = bound / div / scale if bound is not None else None
+    return Prediction(rid, g, mode, float(pred), measured, row["unit"], spec_b, higher, why, assumptions, None)

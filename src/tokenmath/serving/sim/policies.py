@@ -1,0 +1,225 @@
+"""Scheduling policies, one short class each: what a replica does when it is free and when a request arrives.
+
+- continuous: continuous batching with prefill first (vLLM without chunking, Orca's iteration-level
+  scheduling): waiting requests that fit (batch cap, KV) are prefilled together in one step, up to
+  the engine's token budget, while the running sequences wait; otherwise every running sequence
+  decodes one token per step.
+- chunked: chunked prefill (Sarathi-Serve; vLLM's default): every step carries all running decodes
+  plus prompt chunks up to a token budget `chunk`, so a prefill never stalls the decodes; a mixed
+  step is one roofline.step (steps.StepTimes.mixed).
+- disagg: prefill and decode on separate pools (DistServe, Splitwise; serving/disagg.py): the
+  prefill pool batches prompts, the KV moves over the link tier, and the decode pool admits it by
+  KV and never stalls for a prefill.
+- cadence: the lecture's fixed cadence (serving/batching.py): a train of `seats` departs every
+  t_step whether full or not; a request boards the next departure and its first token arrives one
+  step later, so it waits at most 2 · t_step.
+
+Admission is first come, first served and reserves a request's whole KV (prompt plus output) when
+it is admitted, so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy);
+disagg admits on the decode pool before the prefill. A free replica decides at the end of the
+instant, so requests that arrive together are scheduled together.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from .replica import Replica
+from .steps import StepTimes
+
+__all__ = ["Continuous", "Chunked", "Disagg", "Cadence", "POLICIES"]
+
+POLICIES = ("continuous", "chunked", "disagg", "cadence")
+
+
+class Continuous(Replica):
+    """Prefill first: a free replica prefills every waiting request that fits, else decodes a span."""
+
+    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch)
+        self.budget = budget
+        self.queue: deque[int] = deque()
+
+    def arrive(self, r: int) -> None:
+        self.queue.append(r)
+        if not self.busy:
+            self.wake()
+        elif self.queue[0] == r and self.can_admit(r):
+            self.cut()
+
+    def next(self) -> None:
+        isl, batch, tokens = self.run.wl.isl, [], 0
+        while self.queue and self.can_admit(self.queue[0]) and (not batch or tokens + isl[self.queue[0]] <= self.budget):
+            r = self.queue.popleft()
+            self.admit(r)
+            batch.append(r)
+            tokens += isl[r]
+        if batch:
+            t = self.steps.prefill(len(batch), tokens / len(batch))
+            if self.R.B:
+                self.stalls.append((self.R.B, t))
+            now = self.run.engine.now
+            self.run.rec.prefill_step(now, self.R.B)
+            self.busy = True
+            self.run.engine.at(now + t, self._prefilled, batch)
+        elif self.R.B:
+            self.span()
+
+    def _prefilled(self, batch: list[int]) -> None:
+        for r in batch:
+            self.first_token(r)
+        self.busy = False
+        self.next()
+
+
+class Chunked(Continuous):
+    """Every step carries the running decodes plus prompt chunks up to `budget` tokens in all."""
+
+    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch, budget)
+        self.filling: deque[list] = deque()  # [request, prompt tokens done]
+        self.per_dec = steps.spec.K + 1 if steps.spec else 1
+
+    def next(self) -> None:
+        while self.queue and self.can_admit(self.queue[0]):
+            r = self.queue.popleft()
+            self.admit(r)
+            self.filling.append([r, 0])
+        room = self.budget - self.R.B * self.per_dec
+        if self.filling and room > 0:
+            isl, chunks = self.run.wl.isl, []
+            for entry in self.filling:
+                c = min(isl[entry[0]] - entry[1], room)
+                chunks.append((c, entry))
+                room -= c
+                if room <= 0:
+                    break
+            t = self.steps.mixed(self.R.B, self.R.ctx_sum, [(c, e[1]) for c, e in chunks])
+            now = self.run.engine.now
+            if self.R.B:
+                self.run.rec.decode_span(now, np.array([t]), self.R.B, self.tau)
+            else:
+                self.run.rec.prefill_step(now)
+            self.busy = True
+            self.run.engine.at(now + t, self._stepped, chunks)
+        elif self.R.B:
+            self.span()
+
+    def _stepped(self, chunks: list) -> None:
+        if self.R.B:
+            for r in self.R.advance(1):
+                self.finish(r)
+        for c, entry in chunks:
+            entry[1] += c
+            r = entry[0]
+            if entry[1] >= self.run.wl.isl[r]:
+                self.filling.remove(entry)
+                self.first_token(r)
+        self.busy = False
+        self.next()
+
+
+class Cadence(Replica):
+    """A train of `max_batch` seats departs every `period` s; boarders get their first token one step later."""
+
+    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, period: float):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch)
+        self.period = period
+        self.queue: deque[int] = deque()
+        self.ticking = False
+
+    def times(self, k: int) -> np.ndarray:
+        return np.full(k, self.period)
+
+    def arrive(self, r: int) -> None:
+        self.queue.append(r)
+        if not self.ticking:
+            self.ticking = True
+            now = self.run.engine.now
+            self.run.engine.at(np.ceil(now / self.period - 1e-12) * self.period, self.next)
+        elif self.queue[0] == r and self.can_admit(r):
+            self.cut()
+
+    def next(self) -> None:  # a departure
+        now = self.run.engine.now
+        while self.queue and self.can_admit(self.queue[0]):
+            r = self.queue.popleft()
+            self.admit(r)
+            self.run.rec.first(r, now + self.period)  # the prompt rides this train (the lecture's abstraction)
+            self.join(r, first_step=1)
+        if self.R.B:
+            self.span()
+        else:
+            self.ticking = False
+
+
+class _DecodePool(Replica):
+    """The decode side of a disaggregated deployment: requests arrive with their KV and join at once."""
+
+    def __init__(self, run, steps, kv_pool, kv_need, max_batch, front):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch)
+        self.queue: deque[int] = deque()
+        self.front = front
+
+    def finish(self, r: int) -> None:
+        super().finish(r)
+        if not self.front.busy and self.front.queue:  # a seat came free: the prefill pool may go on
+            self.front.wake()
+
+    def arrive(self, r: int) -> None:
+        self.queue.append(r)
+        if not self.busy:
+            self.wake()
+        else:
+            self.cut()
+
+    def next(self) -> None:
+        while self.queue:
+            self.join(self.queue.popleft())
+        if self.R.B:
+            self.span()
+
+
+class Disagg:
+    """A prefill pool that batches prompts up to `budget` tokens, a KV transfer, and a decode pool."""
+
+    def __init__(self, run, prefill_steps: StepTimes, decode_steps: StepTimes, kv_pool, kv_need, max_batch,
+                 budget: float, transfer_s: np.ndarray):
+        self.run, self.steps, self.budget, self.transfer_s = run, prefill_steps, budget, transfer_s
+        self.decode = _DecodePool(run, decode_steps, kv_pool, kv_need, max_batch, self)
+        self.queue: deque[int] = deque()
+        self.busy = self._waking = False
+
+    wake, _woken = Replica.wake, Replica._woken
+
+    def arrive(self, r: int) -> None:
+        self.queue.append(r)
+        if not self.busy:
+            self.wake()
+
+    def next(self) -> None:
+        isl, batch, tokens = self.run.wl.isl, [], 0
+        while self.queue and self.decode.can_admit(self.queue[0]) and \
+                (not batch or tokens + isl[self.queue[0]] <= self.budget):
+            r = self.queue.popleft()
+            self.decode.admit(r)
+            batch.append(r)
+            tokens += isl[r]
+        if batch:
+            now = self.run.engine.now
+            self.run.rec.prefill_step(now)
+            self.busy = True
+            self.run.engine.at(now + self.steps.prefill(len(batch), tokens / len(batch)), self._prefilled, batch)
+
+    def _prefilled(self, batch: list[int]) -> None:
+        now = self.run.engine.now
+        for r in batch:
+            self.run.rec.first(r, now)
+            if self.run.wl.osl[r] <= 1:
+                self.decode.finish(r)
+            else:
+                self.run.engine.at(now + self.transfer_s[r], self.decode.arrive, r)
+        self.busy = False
+        self.next()

@@ -1,0 +1,246 @@
+"""One simulated run: the requests issued (closed or open loop), the policy's replica(s), and the summary.
+
+The KV pool of a replica of G chips is what the engine leaves for KV after the weights:
+
+    kv_pool = f_kv · (G · C − W_all)        (f_kv: catalog/engines/default.yaml; C: HBM per chip)
+
+and a request is admitted only while its whole KV (prompt plus output, plus the draft's) fits.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...core import arch
+from ...core.derive import value_of
+from ...core.errors import InputError
+from ...core.load import load_engine, load_priors
+from ...core.records import Model, Priors, System
+from ...core.roofline import Layout, default_layout
+from ..batching import worst_latency
+from ..disagg import kv_transfer_time
+from ..serve import check_inputs
+from ..speculative import Speculation
+from .engine import Engine
+from .fastpath import cadence_period, kv_pool_bytes, steady_state
+from .metrics import Recorder, SimResult, stats
+from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
+from .steps import StepTimes
+from .workload import Workload, closed_loop, poisson, read_trace
+
+__all__ = ["simulate"]
+
+
+class _Run:
+    """The clock, the requests and the recorder; issues requests (closed or open loop) and retires them."""
+
+    def __init__(self, wl: Workload, rec: Recorder):
+        self.engine, self.wl, self.rec = Engine(), wl, rec
+        self.issued = 0
+        self.policy = None
+
+    def start(self) -> None:
+        if self.wl.arrival_s is None:
+            for _ in range(min(self.wl.concurrency, self.wl.n)):
+                self._issue()
+        else:
+            self.engine.at(float(self.wl.arrival_s[0]), self._arrival)
+
+    def _issue(self) -> None:
+        r = self.issued
+        self.issued += 1
+        self.rec.arrive(r, self.engine.now)
+        self.policy.arrive(r)
+
+    def _arrival(self) -> None:
+        self._issue()
+        if self.issued < self.wl.n:
+            self.engine.at(float(self.wl.arrival_s[self.issued]), self._arrival)
+
+    def done(self, r: int) -> None:
+        self.rec.done(r, self.engine.now)
+        if self.wl.arrival_s is None and self.issued < self.wl.n:
+            self._issue()
+
+
+def _positive(x, name):
+    if x is not None and (not np.isfinite(x) or not x > 0):
+        raise InputError(f"{name} must be a positive number (got {x})")
+
+
+def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int | None = None,
+             rate: float | None = None, requests: int = 1000, isl: float | None = None, osl: float | None = None,
+             workload: Workload | str | None = None, range_ratio: float = 0.0, policy: str = "continuous",
+             chunk: int | None = None, max_batch: int | None = None, prefill_chips: int | None = None,
+             decode_chips: int | None = None, spec: Speculation | None = None, slo_ttft: float | None = None,
+             slo_tpot: float | None = None, seed: int = 0, precision: str | None = None, kv_dtype: str | None = None,
+             basis: str = "prior", priors: Priors | None = None, layout: Layout | None = None,
+             engine: str = "default") -> SimResult:
+    """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool)."""
+    wall0 = time.perf_counter()
+    if policy not in POLICIES:
+        raise InputError(f"--policy must be one of {', '.join(POLICIES)} (got {policy!r})")
+    G = system.domain_chips if G is None else G
+    precision, kv_dtype = precision or m.weight_dtype, kv_dtype or m.kv_dtype
+    check_inputs(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    for x, name in ((slo_ttft, "--slo-ttft"), (slo_tpot, "--slo-tpot"), (chunk, "--chunk"), (max_batch, "--max-batch")):
+        _positive(x, name)
+    if policy != "disagg" and (prefill_chips or decode_chips):
+        raise InputError("--prefill-chips/--decode-chips apply to --policy disagg")
+    eng = load_engine(engine)
+    pri = priors or load_priors(system.chip.priors)
+    wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
+
+    G_p, G_d = (int(prefill_chips or G), int(decode_chips or G)) if policy == "disagg" else (G, G)
+    check_inputs(G=G_p)
+    check_inputs(G=G_d)
+    lay = layout or default_layout(m, G_d)
+    W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
+    f_kv = float(eng["kv_memory_fraction"])
+    pool = float(kv_pool_bytes(f_kv, G_d, system.chip.hbm_capacity_bytes, W_all))
+    need = np.asarray(arch.kv_stored_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
+    if spec:
+        need = need + np.asarray(spec.extra_kv_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
+    _check_memory(m, system, G_d, W_all, pool, need, wl)
+    if policy == "disagg" and W_all > G_p * system.chip.hbm_capacity_bytes:
+        raise InputError(f"{m.name} does not fit on {G_p} prefill chips: use more --prefill-chips")
+    cap = float(max_batch or eng["max_batch"])
+    if wl.concurrency:
+        cap = min(cap, wl.concurrency)
+    B_max = max(1.0, min(cap, np.floor(pool / need.min())))
+    budget = float(chunk or eng["chunk_tokens"]) if policy == "chunked" else float(eng["max_num_tokens"])
+    n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
+    S_max = float((wl.isl + wl.osl).max()) + 1
+    kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
+
+    rec = Recorder(wl.n)
+    run = _Run(wl, rec)
+    dec = StepTimes(m, system, G=G_d, layout=lay, B_max=B_max, n_prefill_max=n_pre, **kw)
+    notes: list[str] = []
+    settings = {"policy": policy, "chips": G_p + G_d if policy == "disagg" else G}
+    if policy == "continuous":
+        run.policy = Continuous(run, dec, pool, need, cap, budget)
+    elif policy == "chunked":
+        run.policy = Chunked(run, dec, pool, need, cap, budget)
+        settings["chunk_tokens"] = budget
+    elif policy == "cadence":
+        seats = B_max
+        period = float(cadence_period(m, system, spec, seats=seats, I=float(wl.isl.mean()), O=float(wl.osl.mean()),
+                                      G=G, layout=lay, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri))
+        run.policy = Cadence(run, dec, pool, need, seats, period)
+        settings.update(seats=seats, step_s=period, worst_wait_s=float(worst_latency(period)))
+    else:
+        pre = StepTimes(m, system, G=G_p, layout=layout or default_layout(m, G_p), B_max=1, n_prefill_max=n_pre, **kw)
+        xfer_bytes = np.asarray(arch.kv_stored_bytes(m, wl.isl, kv_dtype), dtype=float)
+        crosses = G_p + G_d > system.domain_chips
+        bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
+        lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
+        xfer = kv_transfer_time(xfer_bytes, min(G_p, G_d), bw, lat)
+        run.policy = Disagg(run, pre, dec, pool, need, cap, budget, xfer)
+        settings.update(prefill_chips=G_p, decode_chips=G_d, kv_transfer_s_mean=float(np.mean(xfer)),
+                        link="scale-out" if crosses else "scale-up")
+    run.start()
+    run.engine.run()
+    if np.isnan(rec.done_at).any():
+        raise InputError("the run stalled: some requests never finished (a request that can never be admitted?)")
+
+    result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
+                        time.perf_counter() - wall0, dec.calls, notes)
+    fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2
+    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed:
+        result.analytic = steady_state(m, system, G=G, concurrency=wl.concurrency, isl=float(wl.isl.mean()),
+                                       osl=float(wl.osl.mean()), policy=policy, max_batch=max_batch,
+                                       prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
+                                       precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri,
+                                       layout=layout, engine=engine, explain=True)
+    return result
+
+
+def _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed) -> Workload:
+    if concurrency is not None and rate is not None:
+        raise InputError("give --concurrency or --rate, not both")
+    if rate is not None and (not np.isfinite(rate) or rate <= 0):
+        raise InputError(f"--rate must be a positive number of requests per second (got {rate})")
+    if isinstance(workload, Workload):
+        return workload
+    if workload is not None:
+        if isl is not None or osl is not None:
+            raise InputError("give --isl/--osl or --workload FILE, not both")
+        wl = read_trace(workload, concurrency, requests if requests else None)
+        if rate is not None:
+            raise InputError("a trace with arrival times sets its own rate: drop --rate (or give --concurrency)")
+        return wl
+    if isl is None or osl is None:
+        raise InputError("give --isl and --osl (tokens per prompt and per output), or --workload FILE")
+    if concurrency is None and rate is None:
+        raise InputError("give --concurrency C (closed loop) or --rate R (Poisson arrivals per second)")
+    if concurrency is not None:
+        return closed_loop(concurrency, requests, isl, osl, range_ratio, seed)
+    return poisson(rate, requests, isl, osl, range_ratio, seed)
+
+
+def _check_memory(m, system, G, W_all, pool, need, wl) -> None:
+    cap = G * system.chip.hbm_capacity_bytes
+    if pool <= 0:
+        raise InputError(f"{m.name} does not fit on {G} × {system.chip.name}: weights {W_all / 1e9:.0f} GB of "
+                         f"{cap / 1e9:.0f} GB HBM leave no room for KV; use more --chips or a narrower --precision")
+    worst = int(np.argmax(need))
+    if need[worst] > pool:
+        raise InputError(f"one request of {int(wl.isl[worst])} + {int(wl.osl[worst])} tokens needs "
+                         f"{need[worst] / 1e9:.3g} GB of KV but the pool beside the weights holds {pool / 1e9:.3g} GB "
+                         f"on {G} × {system.chip.name}; use more --chips or shorter requests")
+
+
+def _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis, wall,
+               calls, notes) -> SimResult:
+    t0 = float(np.nanmin(rec.arrival_at))
+    t_end = float(np.nanmax(rec.done_at))
+    D = max(t_end - t0, 1e-30)
+    ttft = rec.first_at - rec.arrival_at
+    e2e = rec.done_at - rec.arrival_at
+    multi = wl.osl > 1
+    tpot = np.full(wl.n, np.nan)
+    tpot[multi] = (rec.done_at[multi] - rec.first_at[multi]) / (wl.osl[multi] - 1)
+    speed = 1.0 / tpot
+    inflight_int, kv_int = rec.close(t_end)
+    chips = settings["chips"]
+    out_tps = float(wl.osl.sum()) / D
+    metrics: dict = {
+        "ttft_s": stats(ttft), "tpot_s": stats(tpot), "itl_s": rec.itl_stats(), "e2e_s": stats(e2e),
+        "output_tokens_per_s": out_tps, "tokens_per_s_per_chip": out_tps / chips,
+        "tokens_per_s_per_user": {k: v for k, v in stats(speed).items() if k in ("mean", "p50")},
+        "requests_completed": int(np.isfinite(rec.done_at).sum()), "requests_per_s": wl.n / D,
+        "duration_s": D, "in_flight_mean": inflight_int / D,
+        "mean_batch": rec.batch_sum / rec.steps if rec.steps else 0.0,
+        "kv_utilisation": kv_int / (D * pool), "kv_pool_bytes": pool,
+        "decode_steps": rec.steps, "prefill_steps": rec.prefill_steps,
+    }
+    metrics = {k: v for k, v in metrics.items() if v != {}}  # no decode token (OSL 1): no TPOT/ITL, omitted
+    if slo_ttft is not None or slo_tpot is not None:
+        ok = np.ones(wl.n, dtype=bool)
+        if slo_ttft is not None:
+            ok &= ttft <= slo_ttft
+        if slo_tpot is not None:
+            ok &= ~(tpot > slo_tpot)  # single-token requests have no TPOT: they meet any TPOT SLO
+        metrics["goodput"] = float(ok.sum()) / D
+        metrics["slo_attainment"] = float(ok.mean())
+    settings = {"model": m.name, "system": system.name, "chip": system.chip.name, **settings,
+                "requests": wl.n, "workload": wl.describe(), "isl_mean": float(wl.isl.mean()),
+                "osl_mean": float(wl.osl.mean()), "precision": precision, "kv_dtype": kv_dtype, "basis": basis}
+    if wl.concurrency is not None:
+        settings["concurrency"] = wl.concurrency
+    else:
+        settings["rate_per_s"] = wl.n / max(float(wl.arrival_s[-1]), 1e-30) if wl.n > 1 else None
+    if spec:
+        settings["speculation"] = {"draft_tokens": spec.K, "acceptance": spec.alpha, "draft": spec.kind,
+                                   "tokens_per_step": spec.tokens_per_step}
+    if slo_ttft is not None:
+        settings["slo_ttft_s"] = slo_ttft
+    if slo_tpot is not None:
+        settings["slo_tpot_s"] = slo_tpot
+    settings = {k: v for k, v in settings.items() if v is not None}
+    order = np.argsort(rec.series_t, kind="stable")
+    return SimResult(settings, metrics, ttft, tpot, np.asarray(rec.series_t)[order], np.asarray(rec.series_B)[order],
+                     run.engine.events, rec.steps + rec.prefill_steps, wall, notes=notes)

@@ -1,0 +1,154 @@
+"""Step times for the simulator: `roofline.step`, tabulated once per run and read by interpolation.
+
+The simulator asks for tens of thousands of step times; one `roofline.step` call costs ~0.2 ms but
+a call on a (batch × context) grid of 10⁵ points costs about as much as ten. So each replica
+tabulates, in one vectorised call per phase:
+
+    decode(B, S)   one decode step of B sequences at mean context S (with speculation:
+                   t_verify(B, S, K + 1) + K · t_draft(B, S), see serving/speculative.py)
+    prefill(n, S)  one step that prefills n prompts of S tokens
+
+on every whole batch up to 128 and a 3 % geometric grid above, and a geometric context grid (400
+points from 1 token to the longest request), then interpolates linearly between grid points. A
+decode step of sequences at different contexts is read at their mean: the KV reads and attention
+FLOP of full attention are linear in S, so the mean context gives their sum. Steps that mix decodes
+and prompt tokens (chunked prefill, the cadence train) call `roofline.step` directly: `mixed_time`.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from ...core.records import Model, Priors, System
+from ...core.roofline import Layout, step
+from ..speculative import Speculation, speculative_step
+
+__all__ = ["StepTimes", "mixed_time", "batch_grid", "context_grid"]
+
+
+def batch_grid(B_max: float) -> np.ndarray:
+    B_max = max(1.0, float(B_max))
+    exact = np.arange(1, min(B_max, 128) + 1, dtype=float)
+    if B_max <= 128:
+        return exact
+    geo = np.geomspace(128, B_max, max(2, int(np.ceil(np.log(B_max / 128) / np.log(1.03))) + 1))
+    return np.unique(np.concatenate([exact, np.round(geo[1:-1]), [B_max]]))
+
+
+def context_grid(S_max: float) -> np.ndarray:
+    return np.unique(np.concatenate([[1.0], np.geomspace(1.0, max(2.0, float(S_max)), 400)]))
+
+
+class StepTimes:
+    """One replica's step times (s) from roofline.step: tabulated decode and prefill, direct mixed steps."""
+
+    def __init__(self, m: Model, system: System, *, G: int, precision: str, kv_dtype: str, basis: str,
+                 priors: Priors | None, layout: Layout | None, spec: Speculation | None, B_max: float,
+                 S_max: float, n_prefill_max: float = 1.0):
+        self.m, self.system, self.G, self.spec = m, system, G, spec
+        self.kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors, layout=layout)
+        self.tau = spec.tokens_per_step if spec else 1.0
+        self.S = context_grid(S_max)
+        self.B = batch_grid(B_max)
+        self._dec = None
+        self.n = batch_grid(n_prefill_max)
+        self._n_list = self.n.tolist()
+        self._pre = None
+        self._pre_memo: dict[tuple, float] = {}
+        self._rows: dict[float, np.ndarray] = {}
+        self._mixed: dict[tuple, np.ndarray] = {}
+        self.calls = 0
+
+    # ---- decode ------------------------------------------------------------------------------
+    def decode_grid(self, B, S) -> np.ndarray:
+        """Decode step time on arbitrary arrays (one roofline call); speculation included."""
+        self.calls += 1
+        if self.spec is None:
+            return np.asarray(step(self.m, self.system, B=B, S=S, phase="decode", **self.kw).v("t_step"), dtype=float)
+        return np.asarray(speculative_step(self.m, self.system, self.spec, B=B, S=S, **self.kw).v("t_spec"),
+                          dtype=float)
+
+    def _row(self, B: float) -> np.ndarray:
+        r = self._rows.get(B)
+        if r is None:
+            if self._dec is None:
+                self._dec = self.decode_grid(self.B[:, None], self.S[None, :])
+            i = int(np.searchsorted(self.B, B))
+            if i < len(self.B) and self.B[i] == B:
+                r = self._dec[i]
+            else:
+                i = min(max(i, 1), len(self.B) - 1)
+                w = (B - self.B[i - 1]) / (self.B[i] - self.B[i - 1])
+                r = (1 - w) * self._dec[i - 1] + w * self._dec[i]
+            self._rows[B] = r
+        return r
+
+    def decode(self, B: float, S) -> np.ndarray:
+        """Step time of B sequences at mean context S (S may be an array: a span of steps)."""
+        return np.interp(S, self.S, self._row(float(B)))
+
+    # ---- prefill -----------------------------------------------------------------------------
+    def prefill(self, n: float, S: float) -> float:
+        """One step that prefills n prompts of S tokens (heterogeneous prompts: their mean length)."""
+        if self._pre is None:
+            self.calls += 1
+            self._pre = np.asarray(step(self.m, self.system, B=self.n[:, None], S=self.S[None, :], phase="prefill",
+                                        **self.kw).v("t_step"), dtype=float)
+        key = (n, S)
+        t = self._pre_memo.get(key)
+        if t is None:
+            i = min(max(bisect.bisect_left(self._n_list, n), 1), len(self._n_list) - 1) if len(self._n_list) > 1 else 0
+            if len(self._n_list) == 1 or self._n_list[i] == n:
+                t = float(np.interp(S, self.S, self._pre[i]))
+            else:
+                w = (n - self._n_list[i - 1]) / (self._n_list[i] - self._n_list[i - 1])
+                t = float((1 - w) * np.interp(S, self.S, self._pre[i - 1]) + w * np.interp(S, self.S, self._pre[i]))
+            self._pre_memo[key] = t
+        return t
+
+    # ---- steps that mix decodes and prompt tokens (chunked prefill, the cadence train) ----------
+    def mixed(self, n_dec: int, ctx_dec: float, chunks: list[tuple[float, float]]) -> float:
+        """A step of n_dec decodes (contexts summing to ctx_dec) and prompt chunks (c tokens after `done`).
+
+        Tabulated over the context grid once per (decodes, chunks, prompt tokens), read at the mean context.
+        """
+        T_pre = sum(c for c, _ in chunks)
+        n = n_dec + len(chunks)
+        S = (ctx_dec + sum(done + c / 2 for c, done in chunks)) / n
+        key = (n_dec, len(chunks), round(T_pre))
+        row = self._mixed.get(key)
+        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens)
+            self.calls += 1
+            row = mixed_time(self.m, self.system, self.spec, n_dec=n_dec, ctx_dec=n_dec * self.S, n_pre=len(chunks),
+                             T_pre=T_pre, ctx_pre=len(chunks) * self.S, **self.kw)
+            self._mixed[key] = row
+        t = float(np.interp(S, self.S, row))
+        return t
+
+
+def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx_dec, n_pre, T_pre, ctx_pre, G: int,
+               precision: str, kv_dtype: str, basis: str, priors: Priors | None, layout: Layout | None):
+    """One step carrying n_dec decodes and n_pre prompt pieces (T_pre tokens) — one roofline.step, vectorised.
+
+    The step is taken as n = n_dec + n_pre sequences at their mean context, each adding T / n new
+    tokens: its tokens T = n_dec·(K + 1 or 1) + T_pre (weights, matmul FLOP, communication) are
+    exact, and so are its KV reads where KV is linear in context. A piece of c prompt tokens after
+    `done` sees the causal mean context done + c/2 (ctx_pre sums those). With speculation the
+    decoding sequences also pay the draft's K one-token steps.
+    """
+    per_dec = spec.K + 1 if spec else 1
+    n = np.asarray(n_dec + n_pre, dtype=float)
+    T = n_dec * per_dec + T_pre
+    kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
+    t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
+                        layout=layout, **kw).v("t_step"), dtype=float)
+    if spec is not None:
+        d = spec.draft_model(m)
+        has = np.asarray(n_dec, dtype=float) > 0
+        B = np.maximum(n_dec, 1)
+        t_d = np.asarray(step(d, system, B=B, S=np.maximum(ctx_dec / B, 1.0), phase="decode",
+                              layout=layout if spec.draft is None else None, **kw).v("t_step"), dtype=float)
+        t = t + np.where(has, spec.K * t_d, 0.0)
+    return t if t.ndim else float(t)

@@ -1,0 +1,90 @@
+"""The throughput-at-speed frontier: Pareto points, the answer at a per-user speed, and `tokenmath frontier`."""
+
+import json
+
+import numpy as np
+import pytest
+from clirun import one_line_error, run
+
+from tokenmath.core.load import load_model, load_system
+from tokenmath.serving.frontier import frontier, pareto
+
+M70, H100 = load_model("llama-3.1-70b"), load_system("hgx-h100")
+
+
+def test_pareto_keeps_the_points_nothing_beats_on_both_axes():
+    user = [10, 20, 30, 15, 30, 5]
+    chip = [100, 80, 10, 90, 5, 50]
+    assert list(pareto(user, chip)) == [0, 3, 1, 2]
+
+
+def test_answer_at_a_user_speed_is_the_best_point_that_meets_it():
+    fr = frontier(M70, H100, isl=1000, osl=1000, chips=[4, 8], at_user_speed=50, confirm=True)
+    at = fr.at
+    assert at["met"] and at["tokens_per_s_per_user"] >= 50
+    ok = [p["tokens_per_s_per_chip"] for p in fr.points if p["tokens_per_s_per_user"] >= 50]
+    assert at["tokens_per_s_per_chip"] == max(ok)
+    assert at["simulated"]["tokens_per_s_per_chip"] == pytest.approx(at["tokens_per_s_per_chip"], rel=0.03)
+    front = [fr.points[i] for i in fr.frontier]
+    u = [p["tokens_per_s_per_user"] for p in front]
+    c = [p["tokens_per_s_per_chip"] for p in front]
+    assert np.all(np.diff(u) > 0) and np.all(np.diff(c) < 0)  # faster per user costs throughput per chip
+    # at high interactivity the answer is far below the maximum throughput (the issue's 5–15×)
+    fast = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_user_speed=75, confirm=False).at
+    assert max(p["tokens_per_s_per_chip"] for p in fr.points) > 3 * fast["tokens_per_s_per_chip"]
+
+
+def test_unreachable_speed_says_so():
+    at = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_user_speed=10_000, confirm=False).at
+    assert at["met"] is False and at["fastest"]["concurrency"] == 1
+
+
+def test_ttft_limit_bounds_the_answer():
+    at = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_ttft=0.5, confirm=False).at
+    assert at["met"] and at["ttft_s"] <= 0.5
+
+
+FR = ["frontier", "llama-3.1-70b", "--on", "hgx-h100", "--isl", "1000", "--osl", "1000"]
+
+
+def test_frontier_json_points_and_at(tmp_path):
+    plot = tmp_path / "fr.png"
+    r = run(*FR, "--chips", "4,8", "--at-user-speed", "50", "--no-confirm", "--json", "--plot", plot)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["points"] and d["evaluated"] >= len(d["points"])
+    for p in d["points"]:
+        assert {"tokens_per_s_per_user", "tokens_per_s_per_chip", "concurrency", "layout", "chips"} <= set(p)
+    assert d["at"]["met"] and d["at"]["tokens_per_s_per_user"] >= 50
+    assert plot.stat().st_size > 10_000
+    assert "at" not in json.loads(run(*FR, "--chips", "8", "--json").stdout)
+
+
+def test_frontier_table_and_explain():
+    r = run(*FR, "--at-user-speed", "50", "--explain")
+    assert r.exit_code == 0, r.output
+    assert "at ≥ 50 tok/s per user" in r.stdout and "simulated" in r.stdout
+    assert "tokens_per_s_per_chip = tokens_per_s / G" in r.stdout
+
+
+def test_frontier_layouts_for_a_moe_model():
+    r = run("frontier", "mixtral-8x7b", "--on", "hgx-h100", "--chips", "8", "--layout", "tp,ep", "--isl", "512",
+            "--osl", "256", "--json", "--all")
+    assert r.exit_code == 0, r.output
+    assert {p["layout"] for p in json.loads(r.stdout)["all_points"]} == {"tp8", "tp1·ep8"}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--at-user-speed", "-5"], "--at-user-speed"),
+    (["--layout", "pp"], "--layout"),
+    (["--chips", "1"], "does not fit"),
+    (["--concurrency", "0"], "--concurrency"),
+    (["--at-ttft", "soon"], "soon"),
+])
+def test_frontier_bad_input_is_one_line(args, needle):
+    one_line_error(run(*FR, *args), needle)
+
+
+def test_frontier_missing_lengths_is_refused():
+    r = run("frontier", "llama-3.1-70b", "--on", "hgx-h100")
+    assert r.exit_code != 0 and "Traceback" not in r.output

@@ -1,0 +1,255 @@
+"""Hugging Face config.json import: the real configs of tests/data/hf-configs (verbatim copies, origins in
+SOURCES.md there) against the catalog, the breadth of families a user may drop in, checkpoint formats per
+module kind, and hostile configs, each refused with one line naming the file and field (issue 16 item 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tokenmath.core import arch
+from tokenmath.core.load import CatalogError, load_model
+
+DATA = Path(__file__).parent / "data" / "hf-configs"
+BASE = json.loads((DATA / "Llama-3.3-70B-Instruct.json").read_text())
+
+# reference config -> catalog entry it was transcribed into
+REFERENCE = {
+    "DeepSeek-V3.json": "deepseek-v3", "DeepSeek-V3.2.json": "deepseek-v3.2", "GLM-4.7.json": "glm-4.7",
+    "Kimi-K2-Instruct.json": "kimi-k2", "Llama-3.3-70B-Instruct.json": "llama-3.3-70b",
+    "Llama-4-Maverick-17B-128E-Instruct.json": "llama-4-maverick", "Mixtral-8x22B-v0.1.json": "mixtral-8x22b",
+    "Qwen3-235B-A22B.json": "qwen3-235b-a22b", "Qwen3-30B-A3B.json": "qwen3-30b-a3b", "Qwen3-32B.json": "qwen3-32b",
+    "gemma-3-27b-it.json": "gemma-3-27b", "gpt-oss-120b.json": "gpt-oss-120b", "gpt-oss-20b.json": "gpt-oss-20b",
+}
+
+
+def test_every_reference_config_has_a_catalog_entry():
+    assert set(REFERENCE) == {p.name for p in DATA.glob("*.json")}
+
+
+@pytest.mark.parametrize("file", sorted(REFERENCE))
+def test_reference_config_matches_catalog(file):
+    m, cat = load_model(str(DATA / file)), load_model(REFERENCE[file])
+    mine, theirs = arch.param_counts(m), arch.param_counts(cat)
+    assert mine.total == pytest.approx(theirs.total, rel=0.005)
+    assert mine.active == pytest.approx(theirs.active, rel=0.005)
+    assert arch.kv_bytes_per_token(m, "bf16") == arch.kv_bytes_per_token(cat, "bf16")
+    assert (m.n_sliding_layers, m.sliding_window) == (cat.n_sliding_layers, cat.sliding_window)
+    assert arch.n_moe_layers(m) == arch.n_moe_layers(cat)
+    held = [k for k, n in mine.by_kind.items() if n > 0]  # kinds the model has
+    assert {k: arch.weight_formats(m)[k] for k in held} == {k: arch.weight_formats(cat)[k] for k in held}
+    assert float(arch.model_weight_bytes(m)) == pytest.approx(float(arch.model_weight_bytes(cat)), rel=0.005)
+
+
+def test_gpt_oss_checkpoint_bytes():
+    """MXFP4 experts at 4.25 bits with their scales; attention, router and embeddings in BF16."""
+    m = load_model(str(DATA / "gpt-oss-120b.json"))
+    f = arch.weight_formats(m)
+    assert f["experts"] == "mxfp4" and f["attention"] == f["router"] == f["embeddings"] == "bf16"
+    pc = arch.param_counts(m)
+    k = pc.by_kind
+    want = k["experts"] * 4.25 / 8 + (k["attention"] + k["router"] + k["embeddings"]) * 2
+    assert float(arch.model_weight_bytes(m)) == pytest.approx(want)
+    assert 60e9 < want < 66e9  # the published checkpoint is ~65 GB (safetensors, with biases and sinks)
+    assert float(arch.model_weight_bytes(m, "fp8")) == pytest.approx(pc.total * 1.0)  # another format: all of it
+    assert arch.is_native(m, "fp4") and not arch.is_native(m, "fp8")
+
+
+def test_deepseek_fp8_keeps_tables_in_bf16():
+    m = load_model(str(DATA / "DeepSeek-V3.json"))
+    f = arch.weight_formats(m)
+    assert f["experts"] == f["attention"] == "fp8" and f["embeddings"] == f["router"] == "bf16"
+
+
+def test_weights_touched_uses_the_checkpoint_formats():
+    m = load_model("gpt-oss-120b")
+    pc = arch.param_counts(m)
+    at_one = float(arch.weight_bytes_touched(m, 1))
+    # batch 1: attention + 4 of 128 experts per layer + the LM head (the input table is a lookup)
+    k = pc.by_kind
+    want = (k["attention"] + k["router"]) * 2 + 36 * 4 * float(pc.expert) * 4.25 / 8 + m.vocab_size * m.d_model * 2
+    assert at_one == pytest.approx(want, rel=1e-9)
+    assert float(arch.weight_bytes_touched(m, 1e9)) == pytest.approx(float(arch.model_weight_bytes(m))
+                                                                      - m.vocab_size * m.d_model * 2, rel=1e-6)
+
+
+# ---- breadth: configs a user may drop in (published values, only the keys the reader uses) ---------
+
+BREADTH = {  # name: (config, published total params, source of the published figure)
+    "llama-2-7b": ({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                    "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+                    "tie_word_embeddings": False, "torch_dtype": "float16"}, 6.74e9, "Llama 2 paper"),
+    "mistral-7b-v0.1": ({"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
+                         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+                         "vocab_size": 32000, "sliding_window": 4096, "tie_word_embeddings": False}, 7.24e9,
+                        "Mistral 7B paper"),
+    "qwen2.5-7b": ({"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+                    "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
+                    "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 131072,
+                    "max_window_layers": 28}, 7.61e9, "Qwen2.5-7B model card: 7.61B"),
+    "qwen2.5-0.5b": ({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14,
+                      "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936,
+                      "tie_word_embeddings": True}, 0.49e9, "Qwen2.5-0.5B model card: 0.49B"),
+    "phi-3-mini": ({"model_type": "phi3", "hidden_size": 3072, "num_hidden_layers": 32, "num_attention_heads": 32,
+                    "num_key_value_heads": 32, "intermediate_size": 8192, "vocab_size": 32064,
+                    "sliding_window": 2047, "tie_word_embeddings": False}, 3.8e9, "Phi-3 report: 3.8B"),
+    "gemma-2-9b": ({"model_type": "gemma2", "hidden_size": 3584, "num_hidden_layers": 42, "num_attention_heads": 16,
+                    "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 14336, "vocab_size": 256000,
+                    "sliding_window": 4096}, 9.24e9, "Gemma 2 model card: 9.24B"),
+    "gemma-7b": ({"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16,
+                  "num_key_value_heads": 16, "head_dim": 256, "intermediate_size": 24576, "vocab_size": 256000},
+                 8.54e9, "Gemma report: 8.54B"),
+    "falcon-7b": ({"model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
+                   "multi_query": True, "new_decoder_architecture": False, "vocab_size": 65024}, 6.92e9,
+                  "Falcon-7B model card: 7B (6.92B)"),
+    "falcon-180b": ({"model_type": "falcon", "hidden_size": 14848, "num_hidden_layers": 80,
+                     "num_attention_heads": 232, "num_kv_heads": 8, "new_decoder_architecture": True,
+                     "vocab_size": 65024}, 180e9, "Falcon-180B model card: 180B"),
+    "deepseek-v2-lite": ({"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27,
+                          "num_attention_heads": 16, "num_key_value_heads": 16, "q_lora_rank": None,
+                          "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                          "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_routed_experts": 64,
+                          "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+                          "moe_layer_freq": 1, "vocab_size": 102400}, 15.7e9, "DeepSeek-V2-Lite model card: 15.7B"),
+    "olmoe-1b-7b": ({"model_type": "olmoe", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+                     "num_key_value_heads": 16, "intermediate_size": 1024, "num_experts": 64,
+                     "num_experts_per_tok": 8, "vocab_size": 50304, "tie_word_embeddings": False}, 6.9e9,
+                    "OLMoE paper: 6.9B total"),
+    "qwen1.5-moe-a2.7b": ({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+                           "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632,
+                           "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+                           "num_experts": 60, "num_experts_per_tok": 4, "vocab_size": 151936,
+                           "decoder_sparse_step": 1, "tie_word_embeddings": False}, 14.3e9,
+                          "Qwen1.5-MoE-A2.7B model card: 14.3B total"),
+    "gpt-j-6b": ({"model_type": "gptj", "n_embd": 4096, "n_layer": 28, "n_head": 16, "n_inner": None,
+                  "vocab_size": 50400, "n_positions": 2048}, 6.05e9, "GPT-J model card: 6,053,381,344"),
+    "pythia-6.9b": ({"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32,
+                     "num_attention_heads": 32, "intermediate_size": 16384, "vocab_size": 50432,
+                     "tie_word_embeddings": False}, 6.86e9, "Pythia paper: 6.86B total"),
+    "mpt-7b": ({"model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32, "expansion_ratio": 4,
+                "max_seq_len": 2048, "vocab_size": 50432}, 6.7e9, "MPT-7B model card: 6.7B"),
+    "dbrx": ({"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "vocab_size": 100352,
+              "attn_config": {"kv_n_heads": 8}, "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16,
+                                                               "moe_top_k": 4}}, 132e9, "DBRX model card: 132B"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BREADTH))
+def test_breadth_of_families(tmp_path, name):
+    cfg, published, _src = BREADTH[name]
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps(cfg))
+    m = load_model(str(p))
+    assert arch.param_counts(m).total == pytest.approx(published, rel=0.03), name
+
+
+def test_family_rules(tmp_path):
+    def load(name):
+        cfg = BREADTH[name][0]
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(cfg))
+        return load_model(str(p))
+    assert load("falcon-7b").attention == "mqa" and load("falcon-180b").n_kv_heads == 8
+    assert load("gemma-2-9b").n_sliding_layers == 21 and load("gemma-2-9b").tie_embeddings
+    assert load("mistral-7b-v0.1").n_sliding_layers == 32
+    assert load("qwen2.5-7b").n_sliding_layers == 0
+    assert load("qwen1.5-moe-a2.7b").moe.d_ff_shared_expert == 5632
+    assert load("gpt-j-6b").mlp_matrices == 2 and load("gpt-j-6b").d_ff == 4 * 4096
+    assert load("deepseek-v2-lite").attention == "mla" and load("deepseek-v2-lite").moe.first_dense_layers == 1
+
+
+def test_multimodal_text_config_is_read(tmp_path):
+    cfg = {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"],
+           "text_config": {"model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40,
+                           "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                           "intermediate_size": 32768, "vocab_size": 131072},
+           "vision_config": {"hidden_size": 1024}}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    m = load_model(str(p))
+    assert m.family == "mistral" and m.d_model == 5120 and "text_config" in m.notes
+
+
+@pytest.mark.parametrize("q, dtype, formats", [
+    ({"quant_method": "awq", "bits": 4}, "int4", {"attention": "int4", "embeddings": "bf16"}),
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}, "fp4",
+     {"mlp": "nvfp4", "embeddings": "bf16"}),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float"}}},
+      "ignore": ["lm_head"]}, "fp8", {"mlp": "fp8", "embeddings": "bf16"}),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "int4", {"mlp": "int4"}),
+])
+def test_quantization_configs(tmp_path, q, dtype, formats):
+    p = tmp_path / "q.json"
+    p.write_text(json.dumps({**BASE, "quantization_config": q}))
+    m = load_model(str(p))
+    assert m.weight_dtype == dtype
+    f = arch.weight_formats(m)
+    assert all(f[k] == v for k, v in formats.items()), f
+    if q.get("kv_cache_quant_algo"):
+        assert m.kv_dtype == "fp8"
+
+
+# ---- hostile configs: one line naming the file and field, never a traceback ---------------------------
+
+HOSTILE = [  # (change to the Llama 3.3 70B config, the words the error must contain)
+    ({"model_type": ["llama"]}, "'model_type' must be a string"),
+    ({"model_type": {"a": 1}}, "'model_type' must be a string"),
+    ({"architectures": {"LlamaForCausalLM": 1}}, "'architectures' must be a list"),
+    ({"hidden_size": float("inf")}, "'hidden_size' must be a finite integer"),
+    ({"hidden_size": 1e30}, "'hidden_size'"),
+    ({"num_hidden_layers": 10**400}, "'num_hidden_layers'"),
+    ({"num_attention_heads": 0, "head_dim": None}, "'num_attention_heads' must be at least 1"),
+    ({"intermediate_size": -5}, "'intermediate_size' must be at least 1"),
+    ({"vocab_size": True}, "'vocab_size' must be an integer"),
+    ({"num_hidden_layers": 2**31}, "'num_hidden_layers' must be at most"),
+    ({"sliding_window": {}}, "'sliding_window'"),
+    ({"tie_word_embeddings": "yes"}, "'tie_word_embeddings'"),
+    ({"num_key_value_heads": 128}, "exceeds the 64 attention heads"),
+    ({"quantization_config": {"config_groups": [1]}}, "'quantization_config.config_groups'"),
+    ({"quantization_config": "fp8"}, "'quantization_config' must be an object"),
+    ({"model_type": "gemma3", "sliding_window_pattern": 0.5}, "'sliding_window_pattern' must be an integer"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+      "decoder_sparse_step": 0}, "'decoder_sparse_step' must be at least 1"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+      "mlp_only_layers": 3}, "'mlp_only_layers' must be a list"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 9, "moe_intermediate_size": 64},
+     "exceeds the 8 experts"),
+    ({"model_type": "deepseek_v3", "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+      "kv_lora_rank": 64, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32, "moe_layer_freq": 0},
+     "'moe_layer_freq' must be at least 1"),
+    ({"model_type": "llama4", "text_config": {"model_type": "llama4_text", "hidden_size": 64,
+                                              "num_hidden_layers": 4, "num_attention_heads": 4,
+                                              "intermediate_size": 64, "vocab_size": 10, "num_local_experts": 4,
+                                              "num_experts_per_tok": 1, "moe_layers": [None]}},
+     "'text_config.moe_layers.0'"),
+    ({"layer_types": ["sliding_attention"] * 3}, "'layer_types' has 3 entries for 80 layers"),
+]
+
+
+@pytest.mark.parametrize("change, words", HOSTILE, ids=[str(i) for i in range(len(HOSTILE))])
+def test_hostile_config_one_line(tmp_path, change, words):
+    cfg = {**BASE, **change}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg, allow_nan=True) if not any(isinstance(v, int) and v > 2**64 for v in change.values())
+                 else json.dumps(cfg).replace(str(change.get("num_hidden_layers")), "1" + "0" * 400))
+    with pytest.raises(CatalogError) as e:
+        load_model(str(p))
+    msg = str(e.value)
+    assert words in msg and str(p) in msg and "\n" not in msg, msg
+
+
+def test_deeply_nested_and_oversized_json(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(CatalogError, match="nested"):
+        load_model(str(deep))
+    big = tmp_path / "big.json"
+    big.write_text('{"pad": "' + "x" * (5 * 2**20) + '"}')
+    with pytest.raises(CatalogError, match="larger than"):
+        load_model(str(big))
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(CatalogError, match="UTF-8"):
+        load_model(str(binary))

@@ -1,0 +1,74 @@
+"""Prediction intervals: split-conformal groups, honest coverage, and the keys serve and validate expose."""
+
+import json
+
+import numpy as np
+import pytest
+from clirun import run
+
+from tokenmath.core.load import load_intervals
+from tokenmath.measure.intervals import coverage, derive, relabel
+
+
+def _rows(n_clusters=40, per=5, between=0.15, within=0.05, seed=0, key=("hopper", "run", "fp8")):
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in range(n_clusters):
+        off = rng.normal(0, between)
+        for i in range(per):
+            out.append({"key": key, "cluster": f"c{c}", "r": off + rng.normal(0, within), "id": f"{c}-{i}"})
+    return out
+
+
+def test_left_out_cluster_coverage_is_near_nominal_for_exchangeable_clusters():
+    cov = coverage(_rows())
+    assert 0.7 <= cov["left_out_cluster"] <= 0.95
+    assert cov["in_sample"] >= cov["left_out_cluster"] - 0.05
+
+
+def test_a_group_with_few_clusters_is_wider_than_its_parent_spread_alone():
+    rows = _rows() + _rows(n_clusters=2, per=3, seed=1, key=("hopper", "decode", "fp8"))
+    t = derive(rows)
+    big, small = t["hopper|run|fp8"], t["hopper|decode|fp8"]
+    assert small["n"] == 6 and big["n"] == 200
+    assert small["hi"] - small["lo"] > 0.5 * (big["hi"] - big["lo"])  # borrows the parent's spread
+    assert "*|*|*" in t and "hopper|*|*" in t
+
+
+def test_spec_sheet_groups_are_filed_apart():
+    t = derive(relabel(_rows(), "spec-sheet"))
+    assert "spec-sheet|run|fp8" in t and not any(k.startswith("hopper") for k in t)
+
+
+def test_stored_intervals_widen_for_chips_without_measured_kernels():
+    iv = load_intervals()
+    assert iv.nominal == pytest.approx(0.8)
+    _, hop = iv.group("hopper", "decode", "fp8")
+    _, spec = iv.group("", "decode", "fp8")  # an AMD/TPU/Trainium chip: spec-sheet priors
+    assert spec.hi - spec.lo > hop.hi - hop.lo
+    assert iv.group("hopper", "decode", "fp6")[0].startswith("hopper|")  # unknown precision: its parent group
+
+
+def test_serve_json_gives_intervals_around_the_prediction():
+    d = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--batch", "64", "--json").stdout)
+    for ph in ("prefill", "decode"):
+        lo, hi = d[ph]["tokens_per_s_interval"]
+        assert lo < d[ph]["tokens_per_s"] < hi
+        t_lo, t_hi = d[ph]["step_time_s_interval"]
+        assert t_lo < d[ph]["step_time_s"] < t_hi
+        assert "interval_group" in d[ph]
+    spec = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
+    assert "tokens_per_s_interval" not in spec["decode"]  # a bound has no interval: omitted, not null
+
+
+def test_validate_json_reports_out_of_sample_coverage():
+    d = json.loads(run("validate", "--group", "BS1", "--json").stdout)
+    s = d["summary"]
+    assert 0 <= s["interval_coverage"] <= 1 and s["intervals"]["clusters"] >= 2
+    row = d["rows"][0]
+    assert row["interval"][0] < row["predicted"] < row["interval"][1] and "interval_group" in row
+
+
+def test_catalog_lists_the_interval_table():
+    r = run("catalog", "list")
+    assert r.exit_code == 0 and "prediction intervals" in r.stdout and "serving" in r.stdout

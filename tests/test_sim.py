@@ -1,0 +1,141 @@
+"""The simulator's laws: concurrency 1 is serve's batch-1 step, Little's law, throughput rising to the KV cap,
+the lecture's cadence (worst wait 2 steps), KV admission, a golden small run, and determinism."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenmath.core import arch
+from tokenmath.core.load import load_model, load_system
+from tokenmath.core.roofline import step
+from tokenmath.serving.serve import serve
+from tokenmath.serving.sim import POLICIES, simulate
+
+SETTINGS = settings(max_examples=12, deadline=None)
+M8 = load_model("llama-3.1-8b")
+M70 = load_model("llama-3.1-70b")
+H100 = load_system("hgx-h100")
+
+
+@SETTINGS
+@given(isl=st.integers(16, 6000), osl=st.integers(2, 500), G=st.sampled_from([1, 2, 8]))
+def test_concurrency_one_tpot_is_serves_batch_one_decode_step_at_the_mean_context(isl, osl, G):
+    r = simulate(M8, H100, G=G, concurrency=1, requests=3, isl=isl, osl=osl)
+    s = serve(M8, H100, G=G, B=1, S=isl + osl / 2)
+    assert r["tpot_s"]["mean"] == pytest.approx(s.value("decode.step_time_s"), rel=2e-3)
+    assert r["ttft_s"]["mean"] == pytest.approx(serve(M8, H100, G=G, B=1, S=isl).value("prefill.step_time_s"), rel=2e-3)
+
+
+@SETTINGS
+@given(C=st.integers(1, 300), rr=st.sampled_from([0.0, 0.6]), policy=st.sampled_from(POLICIES))
+def test_littles_law_in_flight_is_throughput_times_time_in_system(C, rr, policy):
+    kw = dict(prefill_chips=4, decode_chips=4) if policy == "disagg" else {}
+    r = simulate(M8, H100, G=4, concurrency=C, requests=max(3 * C, 50), isl=400, osl=120, range_ratio=rr,
+                 policy=policy, **kw)
+    assert r["requests_completed"] == max(3 * C, 50)
+    assert r["in_flight_mean"] == pytest.approx(r["requests_per_s"] * r["e2e_s"]["mean"], rel=1e-9)
+    assert r["in_flight_mean"] <= C + 1e-9
+
+
+def test_littles_law_open_loop_poisson():
+    r = simulate(M8, H100, G=1, rate=20.0, requests=3000, isl=300, osl=100, range_ratio=0.5, seed=3)
+    assert r["in_flight_mean"] == pytest.approx(r["requests_per_s"] * r["e2e_s"]["mean"], rel=1e-9)
+    assert r["requests_per_s"] == pytest.approx(20.0, rel=0.06)  # stable: throughput follows the arrivals
+
+
+def test_throughput_rises_with_concurrency_until_the_kv_cap():
+    # 70B in BF16 on 4 H100: the KV pool 0.9·(320 GB − weights) holds a few hundred requests of 1000 + 1000 tokens
+    probe = simulate(M70, H100, G=4, concurrency=1, requests=1, isl=1000, osl=1000)
+    cap = int(np.floor(probe["kv_pool_bytes"] / arch.kv_stored_bytes(M70, 2000)))
+    assert 150 <= cap <= 400
+    C = [1, 4, 16, 64, 128, 200, cap, 400, 800]
+    # whole waves (the run's last requests do not leave a half-empty batch behind)
+    runs = [simulate(M70, H100, G=4, concurrency=c, requests=5 * min(c, cap), isl=1000, osl=1000) for c in C]
+    tps = [r["output_tokens_per_s"] for r in runs]
+    assert all(b >= a * (1 - 1e-3) for a, b in zip(tps, tps[1:]))
+    assert all(r["mean_batch"] <= cap + 1e-9 for r in runs)
+    assert tps[-1] == pytest.approx(tps[-3], rel=0.03)  # past the cap the batch stops growing
+    assert runs[-1]["ttft_s"]["mean"] > 5 * runs[-3]["ttft_s"]["mean"]  # ... and requests queue for KV
+    assert all(r["kv_utilisation"] <= 1 + 1e-9 for r in runs)
+
+
+@SETTINGS
+@given(load=st.floats(0.05, 0.5), seed=st.integers(0, 1000))
+def test_cadence_worst_wait_is_two_steps(load, seed):
+    probe = simulate(M8, H100, G=1, rate=1.0, requests=2, isl=200, osl=50, policy="cadence", max_batch=64)
+    t_c, seats = probe.settings["step_s"], probe.settings["seats"]
+    capacity = seats / (50 * t_c)  # requests/s a full train serves
+    r = simulate(M8, H100, G=1, rate=load * capacity, requests=600, isl=200, osl=50, policy="cadence",
+                 max_batch=64, seed=seed)
+    assert r.settings["worst_wait_s"] == pytest.approx(2 * t_c)
+    assert np.max(r.ttft_s) <= 2 * t_c * (1 + 1e-9)
+    assert np.min(r.ttft_s) >= t_c * (1 - 1e-9)
+    assert r["tpot_s"]["mean"] == pytest.approx(t_c, rel=1e-9)
+
+
+def test_cadence_mean_wait_is_one_and_a_half_steps():
+    probe = simulate(M8, H100, G=1, rate=1.0, requests=2, isl=200, osl=50, policy="cadence", max_batch=64)
+    t_c = probe.settings["step_s"]
+    r = simulate(M8, H100, G=1, rate=0.3 * 64 / (50 * t_c), requests=4000, isl=200, osl=50, policy="cadence",
+                 max_batch=64, seed=1)
+    assert r["ttft_s"]["mean"] == pytest.approx(1.5 * t_c, rel=0.03)
+
+
+def test_kv_admission_holds_requests_until_their_kv_fits():
+    probe = simulate(M70, H100, G=4, concurrency=1, requests=1, isl=1000, osl=1000)
+    cap = int(np.floor(probe["kv_pool_bytes"] / arch.kv_stored_bytes(M70, 2000)))
+    r = simulate(M70, H100, G=4, concurrency=2 * cap, requests=6 * cap, isl=1000, osl=1000)
+    assert r["mean_batch"] <= cap
+    assert r["kv_utilisation"] > 0.75  # the pool stays mostly full: requests wait for their KV, not for seats
+
+
+def test_golden_small_run():
+    """2 clients, 4 requests of 100 + 3 tokens: prefill both, two decode steps, again. Every time from roofline.step."""
+    r = simulate(M8, H100, G=1, concurrency=2, requests=4, isl=100, osl=3)
+    t_p = float(step(M8, H100, G=1, B=2, S=100, phase="prefill").v("t_step"))
+    t_d = float(np.sum(step(M8, H100, G=1, B=2, S=np.array([101.0, 102.0])).v("t_step")))
+    cycle = t_p + t_d
+    assert r["duration_s"] == pytest.approx(2 * cycle, rel=1e-4)
+    assert r["ttft_s"]["mean"] == pytest.approx(t_p, rel=1e-4)
+    assert r["tpot_s"]["mean"] == pytest.approx(t_d / 2, rel=1e-4)
+    assert r["e2e_s"]["p99"] == pytest.approx(cycle, rel=1e-4)
+    assert r["mean_batch"] == 2.0 and r["decode_steps"] == 4 and r["prefill_steps"] == 2
+    assert r["output_tokens_per_s"] == pytest.approx(12 / (2 * cycle), rel=1e-4)
+    assert r.events == 5  # a wake, then (prefill, decode span) twice
+    d = r.to_dict()
+    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+        assert set(d[key]) == {"mean", "p50", "p90", "p99"}
+    assert set(d["tokens_per_s_per_user"]) == {"mean", "p50"}
+    for key in ("output_tokens_per_s", "tokens_per_s_per_chip", "requests_completed", "mean_batch", "kv_utilisation"):
+        assert key in d
+    assert "goodput" not in d  # no SLO given: the value does not apply
+
+
+def test_goodput_counts_requests_meeting_the_slos():
+    r = simulate(M8, H100, G=1, concurrency=32, requests=200, isl=500, osl=100, slo_ttft=1e9, slo_tpot=1e9)
+    assert r["goodput"] == pytest.approx(r["requests_per_s"])
+    r = simulate(M8, H100, G=1, concurrency=32, requests=200, isl=500, osl=100, slo_ttft=1e-9)
+    assert r["goodput"] == 0.0
+
+
+def test_same_seed_same_run_other_seed_other_run():
+    kw = dict(G=1, rate=10.0, requests=300, isl=300, osl=80, range_ratio=0.5)
+    a, b, c = simulate(M8, H100, seed=1, **kw), simulate(M8, H100, seed=1, **kw), simulate(M8, H100, seed=2, **kw)
+    assert a.to_dict() == b.to_dict()
+    assert a["e2e_s"] != c["e2e_s"]
+
+
+def test_chunked_prefill_removes_the_decode_stalls():
+    kw = dict(G=8, concurrency=256, requests=1024, isl=2000, osl=200, range_ratio=0.5)
+    cont, chunk = simulate(M70, H100, **kw), simulate(M70, H100, policy="chunked", chunk=2048, **kw)
+    assert chunk["itl_s"]["p99"] < cont["itl_s"]["p99"] / 2  # no decode waits for a whole prefill step
+    assert chunk["output_tokens_per_s"] == pytest.approx(cont["output_tokens_per_s"], rel=0.2)
+
+
+def test_disagg_decodes_never_wait_for_a_prefill():
+    kw = dict(concurrency=64, requests=512, isl=4000, osl=300, range_ratio=0.5)
+    d = simulate(M70, H100, G=8, policy="disagg", prefill_chips=8, decode_chips=8, **kw)
+    c = simulate(M70, H100, G=8, **kw)
+    assert d.settings["chips"] == 16 and d.settings["link"] == "scale-out"
+    assert d["itl_s"]["p99"] < c["itl_s"]["p99"] / 3

@@ -1,0 +1,67 @@
+"""Where the closed-form steady state (sim/fastpath.py) agrees with the simulator, and that it is vectorised."""
+
+import numpy as np
+import pytest
+
+from tokenmath.core.load import load_model, load_system
+from tokenmath.serving.sim import simulate, steady_state
+from tokenmath.serving.speculative import Speculation
+
+M70, DS = load_model("llama-3.1-70b"), load_model("deepseek-v3")
+H100, GB200 = load_system("hgx-h100"), load_system("gb200-nvl72")
+CASES = [(M70, H100, 8), (DS, GB200, 16)]
+
+
+def _pair(m, s, G, C, isl, osl, policy, **kw):
+    a = steady_state(m, s, G=G, concurrency=C, isl=isl, osl=osl, policy=policy, **kw)
+    wave = int(min(C, float(a["batch_cap"])))
+    n = int(np.ceil(max(20 * C, 200) / wave)) * wave  # ~20 requests per client, in whole waves
+    r = simulate(m, s, G=G, concurrency=C, requests=n, isl=isl, osl=osl, policy=policy, **kw)
+    return r, a
+
+
+@pytest.mark.parametrize("m,s,G", CASES)
+@pytest.mark.parametrize("C", [1, 16, 256, 2048])
+@pytest.mark.parametrize("policy", ["continuous", "cadence"])
+def test_closed_form_agrees_with_the_simulator(m, s, G, C, policy):
+    """Closed loop, fixed lengths: throughput and TPOT within 3 %, mean TTFT within 10 %, past the KV cap too."""
+    for isl, osl in ((1000, 1000), (8000, 300)):
+        r, a = _pair(m, s, G, C, isl, osl, policy)
+        assert r["output_tokens_per_s"] == pytest.approx(float(a["output_tokens_per_s"]), rel=0.03)
+        assert r["tpot_s"]["mean"] == pytest.approx(float(a["tpot_s"]), rel=0.03)
+        assert r["ttft_s"]["mean"] == pytest.approx(float(a["ttft_s"]), rel=0.10)
+
+
+@pytest.mark.parametrize("m,s,G", CASES)
+@pytest.mark.parametrize("C", [16, 256, 2048])
+def test_disagg_closed_form_agrees_on_throughput_and_tpot(m, s, G, C):
+    r, a = _pair(m, s, G, C, 1000, 1000, "disagg", prefill_chips=G, decode_chips=G)
+    assert r["output_tokens_per_s"] == pytest.approx(float(a["output_tokens_per_s"]), rel=0.03)
+    assert r["tpot_s"]["mean"] == pytest.approx(float(a["tpot_s"]), rel=0.03)
+    assert r["ttft_s"]["mean"] >= 0.9 * float(a["ttft_s"])  # the closed form leaves out cohorts colliding
+
+
+def test_closed_form_with_mtp_agrees_with_the_simulator():
+    spec = Speculation(K=2, alpha=0.8)
+    r, a = _pair(DS, GB200, 16, 64, 2000, 500, "continuous", spec=spec)
+    assert r["output_tokens_per_s"] == pytest.approx(float(a["output_tokens_per_s"]), rel=0.03)
+    assert r["tpot_s"]["mean"] == pytest.approx(float(a["tpot_s"]), rel=0.03)
+
+
+def test_closed_form_is_vectorised_over_concurrency_and_lengths():
+    C = np.array([1, 8, 64, 512, 4096])
+    I = np.array([[128], [1024], [8192]])
+    a = steady_state(M70, H100, G=8, concurrency=C, isl=I, osl=512)
+    assert a["output_tokens_per_s"].shape == (3, 5)
+    one = steady_state(M70, H100, G=8, concurrency=64, isl=1024, osl=512)
+    assert a["output_tokens_per_s"][1, 2] == pytest.approx(float(one["output_tokens_per_s"]), rel=1e-12)
+    assert np.all(np.diff(a["output_tokens_per_s"], axis=1) >= -1e-9)  # throughput never falls with concurrency
+    assert np.all(np.diff(a["tokens_per_s_per_user"], axis=1) <= 1e-9)  # ... and per-user speed never rises
+
+
+def test_closed_form_explains_itself():
+    a = steady_state(M70, H100, G=8, concurrency=32, isl=1000, osl=1000, explain=True)
+    text = a.explain()
+    assert "X = B / (n_d · t_d + B · t_p / n_b)" in text
+    assert "T_resp = U / X" in text and "catalog/engines/default.yaml" in text
+    assert a.to_dict(derivations=True)["derivations"]["tpot_s"]["formula"] == "tpot = t_life / (O − 1)"

@@ -1,0 +1,121 @@
+"""Workloads (closed loop, Poisson, trace files) and `tokenmath simulate` end to end, bad input included."""
+
+import json
+
+import numpy as np
+import pytest
+from clirun import one_line_error, run
+
+from tokenmath.core.errors import InputError
+from tokenmath.serving.sim import closed_loop, poisson, read_trace
+
+
+def test_poisson_arrivals_have_the_asked_rate_and_are_seeded():
+    w = poisson(50.0, 20_000, 100, 50, seed=4)
+    assert w.arrival_s[0] == 0 and np.all(np.diff(w.arrival_s) >= 0)
+    assert w.n / w.arrival_s[-1] == pytest.approx(50.0, rel=0.03)
+    assert np.array_equal(w.arrival_s, poisson(50.0, 20_000, 100, 50, seed=4).arrival_s)
+
+
+def test_range_ratio_draws_lengths_around_the_mean():
+    w = closed_loop(8, 5000, 1000, 200, range_ratio=0.5, seed=1)
+    assert w.isl.min() >= 500 and w.isl.max() <= 1500 and w.osl.min() >= 100 and w.osl.max() <= 300
+    assert w.isl.mean() == pytest.approx(1000, rel=0.02)
+
+
+def test_trace_csv_and_jsonl(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("arrival,isl,osl\n0.5,100,20\n0.0,200,10\n1.5,50,5\n")
+    w = read_trace(csv)
+    assert list(w.isl) == [200, 100, 50] and list(w.arrival_s) == [0.0, 0.5, 1.5]  # sorted, from 0
+    js = tmp_path / "t.jsonl"
+    js.write_text('{"timestamp": 3, "input_len": 10, "output_len": 4}\n\n{"timestamp": 4, "input_len": 12, "output_len": 5}\n')
+    assert list(read_trace(js).osl) == [4, 5]
+    lengths = tmp_path / "l.csv"
+    lengths.write_text("isl,osl\n100,20\n")
+    assert read_trace(lengths, concurrency=4).concurrency == 4
+    with pytest.raises(InputError, match="no arrival times"):
+        read_trace(lengths)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("", "is empty"),
+    ("arrival,isl,osl\n", "no rows"),
+    ("arrival,isl,osl\n0,abc,5\n", ":2: isl 'abc' is not a number"),
+    ("arrival,isl,osl\n0,100,5\n1,-3,5\n", ":3: isl '-3' is not a whole number"),
+    ("arrival,isl,osl\n0,100,0\n", "osl '0'"),
+    ("arrival,isl,osl\n-1,100,5\n", "arrival '-1' is not a time"),
+    ("arrival,osl\n0,5\n", ":2: no isl"),
+])
+def test_malformed_traces_are_refused_with_their_line(tmp_path, text, needle):
+    f = tmp_path / "bad.csv"
+    f.write_text(text)
+    with pytest.raises(InputError, match=needle.replace("(", r"\(")):
+        read_trace(f)
+
+
+def test_malformed_jsonl_line(tmp_path):
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"arrival": 0, "isl": 5, "osl": 5}\n{not json}\n')
+    with pytest.raises(InputError, match=":2: not a JSON object"):
+        read_trace(f)
+
+
+SIM = ["simulate", "llama-3.1-8b", "--on", "hgx-h100", "--chips", "1"]
+
+
+def test_simulate_json_has_every_key_the_issue_lists(tmp_path):
+    plot = tmp_path / "sim.png"
+    r = run(*SIM, "--concurrency", "16", "--requests", "64", "--isl", "512", "--osl", "64", "--slo-ttft", "2s",
+            "--slo-tpot", "50ms", "--json", "--plot", plot)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+        assert set(d[key]) == {"mean", "p50", "p90", "p99"}
+    for key in ("output_tokens_per_s", "tokens_per_s_per_chip", "requests_completed", "goodput", "mean_batch",
+                "kv_utilisation"):
+        assert key in d
+    assert set(d["tokens_per_s_per_user"]) == {"mean", "p50"}
+    assert d["requests_completed"] == 64 and d["concurrency"] == 16 and d["policy"] == "continuous"
+    assert plot.stat().st_size > 10_000
+
+
+def test_simulate_table_explain_and_trace(tmp_path):
+    r = run(*SIM, "--concurrency", "8", "--requests", "32", "--isl", "256", "--osl", "32", "--explain")
+    assert r.exit_code == 0, r.output
+    assert "TTFT" in r.stdout and "X = B / (n_d · t_d + B · t_p / n_b)" in r.stdout
+    f = tmp_path / "trace.jsonl"
+    f.write_text("\n".join(json.dumps({"arrival": i * 0.01, "isl": 100 + i, "osl": 10}) for i in range(40)))
+    r = run(*SIM, "--workload", f, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["requests_completed"] == 40
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--rate", "0", "--isl", "10", "--osl", "10"], "--rate"),
+    (["--rate", "-2", "--isl", "10", "--osl", "10"], "--rate"),
+    (["--concurrency", "0", "--isl", "10", "--osl", "10"], "--concurrency"),
+    (["--concurrency", "4", "--rate", "1", "--isl", "10", "--osl", "10"], "not both"),
+    (["--concurrency", "4", "--isl", "0", "--osl", "10"], "--isl"),
+    (["--concurrency", "4"], "--isl"),
+    (["--isl", "10", "--osl", "10"], "--concurrency"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--policy", "fifo"], "--policy"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--requests", "0"], "--requests"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--slo-ttft", "-1s"], "--slo-ttft"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--prefill-chips", "2"], "disagg"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--mtp", "2"], "--acceptance"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--mtp", "2", "--acceptance", "1.2"], "--acceptance"),
+    (["--concurrency", "4", "--isl", "3000000", "--osl", "10"], "KV"),
+])
+def test_simulate_bad_input_is_one_line(args, needle):
+    one_line_error(run(*SIM, *args), needle)
+
+
+def test_simulate_empty_and_malformed_workload_files_are_one_line(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    one_line_error(run(*SIM, "--workload", empty), "empty")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival,isl,osl\n0,10,x\n")
+    one_line_error(run(*SIM, "--workload", bad), "bad.csv:2")
+    one_line_error(run(*SIM, "--workload", tmp_path / "missing.csv"), "does not exist")
