@@ -149,6 +149,9 @@ def files(tmp_path_factory) -> list[str]:
                         ("priors", "profile.yaml"), ("tiers", "nanbw.yaml")):
         (cat / kind).mkdir(parents=True, exist_ok=True)
         (cat / kind / f"bad-{kind}.yaml").write_text((d / fname).read_text())
+    (cat / "engines").mkdir()
+    (cat / "engines" / "default.yaml").write_text("kv_memory_fraction: .nan\nmax_num_tokens: 0\nmax_batch: -1\n"
+                                                  "chunk_tokens: 1\n")
     return [*out, str(big), str(cat), str(d), "/dev/zero", "/dev/null", str(d / "missing.yaml")]
 
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import CatalogError
 from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, EngineSettings, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
@@ -572,4 +572,6 @@ def load_engine(name: str = "default") -> dict:
             found = f
     if found is None:
         raise CatalogError(f"no engine settings {name!r} (catalog/engines/{name}.yaml)")
-    return read_entry(found)
+    data = read_entry(found)
+    _validate(EngineSettings, data, found)  # every figure in its range; callers read the entry as a mapping
+    return data

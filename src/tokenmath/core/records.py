@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -388,6 +388,19 @@ class Priors(Record):
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
               "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
               "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
+
+
+class EngineSettings(Record):
+    """A serving engine's scheduler defaults (`catalog/engines/NAME.yaml`), read by the simulator."""
+
+    kv_memory_fraction: float  # share of the memory left after the weights that holds KV
+    max_num_tokens: int  # tokens one step may carry
+    max_batch: int  # sequences in flight
+    chunk_tokens: int  # chunked prefill: tokens per step
+    mtp_layers: int = 1  # transformer blocks of one MTP module
+
+    RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
+              "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]"}
 
 
 class TrainingPrior(Record):
