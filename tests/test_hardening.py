@@ -37,6 +37,7 @@ def ok_json(*args) -> dict:
     (("serve", M, "--on", ON, "--set", "rental_usd_per_hour=-1"), "rental_usd_per_hour"),
     (("serve", M, "--on", ON, "--set", "hbm_capacity_bytes=1e-300"), "hbm_capacity_bytes"),
     (("serve", M, "--on", ON, "--set", "sources=5"), "bookkeeping"),
+    (("serve", M, "--on", ON, "--set", "chip.priors=nope"), "unknown priors"),
     (("train", M, "--on", ON, "--chips", "8", "--tokens", "1e12", "--set", "eta_bw=0.5"), "does not read"),
     # grids
     (("sweep", M, "--on", ON, "-B", "0:0"), "--batch"),

@@ -310,11 +310,10 @@ def load_model(name: str) -> Model:
 
 
 def load_priors(name: str = "default") -> Priors:
+    """Priors by name: a catalog entry, a calibrated profile's inline block, or priors changed by --set."""
     if name in _profile_priors:
         return _profile_priors[name]
-    if name not in _index("priors"):
-        name = "default"
-    return _load_cached("priors", name)  # type: ignore[return-value]
+    return _load_cached("priors", name)  # type: ignore[return-value]  (an unknown name: one line, with suggestions)
 
 
 _profile_priors: dict[str, Priors] = {}  # priors read inline from profile YAMLs, by the name their chip refers to
@@ -520,6 +519,8 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
         out[r] = new
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
+        if r == "chip" and field == "priors" and "priors" in out:  # another priors entry: read it (or refuse it)
+            out["priors"] = load_priors(new.priors)  # type: ignore[attr-defined]
     if "priors" in out and out["priors"] is not records.get("priors") and "chip" in out:
         chip = out["chip"].evolve(priors=bind_priors(out["priors"]))  # type: ignore[arg-type]
         out["chip"] = chip
