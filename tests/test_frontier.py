@@ -88,3 +88,9 @@ def test_frontier_bad_input_is_one_line(args, needle):
 def test_frontier_missing_lengths_is_refused():
     r = run("frontier", "llama-3.1-70b", "--on", "hgx-h100")
     assert r.exit_code != 0 and "Traceback" not in r.output
+
+
+def test_a_simulated_policy_takes_its_concurrency_grid_from_the_kv_cap():
+    f = frontier(load_model("llama-3.1-8b"), load_system("hgx-h100"), isl=1000, osl=200, policy="chunked", requests=60)
+    C = [p["concurrency"] for p in f.points]
+    assert min(C) == 1 and max(C) > 100  # 1 … the KV cap, as for the closed-form policies

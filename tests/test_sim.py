@@ -23,7 +23,12 @@ H100 = load_system("hgx-h100")
 def test_concurrency_one_tpot_is_serves_batch_one_decode_step_at_the_mean_context(isl, osl, G):
     r = simulate(M8, H100, G=G, concurrency=1, requests=3, isl=isl, osl=osl)
     s = serve(M8, H100, G=G, B=1, S=isl + osl / 2)
-    assert r["tpot_s"]["mean"] == pytest.approx(s.value("decode.step_time_s"), rel=2e-3)
+    # exactly the mean of the roofline's decode steps over the contexts the request passes through ...
+    steps = step(M8, H100, G=G, B=1, S=isl + np.arange(osl), phase="decode").v("t_step")
+    assert r["tpot_s"]["mean"] == pytest.approx(float(np.mean(steps)), rel=2e-3)
+    # ... which is serve's step at the mean context up to the curvature of the measured kernel-efficiency
+    # curves (attention kernels of a few kB at short contexts): within 3 %
+    assert r["tpot_s"]["mean"] == pytest.approx(s.value("decode.step_time_s"), rel=3e-2)
     assert r["ttft_s"]["mean"] == pytest.approx(serve(M8, H100, G=G, B=1, S=isl).value("prefill.step_time_s"), rel=2e-3)
 
 

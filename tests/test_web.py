@@ -54,9 +54,9 @@ def cli_args(params: dict) -> list[str]:
         if positional in rest:
             args.append(rest.pop(positional))
     for k, v in rest.items():
-        flag = "--" + {"all": "all", "set": "set"}.get(k, k).replace("_", "-")
+        flag = "--" + {"all_points": "all"}.get(k, k).replace("_", "-")
         for x in v if isinstance(v, list) else [v]:
-            args += [flag] if x is True else [flag, x]
+            args += [flag] if x is True else ["--no-" + flag[2:]] if x is False else [flag, x]
     return args
 
 
@@ -69,6 +69,12 @@ SAME_AS_CLI = [
     ("sweep", dict(LECTURE, batch="1,64,4096", context="4096,32k")),
     ("sweep", dict(model="llama-3.1-8b", on="hgx-h100", precision="fp8,bf16", chips="1,8", basis="spec")),
     ("fastmode", dict(LECTURE)),
+    ("frontier", dict(LECTURE, isl=1000, osl=1000, at_user_speed=100, explain=True)),
+    ("frontier", dict(model="llama-3.1-8b", on="hgx-h100", chips="1,2", layout="default,tp", isl=2000, osl=200,
+                      concurrency="1:256:12", at_user_speed=50, at_ttft="1s", confirm=False, all_points=True)),
+    ("simulate", dict(LECTURE, concurrency=64, requests=300, isl=1000, osl=500, slo_ttft="2s", explain=True)),
+    ("simulate", dict(model="llama-3.1-8b", on="h100-sxm", rate=5, requests=200, isl=512, osl=128, range_ratio=0.5,
+                      policy="chunked", chunk=256, seed=3)),
     ("place", dict(model="llama-3.1-405b", on="hgx-h100", batch="64", context="8k")),
     ("price", dict(model="deepseek-v3", on="gb200-nvl72", input_len=4000, output_len=1000, cache_hit=0.5)),
     ("price", dict(model="deepseek-v3", on="hgx-h200", explain=True)),
@@ -102,7 +108,7 @@ def test_query_parameters_are_the_cli_options(client):
                      "explain", "set", "mtp", "acceptance", "acceptance_length", "draft", "engine"}
     for ep in ENDPOINTS:
         assert f"/api/{ep.path}" in spec["paths"]
-        assert not {o.python for o in query_parameters(ep)} & {"plot", "measurements", "as_json"}
+        assert not {o.python for o in query_parameters(ep)} & {"plot", "measurements", "as_json", "workload"}
 
 
 def test_lecture_example_with_derivations(client):
@@ -144,6 +150,18 @@ BAD = [
     ("kv", dict(hold="forever"), "cannot read 'forever'"),
     ("train", dict(model="llama-3.1-8b", on="hgx-h100"), "train needs --chips, --tokens"),
     ("train", dict(model="llama-3.1-8b", on="hgx-h100", chips=8, tokens="1T", mfu=3), "--mfu"),
+    ("frontier", dict(model="deepseek-v3", on="gb200-nvl72", isl=1000, osl=1), "--osl ≥ 2"),
+    ("frontier", dict(model="deepseek-v3", on="gb200-nvl72", isl=1000, osl=1000, chips="1:1000:500"),
+     "chip counts × layouts is at most 100"),
+    ("frontier", dict(model="deepseek-v3", on="gb200-nvl72", isl=1000, osl=10**6, at_user_speed=10),
+     "confirm=false skips it"),
+    ("simulate", dict(model="deepseek-v3", on="gb200-nvl72", isl=100, osl=100, concurrency=8, requests=10**5),
+     "at most 20,000 requests"),
+    ("simulate", dict(model="deepseek-v3", on="gb200-nvl72", isl=100, osl=10**5, concurrency=8),
+     "requests × OSL (decode steps at batch 1) is at most 20,000,000"),
+    ("simulate", dict(model="deepseek-v3", on="gb200-nvl72", isl=10**5, osl=10, concurrency=8, policy="chunked",
+                      chunk=16), "prompt chunks"),
+    ("simulate", dict(model="deepseek-v3", on="gb200-nvl72", isl=100, osl=10, rate=-1), "--rate must be"),
     ("catalog/list", dict(kind="widgets"), "unknown kind"),
     ("catalog/show", dict(name="h1000"), "no catalog entry"),
     ("nowhere", dict(), "Not Found"),
@@ -244,11 +262,58 @@ def _near_valid():
         "price": dict(common, input_len=n, output_len=n, cache_hit=frac, utilisation=frac, batch=opt(n),
                       prefill_chunk=n),
         "kv": dict(common, model=opt(common["model"]), prefix_tokens=n),
+        "frontier": _one_edge(_FRONTIER, _FRONTIER_EDGES),
+        "simulate": _one_edge(_SIMULATE, _SIMULATE_EDGES),
         "train": dict(model=common["model"], on=common["on"], chips=n, tokens=text, seq_len=opt(n), mfu=opt(frac),
                       tp=opt(n), ep=opt(n), pp=opt(n), zero=opt(st.integers(-1, 5)), microbatches=opt(n),
                       interleave=st.integers(-1, 8), recompute=st.sampled_from(["none", "selective", "full"]),
                       reversible=st.booleans()),
     }
+
+
+# The simulator's endpoints run only when every field is runnable: valid values with at most one field at an edge
+# (zero, absurd, malformed, over the web's caps), so most examples simulate. A dict value spreads into fields.
+_SPEC = st.sampled_from([{}, {}, {}, dict(mtp=2, acceptance=0.7)])
+_SIM_MODELS = dict(model=st.sampled_from(["llama-3.1-8b", "deepseek-v3", "qwen3-30b-a3b", "llama-3.1-70b"]),
+                   on=st.sampled_from(["gb200-nvl72", "hgx-h100", "hgx-b200", "h100-sxm"]),
+                   precision=st.sampled_from([None, "fp8", "fp4"]), spec=_SPEC)
+_FRONTIER = dict(_SIM_MODELS, chips=st.sampled_from([None, "8", "4,8"]), isl=st.integers(1, 8192), osl=st.integers(2, 4096),
+                 at_user_speed=st.one_of(st.none(), st.floats(5, 200)), at_ttft=st.sampled_from([None, "2s"]),
+                 confirm=st.booleans(), requests=st.one_of(st.none(), st.integers(1, 300)),
+                 concurrency=st.sampled_from([None, "1:64:5"]), layout=st.sampled_from(["default", "tp"]),
+                 policy=st.sampled_from(["continuous", "disagg", "cadence"]))
+_FRONTIER_EDGES = dict(isl=st.sampled_from([0, -1, 10**6, 10**12]), osl=st.sampled_from([0, 1, 10**6]),
+                       chips=st.sampled_from(["0", "1:1M", "x", "1:1k:500"]),
+                       at_user_speed=st.sampled_from([-1.0, 0.0, 1e4]), at_ttft=st.sampled_from(["0", "soon"]),
+                       concurrency=st.sampled_from(["0:10", "1,1e7", "1:1M:10000"]), layout=st.just("x"),
+                       requests=st.sampled_from([0, 10**5]), max_batch=st.sampled_from([0, 1, 10**12]),
+                       policy=st.just("chunked"), spec=st.sampled_from([dict(mtp=0, acceptance=0.7), dict(acceptance=0.5),
+                                                                        dict(mtp=3, acceptance_length=9)]),
+                       kv_dtype=st.just("int4"), precision=st.just("x"))
+_SIMULATE = dict(_SIM_MODELS, chips=st.sampled_from([None, 8]), requests=st.integers(1, 300), isl=st.integers(1, 8192),
+                 osl=st.integers(1, 2048), load=st.one_of(st.integers(1, 2048).map(lambda c: dict(concurrency=c)),
+                                                          st.floats(0.5, 50).map(lambda r: dict(rate=r))),
+                 range_ratio=st.sampled_from([0.0, 0.5]), policy=st.sampled_from(["continuous", "chunked", "disagg", "cadence"]),
+                 chunk=st.one_of(st.none(), st.integers(16, 8192)), max_batch=st.one_of(st.none(), st.integers(1, 4096)),
+                 slo_tpot=st.sampled_from([None, "20ms"]), seed=st.integers(0, 3))
+_SIMULATE_EDGES = dict(load=st.sampled_from([dict(concurrency=0), dict(concurrency=10**7), dict(rate=-1.0), dict(rate=1e9),
+                                             dict(concurrency=4, rate=3.0), {}]),
+                       requests=st.sampled_from([0, 10**5]), isl=st.sampled_from([0, 10**6, 10**12]),
+                       osl=st.sampled_from([0, 10**6]), range_ratio=st.sampled_from([1.5, -0.1]), chunk=st.sampled_from([0, 1]),
+                       slo_tpot=st.just("-1s"), max_batch=st.sampled_from([0, 10**12]), precision=st.just("x"),
+                       spec=_FRONTIER_EDGES["spec"], chips=st.sampled_from([0, 10**9]))
+
+
+def _one_edge(valid: dict, edges: dict):
+    edge = st.one_of(st.just({}), st.sampled_from(sorted(edges)).flatmap(lambda k: edges[k].map(lambda v: {k: v})))
+    return st.tuples(st.fixed_dictionaries(valid), edge).map(lambda t: {**t[0], **t[1]})
+
+
+def _query(drawn: dict) -> dict:
+    out: dict = {}
+    for k, v in drawn.items():
+        out.update(v) if isinstance(v, dict) else out.__setitem__(k, v)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def test_near_valid_fuzzing_finds_no_server_error(client):
@@ -258,9 +323,9 @@ def test_near_valid_fuzzing_finds_no_server_error(client):
 
         @settings(max_examples=20, deadline=None, database=None, derandomize=True,
                   suppress_health_check=list(HealthCheck))
-        @given(params=st.fixed_dictionaries(fields))
+        @given(params=fields if isinstance(fields, st.SearchStrategy) else st.fixed_dictionaries(fields))
         def check(params):
-            params = {k: v for k, v in params.items() if v is not None}
+            params = _query(params)
             _no_server_error(client.get(f"/api/{path}", params=params), f"{path} {params}", failures)
 
         check()
@@ -378,14 +443,23 @@ def test_page_in_headless_chromium(server, tmp_path):
         page.goto(server)
         page.wait_for_selector("body[data-state=ready]", timeout=30_000)
 
-        # the lecture's example: B* ≈ 5,584 and the four plots drawn
+        # the lecture's example: B* ≈ 5,584 and the five plots drawn
         assert page.input_value("#model") == "deepseek-v3" and page.input_value("#chips") == "64"
         assert page.inner_text("#bstar").startswith("5,584")
-        for plot in ("latency", "cost", "context", "frontier"):
+        for plot in ("latency", "cost", "context", "fastmode", "frontier"):
             assert page.locator(f"#plot-{plot} .main-svg .scatterlayer .trace").count() >= 2, plot
         assert "B* = 5,584" in page.inner_text("#plot-cost")
         assert "L* = 1,710" in page.inner_text("#plot-context")
-        assert "fast mode" in page.inner_text("#plot-frontier")
+        assert "fast mode" in page.inner_text("#plot-fastmode")
+
+        # the frontier under load (tokenmath frontier) with its answer at the fast mode's speed, as the API gives it
+        fast = httpx.get(server + "api/fastmode", params=LECTURE).json()["points"]["fast_roofline"]
+        fr = httpx.get(server + "api/frontier", params=dict(LECTURE, isl=1000, osl=1000, explain=True,
+                                                            at_user_speed=fast["tokens_per_s_per_sequence"])).json()
+        assert fr["at"]["met"], "the lecture's fast-mode speed is out of reach under load: a default to revisit"
+        assert "at the fast mode's speed" in page.inner_text("#plot-frontier")
+        assert page.inner_text("#at-chip") == fr["explain"]["tokens_per_s_per_chip"]["value"]
+        assert page.locator("#plot-frontier .scatterlayer .trace:first-child path.point").count() == len(fr["points"])
 
         # a number unfolds into its derivation
         page.click("#bstar button")

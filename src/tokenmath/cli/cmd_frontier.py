@@ -105,7 +105,7 @@ def compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurre
 def to_json(r: FrontierRun, explain: bool = False) -> dict:
     """What `--json` prints: the frontier's `points` (and `at`); with --explain, the closed form's derivations."""
     d = r.frontier.to_dict(r.all_points)
-    if r.derivation is not None:
+    if explain and r.derivation is not None:
         d["derivations"] = r.derivation.derivations()
     return d
 

@@ -186,11 +186,12 @@ def formula(text: str, unit: str = "") -> Callable:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            # the hot loops' path: no Q among the arguments (defaults never are), so no binding
+            if not any(isinstance(v, Q) for v in args) and not any(isinstance(v, Q) for v in kwargs.values()):
+                return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments
-            if not any(isinstance(v, Q) for v in arguments.values()):
-                return fn(*args, **kwargs)
             values = {k: value_of(v) for k, v in arguments.items()}
             result = fn(**values)
             inputs = {k: (v if isinstance(v, Q) else Q(k, v)) for k, v in arguments.items()}

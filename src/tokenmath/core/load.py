@@ -14,6 +14,7 @@ are how a file expands to gigabytes ("billion laughs") or into a cycle.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import io
 import os
@@ -58,6 +59,7 @@ def add_catalog_dir(path: str | Path) -> None:
     _extra_dirs.append(p)
     _index.cache_clear()
     _load_cached.cache_clear()
+    _engine_cached.cache_clear()
 
 
 def set_catalog_dirs(paths: list[str | Path]) -> None:
@@ -565,7 +567,15 @@ __all__ += ["load_engine"]
 
 
 def load_engine(name: str = "default") -> dict:
-    """An engine's scheduler settings, `catalog/engines/NAME.yaml` (figures parsed, with sources)."""
+    """An engine's scheduler settings, `catalog/engines/NAME.yaml` (figures parsed, with sources).
+
+    Read once per name (a deployment search asks thousands of times); each caller gets its own copy.
+    """
+    return copy.deepcopy(_engine_cached(name))
+
+
+@lru_cache(maxsize=None)
+def _engine_cached(name: str) -> dict:
     found = None
     for d in catalog_dirs():
         f = d / "engines" / f"{name}.yaml"

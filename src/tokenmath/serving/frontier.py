@@ -168,7 +168,9 @@ def _concurrencies(m, system, G, isl, osl, given, lay, kw, policy) -> np.ndarray
         if C.size == 0 or np.any(C < 1):
             raise InputError("--concurrency values must be ≥ 1")
         return C
-    one = steady_state(m, system, G=G, concurrency=1, isl=isl, osl=osl, policy=policy, layout=lay, **kw)
+    # the KV cap is memory's, the same whatever schedules the steps: a simulated policy reads it off continuous
+    one = steady_state(m, system, G=G, concurrency=1, isl=isl, osl=osl,
+                       policy=policy if policy in FAST_POLICIES else "continuous", layout=lay, **kw)
     cap = float(one["batch_cap"])
     n = 40 if policy in FAST_POLICIES else 10
     return np.unique(np.round(np.geomspace(1, max(cap, 1.0), n)))

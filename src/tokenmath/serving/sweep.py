@@ -285,7 +285,7 @@ def _marks(m: Model, system: System, inp: Inputs, S0: float, kw: dict, explain: 
         "hardware_ratio": inp.R, "rho": inp.rho, "optimal_batch": inp.B_star, "kappa": kappa,
         "balance_batch": balance_batch(inp.B_star, kappa),
         "kv_crossover_context": kv_crossover_context(inp.N_active, inp.W, inp.F, inp.kv),
-        "kv_crossover_context_roofline": kv_crossover_context_roofline(m, system, **kw),
+        "kv_crossover_context_roofline": kv_crossover_context_roofline(m, system, B=float(value_of(inp.B_star)), **kw),
     }
     c_min2 = cost_floor_time(t_c1, t_kv1)
     marks["cost_floor_s_per_tok_two_term"] = c_min2
@@ -320,14 +320,22 @@ def _interpolate_crossing(S_lo, S_hi, d_lo, d_hi):
 
 
 def kv_crossover_context_roofline(m: Model, system: System, *, G: int, precision: str, kv_dtype: str,
-                                  basis: str = "spec", S_max: float = 1e9, n: int = 4000):
-    """The context where one sequence's KV read time reaches its compute time on the core roofline.
+                                  basis: str = "spec", B: float = 1.0, S_max: float = 1e9, n: int = 4000):
+    """The context where the step's KV read time reaches its compute time on the core roofline, at batch B.
+
+    In the two-term model the crossing does not depend on B (both terms grow as B); on the prior basis
+    the measured efficiency curves do (GEMM rows, bytes per attention kernel), so the sweep asks at B*,
+    where the GEMMs run at the sizes they are tuned for, not at B = 1 where fixed kernel costs dominate.
 
     Unlike the closed-form L*, this counts attention FLOP (which also grow with S), sliding windows
     and sparse top-k caps on what is read. None if KV never catches compute below S_max tokens.
+    One sequence's work is spread evenly over the G chips (ideal=True), as in the closed form: on the
+    layout's critical path a lone sequence sits on one data-parallel rank, and the per-sequence ratio
+    would compare one chip's KV read with G chips' compute.
     """
     S = np.concatenate([[0.0], np.geomspace(1, S_max, n)])
-    st = step(m, system, G=G, B=1.0, S=S, phase="decode", precision=precision, kv_dtype=kv_dtype, basis=basis)
+    st = step(m, system, G=G, B=B, S=S, phase="decode", precision=precision, kv_dtype=kv_dtype, basis=basis,
+              ideal=True)
     d = np.asarray(st.v("t_math"), dtype=float) - np.asarray(st.v("t_kv"), dtype=float)  # > 0: compute wins
     idx = np.flatnonzero(d <= 0)
     if idx.size == 0:

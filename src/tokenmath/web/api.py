@@ -11,10 +11,12 @@ What the web adds to that JSON, and only when asked or needed:
   derived number, formatted by the one formatter (`core.units.fmt`);
 - `"warnings"`: a model that does not fit (where `serve` prints its numbers and then fails) and similar.
 
-Left out: options that write or read files the client names (`--plot`, `--measurements`) and one that
-only shapes the terminal table (`place --all`). `model` and `on` take catalog names, or the name of a
-config.json uploaded to `POST /api/models`, never a path: the server reads no file a client names.
-`system` is accepted as another name for `on`.
+Left out: options that write or read files the client names (`--plot`, `--measurements`, `--workload`)
+and one that only shapes the terminal table (`place --all`). `model` and `on` take catalog names, or
+the name of a config.json uploaded to `POST /api/models`, never a path: the server reads no file a
+client names.
+`system` is accepted as another name for `on`. `simulate` and `frontier` run within the caps of
+limits.py (requests, decode steps, prompt chunks, points), so that a request answers in seconds.
 """
 
 from __future__ import annotations
@@ -30,17 +32,21 @@ import typer
 from fastapi import Query
 from typer.models import ParameterInfo
 
-from ..cli import cmd_catalog, cmd_fastmode, cmd_infer, cmd_kv, cmd_place, cmd_price, cmd_serve, cmd_sweep, cmd_train
+from ..cli import (
+    cmd_catalog, cmd_fastmode, cmd_frontier, cmd_infer, cmd_kv, cmd_place, cmd_price, cmd_serve, cmd_simulate, cmd_sweep,
+    cmd_train,
+)
 from ..cli.common import check_options, jsonable, option_labels
 from ..core.derive import Q
 from ..core.errors import InputError
 from ..core.units import fmt
+from .limits import check_frontier, check_simulate
 from .uploads import Uploads
 
 __all__ = ["Endpoint", "ENDPOINTS", "SKIPPED", "query_parameters", "answer", "explained"]
 
 # options of a command that the web leaves out (see the module docstring)
-SKIPPED = {"as_json", "plot", "show_all", "measurements"}
+SKIPPED = {"as_json", "plot", "show_all", "measurements", "workload"}
 _PATHLIKE = ("/", "\\", ".json", ".yaml", ".yml")
 
 
@@ -53,6 +59,7 @@ class Endpoint:
     compute: Callable
     to_json: Callable | None = None
     warnings: Callable | None = None
+    limits: Callable | None = None  # the web's own caps on work (limits.py), checked before compute
 
     @property
     def callback(self) -> Callable:
@@ -69,6 +76,8 @@ ENDPOINTS = [
     Endpoint("serve", ("serve",), cmd_serve.compute, cmd_serve.to_json, cmd_serve.warnings),
     Endpoint("sweep", ("sweep",), cmd_sweep.compute, cmd_sweep.to_json),
     Endpoint("fastmode", ("fastmode",), cmd_fastmode.compute, cmd_fastmode.to_json),
+    Endpoint("frontier", ("frontier",), cmd_frontier.compute, cmd_frontier.to_json, limits=check_frontier),
+    Endpoint("simulate", ("simulate",), cmd_simulate.compute, cmd_simulate.to_json, limits=check_simulate),
     Endpoint("place", ("place",), cmd_place.compute, cmd_place.to_json),
     Endpoint("price", ("price",), cmd_price.compute, cmd_price.to_json),
     Endpoint("infer", ("infer",), cmd_infer.compute, cmd_infer.to_json),
@@ -132,6 +141,11 @@ def answer(ep: Endpoint, query: dict, uploads: Uploads) -> dict:
     for key in ("model", "on"):
         if isinstance(kw.get(key), str):
             kw[key] = _name(key, kw[key], uploads)
+    cli = inspect.signature(ep.callback).parameters
+    for name in SKIPPED & inspect.signature(ep.compute).parameters.keys():
+        kw[name] = cli[name].default.default  # an option the web does not take: as when the CLI is not given it
+    if ep.limits:
+        ep.limits(kw)
     explain = bool(kw.get("explain", False))
     if "explain" in kw:
         kw["explain"] = True  # derivations for the texts; to_json keeps the --json shape of `explain`
@@ -172,7 +186,8 @@ def _name(key: str, value: str, uploads: Uploads):
 def explained(r) -> dict:
     """Every derived number of a result: its value as the CLI prints it, and its --explain derivation."""
     r = r[0] if isinstance(r, list) and r else r  # sweep: the first variant is the one shown in full
-    numbers = getattr(r, "numbers", None) or getattr(r, "marks", None) or {}
+    closed_form = getattr(r, "derivation", None) or getattr(r, "analytic", None)  # frontier, simulate
+    numbers = getattr(r, "numbers", None) or getattr(r, "marks", None) or getattr(closed_form, "numbers", None) or {}
     out = {}
     for k, q in numbers.items():
         if isinstance(q, Q) and q.formula and np.ndim(q.value) == 0:

@@ -229,8 +229,13 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
                  policy: str = "continuous", max_batch: float | None = None, prefill_chips: int | None = None,
                  decode_chips: int | None = None, spec: Speculation | None = None, precision: str | None = None,
                  kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-                 layout: Layout | None = None, engine: str = "default", explain: bool = False) -> SteadyState:
-    """Throughput, TPOT and TTFT of a closed loop at `concurrency` (arrays of C, I, O broadcast; G scalar)."""
+                 layout: Layout | None = None, engine: str = "default", max_num_tokens=None,
+                 explain: bool = False) -> SteadyState:
+    """Throughput, TPOT and TTFT of a closed loop at `concurrency` (arrays of C, I, O broadcast; G scalar).
+
+    `max_num_tokens` (scalar or an array broadcasting with C, I, O) replaces the engine's token budget
+    of a prefill step.
+    """
     if policy not in FAST_POLICIES:
         raise InputError(f"no closed form for --policy {policy} (closed forms: {', '.join(FAST_POLICIES)}); "
                          "simulate it instead")
@@ -273,7 +278,8 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     tau = g("tau", spec.tokens_per_step if spec else 1.0, "tok", "speculation: (1 − α^(K+1)) / (1 − α)" if spec else
             "one token per decode step")
     n_d = decode_steps(O, tau)
-    budget = g("budget", float(eng["max_num_tokens"]), "tok", eng_src("max_num_tokens"))
+    budget = g("budget", float(eng["max_num_tokens"]), "tok", eng_src("max_num_tokens")) if max_num_tokens is None \
+        else g("budget", np.asarray(max_num_tokens, dtype=float), "tok", "given: max_num_tokens")
     S_dec = I_arr + O_arr / 2
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri)
     nums: dict = {"batch_cap": B_cap}

@@ -77,15 +77,19 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
              decode_chips: int | None = None, spec: Speculation | None = None, slo_ttft: float | None = None,
              slo_tpot: float | None = None, seed: int = 0, precision: str | None = None, kv_dtype: str | None = None,
              basis: str = "prior", priors: Priors | None = None, layout: Layout | None = None,
-             engine: str = "default") -> SimResult:
-    """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool)."""
+             engine: str = "default", max_num_tokens: int | None = None) -> SimResult:
+    """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool).
+
+    `max_num_tokens` replaces the engine's token budget of a prefill step (continuous, disagg).
+    """
     wall0 = time.perf_counter()
     if policy not in POLICIES:
         raise InputError(f"--policy must be one of {', '.join(POLICIES)} (got {policy!r})")
     G = system.domain_chips if G is None else G
     precision, kv_dtype = precision or m.weight_dtype, kv_dtype or m.kv_dtype
     check_inputs(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis)
-    for x, name in ((slo_ttft, "--slo-ttft"), (slo_tpot, "--slo-tpot"), (chunk, "--chunk"), (max_batch, "--max-batch")):
+    for x, name in ((slo_ttft, "--slo-ttft"), (slo_tpot, "--slo-tpot"), (chunk, "--chunk"), (max_batch, "--max-batch"),
+                    (max_num_tokens, "max_num_tokens")):
         _positive(x, name)
     if policy != "disagg" and (prefill_chips or decode_chips):
         raise InputError("--prefill-chips/--decode-chips apply to --policy disagg")
@@ -110,7 +114,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     if wl.concurrency:
         cap = min(cap, wl.concurrency)
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
-    budget = float(chunk or eng["chunk_tokens"]) if policy == "chunked" else float(eng["max_num_tokens"])
+    budget = float(chunk or eng["chunk_tokens"]) if policy == "chunked" else float(max_num_tokens or eng["max_num_tokens"])
     n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
     S_max = float((wl.isl + wl.osl).max()) + 1
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
@@ -154,7 +158,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
                                        osl=float(wl.osl.mean()), policy=policy, max_batch=max_batch,
                                        prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
                                        precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri,
-                                       layout=layout, engine=engine, explain=True)
+                                       layout=layout, engine=engine, max_num_tokens=max_num_tokens, explain=True)
     return result
 
 

@@ -1,10 +1,11 @@
-// The page of `tokenmath web`: controls -> three API calls (serve, sweep, fastmode) -> numbers and plots.
+// The page of `tokenmath web`: controls -> four API calls (serve, sweep, fastmode, frontier) -> numbers and plots.
 // Every number shown comes formatted from the API (`explain=true` adds the CLI's formatter's text and the
 // derivation); the plots are drawn here with Plotly from the API's arrays. Nothing is computed in the page.
 "use strict";
 
 const DEFAULTS = { model: "deepseek-v3", on: "gb200-nvl72", chips: "64", precision: "fp8", batch: "128",
-                   context: "4096", basis: "prior" };  // the lecture's example
+                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "" };  // the lecture's example
+// an empty target speed per user is the fast mode's speed: the lecture's fast-mode point on the frontier under load
 const COLORS = { blue: "#1f77b4", orange: "#ff7f0e", green: "#2ca02c", red: "#d62728", purple: "#9467bd",
                  grey: "#7f7f7f" };
 const $ = (id) => document.getElementById(id);
@@ -47,19 +48,32 @@ async function refresh() {
   // marks at the chosen context S (the first value), curves over 256 … 2M tokens
   const contexts = [c.context, ...logGrid(256, 2 ** 21, 40)].join(",");
   try {
-    const [serve, sweep, fast] = await Promise.all([
+    const fastmode = api("fastmode", { ...common, context: c.context }, signal);
+    // the frontier under load, at the target speed (or the fast mode's); it fails alone (a model too big for
+    // KV, say) without blanking the page
+    const frontier = fastmode.then((fast) => api("frontier", { ...common, isl: c.isl, osl: c.osl,
+      at_user_speed: c.at_user_speed || (fastPoint(fast, "fast") || {}).tokens_per_s_per_sequence }, signal))
+      .catch((e) => { if (e.name === "AbortError") throw e; return { error: e.message }; });
+    const [serve, sweep, fast, fr] = await Promise.all([
       api("serve", { ...common, batch: c.batch, context: c.context }, signal),
       api("sweep", { ...common, batch: "1:131072", context: contexts }, signal),
-      api("fastmode", { ...common, context: c.context }, signal),
+      fastmode,
+      frontier,
     ]);
-    render(serve, sweep, fast, c);
-    const warnings = [...(serve.warnings || [])];
+    fr.target = c.at_user_speed ? "the target" : "the fast mode's speed";
+    render(serve, sweep, fast, fr, c);
+    const warnings = [...(serve.warnings || []), ...(fr.error ? [`frontier under load: ${fr.error}`] : [])];
     setStatus(warnings.join(" · "), warnings.length ? "warning" : "");
   } catch (e) {
     if (e.name === "AbortError") return;
     setStatus(e.message, "error");
     document.body.dataset.state = "error";
   }
+}
+
+function fastPoint(fast, key) {  // on the roofline where the API has it, else the two-term model's
+  const P = fast.points || {};
+  return P[P.standard_roofline ? `${key}_roofline` : key];
 }
 
 function setStatus(text, kind = "") {
@@ -126,7 +140,7 @@ function row(tbody, label, cells, cls) {
   return tr;
 }
 
-function renderNumbers(serve, sweep, fast) {
+function renderNumbers(serve, sweep, fast, fr) {
   $("title").textContent = `${serve.model} on ${serve.chips} chips of ${serve.system} — batch ${serve.batch}, context ` +
     `${serve.context} tok, ${serve.precision} weights, ${serve.kv_dtype} KV, ${serve.basis} basis`;
   const step = $("step").tBodies[0];
@@ -165,6 +179,8 @@ function renderNumbers(serve, sweep, fast) {
   row(marks, "of HBM", [shown(serve, "memory.capacity_bytes", serve.memory.capacity_bytes)]);
   row(marks, "fits", [text(fits ? "yes" : "NO", fits ? "" : "bad")]);
 
+  renderLoad(fr);
+
   const f = $("fast").tBodies[0];
   f.replaceChildren();
   row(f, "batch ratio B_fast / B_std = 1/(p·s)", [shown(fast, "batch_ratio", fast.batch_ratio)]);
@@ -172,6 +188,52 @@ function renderNumbers(serve, sweep, fast) {
   row(f, "fast batch", [shown(fast, "fast_batch", fast.fast_batch)]);
   row(f, "KV share of the standard step", [shown(fast, "kv_share", fast.kv_share)]);
   row(f, "a slow mode saves at most", [shown(fast, "slow_mode_max_saving", fast.slow_mode_max_saving)]);
+}
+
+function count(x) {
+  return Math.round(x).toLocaleString("en-US");
+}
+
+function sig(x, digits = 3) {
+  return x.toLocaleString("en-US", { maximumSignificantDigits: digits });
+}
+
+function renderLoad(fr) {
+  const t = $("load").tBodies[0];
+  t.replaceChildren();
+  if (fr.error) {
+    $("load-title").textContent = "under load (tokenmath frontier)";
+    row(t, "no frontier", [text(fr.error, "bad")]);
+    return;
+  }
+  const at = fr.at;
+  const asked = at ? `≥ ${sig(at.asked.user_speed)} tok/s per user` +
+    (fr.target === "the target" ? "" : ` (${fr.target})`) : "";
+  $("load-title").textContent = `under load: ISL ${count(fr.isl)} / OSL ${count(fr.osl)}, ${fr.policy} batching` +
+    (at ? `, at ${asked}` : "");
+  if (!at) {
+    row(t, "target speed", [text("no fast-mode speed to aim at: give a target tok/s per user")]);
+    return;
+  }
+  if (!at.met) {
+    const f = at.fastest;
+    row(t, `nothing reaches ${asked}: the fastest`, [text(`${sig(f.tokens_per_s_per_user)} tok/s per user`,
+      "bad")], "headline");
+    row(t, "  at concurrency", [text(count(f.concurrency))]);
+    return;
+  }
+  const best = row(t, `tokens/s per chip (best at ${fr.target})`, [shown(fr, "tokens_per_s_per_chip",
+    at.tokens_per_s_per_chip)], "headline");
+  best.querySelector("td:last-child").id = "at-chip";
+  row(t, "tokens/s per user", [shown(fr, "tokens_per_s_per_user", at.tokens_per_s_per_user)]);
+  row(t, `concurrency (requests in flight) on ${at.chips} chips, ${at.layout}`, [text(count(at.concurrency))]);
+  row(t, "TTFT (mean)", [shown(fr, "ttft_s", at.ttft_s)]);
+  row(t, "TPOT (mean)", [shown(fr, "tpot_s", at.tpot_s)]);
+  const sim = at.simulated;
+  if (sim) {
+    row(t, `simulated, ${count(sim.requests)} requests`, [text(`${sig(sim.tokens_per_s_per_chip)} tok/s per chip, ` +
+      `${sig(sim.tokens_per_s_per_user)} per user`)]);
+  }
 }
 
 // ---- plots -----------------------------------------------------------------------------------
@@ -229,7 +291,7 @@ function floorAt(sweep, key, k) {  // the cost floor at the k-th context; a valu
   return rec[key === "usd_per_mtok" ? "cost_floor_usd_per_mtok" : "cost_floor_chip_hours_per_mtok"] ?? null;
 }
 
-function renderPlots(serve, sweep, fast, c) {
+function renderPlots(serve, sweep, fast, fr, c) {
   const P = sweep.points;
   const j = 0;  // the chosen context is the first of the sweep's contexts
   const B = P.batch;
@@ -301,31 +363,80 @@ function renderPlots(serve, sweep, fast, c) {
   Plotly.react("plot-context", traces, layout("Cost vs context: past L* the KV reads set the floor",
     "context S (tokens of KV per sequence)", cost.label, { shapes: cshapes, annotations: cnotes }), PLOT_CONFIG);
 
+  renderFrontier(fr);
+
   // the latency–cost frontier with the standard and fast-mode points
   const F = fast.frontier;
   const fc = costOf(F);
   const ft = [{ x: F.step_time_s.map((t) => t * 1e3), y: F[fc.key], mode: "lines+markers", name: "Pareto frontier",
                 line: { color: COLORS.blue, width: 2.4 }, marker: { size: 4 },
                 customdata: F.batch, hovertemplate: "B = %{customdata:,.0f}<br>%{x:.3s} ms, %{y:.3s}<extra></extra>" }];
-  const onRoofline = fast.points && fast.points.standard_roofline;
   for (const [key, color, label] of [["standard", COLORS.green, "standard"], ["fast", COLORS.red, "fast mode"]]) {
-    const pt = fast.points && fast.points[onRoofline ? `${key}_roofline` : key];
+    const pt = fastPoint(fast, key);
     if (!pt) continue;
     ft.push({ x: [pt.step_time_s * 1e3], y: [pt[fc.key]], mode: "markers+text", name: `${label}: B = ` +
               Math.round(pt.batch).toLocaleString("en-US"), text: [label], textposition: "top right",
               textfont: { color, size: 12 }, cliponaxis: false,
               marker: { size: 13, color, line: { color: "#fff", width: 1.5 } } });
   }
-  const lf = layout(`Latency–cost frontier at context ${fast.context} tok (${fast.basis})`,
+  const lf = layout(`The lecture's latency–cost frontier: one decode step at context ${fast.context} tok`,
     "latency per output token = decode step (ms)", fc.label);
   lf.xaxis.tickvals = logTicks(Math.min(...ft[0].x), Math.max(...ft[0].x));  // about one decade: 1, 2, 5 per decade
   lf.xaxis.dtick = undefined;
-  Plotly.react("plot-frontier", ft, lf, PLOT_CONFIG);
+  Plotly.react("plot-fastmode", ft, lf, PLOT_CONFIG);
 }
 
-function render(serve, sweep, fast, c) {
-  renderNumbers(serve, sweep, fast);
-  renderPlots(serve, sweep, fast, c);
+function renderFrontier(fr) {
+  // tokens/s per chip against tokens/s per user over concurrency (tokenmath frontier), with its answer
+  const title = fr.error ? "Throughput vs speed under load: no frontier" : `Under load: tokens/s per chip vs per user ` +
+    `(ISL ${count(fr.isl)} / OSL ${count(fr.osl)})`;
+  const lf = layout(title, "tokens/s per user = 1 / TPOT", "tokens/s per chip");
+  lf.xaxis = { ...lf.xaxis, type: "linear", dtick: undefined };
+  if (fr.error) {
+    lf.annotations = [{ x: 0.5, y: 0.5, xref: "paper", yref: "paper", text: fr.error, showarrow: false,
+                        font: { color: COLORS.red } }];
+    Plotly.react("plot-frontier", [], lf, PLOT_CONFIG);
+    return;
+  }
+  const P = fr.points;
+  const traces = [{ x: P.map((p) => p.tokens_per_s_per_user), y: P.map((p) => p.tokens_per_s_per_chip),
+    mode: "lines+markers", name: `Pareto frontier over concurrency (${fr.method})`, line: { color: COLORS.blue, width: 2.4 },
+    marker: { size: 5 }, customdata: P.map((p) => [p.concurrency, p.ttft_s * 1e3, p.tpot_s * 1e3, p.chips, p.layout]),
+    hovertemplate: "concurrency %{customdata[0]:,} on %{customdata[3]} chips %{customdata[4]}<br>%{x:.3s} tok/s per " +
+      "user, %{y:.3s} tok/s per chip<br>TTFT %{customdata[1]:.3s} ms, TPOT %{customdata[2]:.3s} ms<extra></extra>" }];
+  const shapes = [];
+  const notes = [];
+  const at = fr.at;
+  if (at) {
+    const v = at.asked.user_speed;
+    shapes.push({ type: "line", xref: "x", yref: "paper", x0: v, x1: v, y0: 0, y1: 1,
+                  line: { color: COLORS.grey, width: 1.3, dash: "dash" } });
+    notes.push({ x: v, y: 0.04, xref: "x", yref: "paper", text: `${fr.target}: ${sig(v)} tok/s per user`,
+                 showarrow: false, xanchor: "left", font: { color: COLORS.grey, size: 11 },
+                 bgcolor: "rgba(255,255,255,0.85)" });
+  }
+  if (at && at.met) {
+    traces.push({ x: [at.tokens_per_s_per_user], y: [at.tokens_per_s_per_chip], mode: "markers+text",
+                  name: `best at ${fr.target}: concurrency ${count(at.concurrency)}`, text: [`at ${fr.target}`],
+                  textposition: "top right", textfont: { color: COLORS.orange, size: 12 }, cliponaxis: false,
+                  marker: { size: 13, color: COLORS.orange, line: { color: "#fff", width: 1.5 } } });
+    if (at.simulated) {
+      traces.push({ x: [at.simulated.tokens_per_s_per_user], y: [at.simulated.tokens_per_s_per_chip], mode: "markers",
+                    name: `simulated there (${count(at.simulated.requests)} requests)`,
+                    marker: { size: 15, color: "rgba(0,0,0,0)", line: { color: COLORS.red, width: 2 } } });
+    }
+  }
+  const ys = traces[0].y;
+  lf.yaxis.tickvals = logTicks(Math.min(...ys), Math.max(...ys));
+  lf.yaxis.dtick = undefined;
+  lf.shapes = shapes;
+  lf.annotations = notes;
+  Plotly.react("plot-frontier", traces, lf, PLOT_CONFIG);
+}
+
+function render(serve, sweep, fast, fr, c) {
+  renderNumbers(serve, sweep, fast, fr);
+  renderPlots(serve, sweep, fast, fr, c);
   renders += 1;
   document.body.dataset.renders = String(renders);
   document.body.dataset.state = "ready";
