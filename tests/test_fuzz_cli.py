@@ -41,12 +41,14 @@ FUZZ_SECONDS = float(os.environ.get("TOKENMATH_FUZZ_SECONDS", "2.5"))
 FUZZ_EXAMPLES = int(os.environ.get("TOKENMATH_FUZZ_EXAMPLES", "60"))
 # long by nature: they time this machine, write a report with plots, or serve until stopped
 LONG = {"calibrate", "check-local", "lecture", "web"}
-# options that write files (a plot, a profile, a CSV): never drawn, so the fuzz writes nothing
-WRITES = {"plot", "out", "save_csv", "csv", "output"}
+# options never drawn: they write files (a plot, a profile, a CSV), start processes or join a Ray cluster
+NEVER = {"plot", "out", "save_csv", "csv", "output", "ray", "workers"}
+# what a command always gets: work in this process
+ALWAYS = {"search": ["--workers", "1"]}
 # a command whose options need one another (none marked required) starts its plausible lines from these; the
 # drawn options follow and override them. A command missing here is still fuzzed, less deeply.
 HINTS = {"simulate": ["--isl", "256", "--osl", "32", "--concurrency", "8", "--requests", "32"],
-         "train": ["--chips", "64", "--tokens", "1e12"]}
+         "train": ["--chips", "64", "--tokens", "1e12"], "search": ["--isl", "512", "--osl", "64"]}
 
 runner = CliRunner()
 
@@ -205,7 +207,7 @@ def values_for(param_name: str, kind: type, files: list[str], default=None, clea
     """Strategy for one value (as text) of a parameter, by its name, type and default (a valid value by
     construction, drawn about half the time); `clean` draws only plausible values."""
     nasty = st.nothing() if clean else st.one_of(st.sampled_from(NASTY), st.sampled_from(files))
-    if param_name == "model":
+    if param_name in ("model", "models"):
         plausible = st.sampled_from(_names("models"))
     elif param_name == "on":
         plausible = st.sampled_from(_names("systems") + _names("hardware"))
@@ -239,8 +241,8 @@ def command_lines(draw, cmd_path: list[str], cmd, files: list[str]) -> list[str]
     argv: list[str] = []
     if draw(st.integers(0, 9)) == 0:  # a malformed catalog directory, mostly
         argv += ["--catalog", draw(st.sampled_from([f for f in files if Path(f).is_dir()] * 3 + files))]
-    argv += cmd_path
-    params = [p for p in cmd.params if p.name not in WRITES and p.name != "help"]
+    argv += cmd_path + ALWAYS.get(" ".join(cmd_path), [])
+    params = [p for p in cmd.params if p.name not in NEVER and p.name != "help"]
     # a third of the lines are all plausible, a third have one wild value, a third are wild throughout
     mode = draw(st.sampled_from(["clean", "one", "wild"]))
     if mode != "wild":
