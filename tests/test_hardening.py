@@ -152,8 +152,13 @@ def test_malformed_catalog_files_are_one_line(tmp_path, text, needle):
 def test_a_malformed_catalog_directory_is_one_line(tmp_path):
     (tmp_path / "hardware").mkdir()
     (tmp_path / "hardware" / "bad.yaml").write_text(CHIP + "sources: 5\n")
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "default.yaml").write_text("kv_memory_fraction: -0.9\nmax_num_tokens: 8192\n"
+                                                      "max_batch: 64\nchunk_tokens: 2048\n")
     one_line_error(run("--catalog", str(tmp_path), "serve", M, "--on", "bad"), "sources")
-    assert run("serve", M, "--on", ON).exit_code == 0  # the next command line does not see that directory
+    sim = ("simulate", M, "--on", ON, "--isl", "256", "--osl", "32", "-C", "4", "-n", "8")
+    one_line_error(run("--catalog", str(tmp_path), *sim), "kv_memory_fraction")
+    assert run(*sim).exit_code == 0  # the next command line does not see that directory
 
 
 def test_yaml_reader_refuses_aliases_and_reports_one_line():

@@ -53,13 +53,7 @@ _extra_dirs: list[Path] = []
 
 
 def add_catalog_dir(path: str | Path) -> None:
-    p = Path(path)
-    if not p.is_dir():
-        raise CatalogError(f"catalog directory {p} does not exist")
-    _extra_dirs.append(p)
-    _index.cache_clear()
-    _load_cached.cache_clear()
-    _engine_cached.cache_clear()
+    set_catalog_dirs([*_extra_dirs, path])
 
 
 def set_catalog_dirs(paths: list[str | Path]) -> None:
@@ -69,8 +63,8 @@ def set_catalog_dirs(paths: list[str | Path]) -> None:
             raise CatalogError(f"catalog directory {p} does not exist")
     if [Path(p) for p in paths] != _extra_dirs:
         _extra_dirs[:] = [Path(p) for p in paths]
-        _index.cache_clear()
-        _load_cached.cache_clear()
+        for cached in (_index, _load_cached, _engine_cached):
+            cached.cache_clear()
 
 
 def catalog_dirs() -> list[Path]:
