@@ -1,55 +1,103 @@
-"""tokenmath calibrate (NumPy, --quick) and check-local (PyTorch, a tiny config): fast end-to-end checks."""
+"""tokenmath calibrate and check-local: profiles by format, the format check, intervals, the eager inventory."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from clirun import run
+from pydantic import ValidationError
 
-from tokenmath.core import kernels
-from tokenmath.measure.calibrate import Measurement, fit_gemm_priors
+from tokenmath.core import eager, kernels
+from tokenmath.core.errors import InputError
 from tokenmath.core.load import load_model, load_priors, load_system
+from tokenmath.core.records import Curve
 from tokenmath.core.roofline import step
+from tokenmath.measure.calibrate import Measurement, Plan, calibrate, fit_gemm_priors, fit_tiers, write_profile
 
 DATA = Path(__file__).parent / "data"
-TINY = str(DATA / "tiny-llama-config.json")
-TINY_MOE = str(DATA / "tiny-moe-config.json")
+TINY = str(DATA / "tiny-llama-config.json")  # dense GQA, fp32
+TINY_MOE = str(DATA / "tiny-moe-config.json")  # 4 experts, fp32
+MOE8 = str(DATA / "tiny-moe8-config.json")  # 8 experts top-2, bf16
+MQA = str(DATA / "tiny-mqa-config.json")  # one KV head, tied embeddings, fp32
+
+TINY_PLAN = Plan(rounds=1, min_time_s=0.0, stream_mib=(2, 4, 8, 16), D=128, Ms=(1, 4, 16), shapes=((128, 128), (256, 128)),
+                 ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32,
+                 elt_n=(1024, 16384), route_T=(1, 8), pool_min_mib=2.0, pool_max_mib=4.0)
 
 
 @pytest.fixture(scope="module")
 def profile(tmp_path_factory) -> str:
+    """A NumPy profile through the CLI: fp32 only, no eager host costs."""
     out = tmp_path_factory.mktemp("cal") / "profile.yaml"
     r = run("calibrate", "--quick", "--backend", "numpy", "--out", str(out), "--json")
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert d["profile"] == str(out) and d["backend"].startswith("numpy")
-    assert {m["what"] for m in d["measurements"]} == {"stream", "matmul", "attention", "op"}
+    assert d["profile"] == str(out) and d["backend"].startswith("numpy") and d["formats"] == ["fp32"]
+    assert {"eta_bw.fp32", "eta_mm.fp32", "t_kernel.fp32", "eta_kv_bytes.fp32", "eta_gqa.fp32", "t_elt.fp32"} <= set(d["curves"])
     assert d["source"].startswith("measured by tokenmath calibrate on ")
     return str(out)
 
 
-def test_profile_is_a_system_with_its_own_priors(profile):
+@pytest.fixture(scope="module")
+def torch_profile(tmp_path_factory) -> str:
+    """A PyTorch profile on a tiny plan: every format the CPU runs, eager host costs from tiny decode steps."""
+    pytest.importorskip("torch")
+    out = tmp_path_factory.mktemp("cal") / "torch-profile.yaml"
+    c = calibrate(plan=TINY_PLAN, formats=["fp32", "bf16"])
+    write_profile(str(out), c)
+    return str(out)
+
+
+def test_numpy_profile_is_a_system_with_its_own_priors_and_tables(profile):
     s = load_system(profile)
     chip = s.chip
     assert s.domain_chips == 1 and chip.name.startswith("local-")
     assert chip.peak("fp32") > 1e9 and chip.hbm_bandwidth_bytes_per_s > 1e8 and chip.hbm_capacity_bytes > 1e9
-    assert "measured by tokenmath calibrate on" in chip.source_of("hbm_bandwidth_bytes_per_s")
     pri = load_priors(chip.priors)
-    assert pri.name == chip.priors and 0 < pri.eta_flop <= 1 and 0 < pri.eta_bw <= 1 and 0 < pri.eta_kv <= 1
+    assert pri.formats == ("fp32",) and 0 < pri.eta_flop <= 1 and 0 < pri.eta_bw <= 1
     assert "measured by tokenmath calibrate" in pri.source_of("eta_flop")
+    assert pri.curves["t_kernel.fp32"].unit == "s"
+    assert all(0 <= v < 5 for c in pri.curves.values() for v in (c.spread or ()))
     assert load_priors("default").eta_flop == pytest.approx(0.53)  # the catalog's priors are untouched
 
 
-def test_roofline_and_serve_accept_the_profile(profile):
+def test_torch_profile_measures_each_format_and_the_host(torch_profile):
+    pri = load_priors(load_system(torch_profile).chip.priors)
+    assert pri.formats[:2] == ("fp32", "bf16")
+    for f in ("fp32", "bf16"):
+        for k in ("eta_bw", "eta_mm", "t_kernel", "eta_kv_bytes", "eta_gqa", "t_elt", "t_route"):
+            assert f"{k}.{f}" in pri.curves
+    assert pri.dispatch_s > 0 and pri.route_dispatch_s > 0 and pri.expert_dispatch_s > 0 and pri.host_overlap == 0
+    assert "tiny 2-layer GQA decode step" in pri.source_of("dispatch_s")
+
+
+def test_a_format_the_profile_did_not_measure_is_refused_in_one_line(profile):
     m = load_model(TINY)
     s = load_system(profile)
-    st = step(m, s, G=1, B=4, S=64, phase="decode", precision="fp32", kv_dtype="fp32")
-    assert st.v("t_step") > 0
-    r = run("serve", TINY, "--on", profile, "--batch", "4", "--context", "64", "--precision", "fp32", "--json")
+    with pytest.raises(InputError, match="measured fp32, not bf16"):
+        step(m, s, G=1, B=4, S=64, precision="bf16", kv_dtype="bf16")
+    r = run("serve", TINY, "--on", profile, "--batch", "4", "--context", "64", "--precision", "bf16")
+    assert r.exit_code == 1 and "not bf16" in r.output and "--allow-extrapolation" in r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+    r = run("serve", TINY, "--on", profile, "--batch", "4", "--context", "64", "--precision", "bf16",
+            "--allow-extrapolation", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["decode"]["step_time_s"] > 0
+    d = json.loads(r.stdout)["decode"]
+    lo, hi = d["step_time_s_interval"]
+    assert lo <= d["step_time_s"] / 2 and hi >= 2 * d["step_time_s"]
+
+
+def test_predictions_on_a_profile_carry_its_spread_as_an_interval(profile):
+    r = run("serve", TINY, "--on", profile, "--batch", "4", "--context", "64", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["kv_dtype"] == "fp32"  # on a profile the KV cache follows the model's dtype (the config says fp32)
+    d = d["decode"]
+    lo, hi = d["step_time_s_interval"]
+    assert lo <= d["step_time_s"] <= hi and "measured tables" in d["interval_group"]
 
 
 def test_fit_recovers_the_parameters_it_was_made_with():
@@ -61,17 +109,64 @@ def test_fit_recovers_the_parameters_it_was_made_with():
             flop, byts = kernels.gemm_flop(M, N, K), kernels.gemm_bytes(M, N, K, 4, 4, 4)
             eta = kernels.small_m_efficiency(truth["eta_flop"], M, truth["M_half"])
             t = float(kernels.gemm_time(flop, F, eta, byts, W, truth["eta_bw"], truth["t_kernel"]))
-            mm.append(Measurement("matmul", (M, N, K), "fp32", t, flop=flop, bytes=byts))
+            mm.append(Measurement("gemm-cold", (M, N, K), "fp32", t, flop=flop, bytes=byts))
     e_flop, e_bw, t_k, m_h, med, p90 = fit_gemm_priors(mm, F, W)
     assert e_flop == pytest.approx(0.8, abs=0.021) and e_bw == pytest.approx(0.7, abs=0.021)
     assert m_h == 16 and med < 0.03 and p90 < 0.06
     assert t_k == pytest.approx(2e-6, rel=0.6)
 
 
-def test_small_m_efficiency_keeps_a_gemv_at_full_rate():
-    assert kernels.small_m_efficiency(0.9, 1, 32) == pytest.approx(0.9)
-    assert kernels.small_m_efficiency(0.9, 32, 32) == pytest.approx(0.45)
-    assert kernels.small_m_efficiency(0.9, 10**6, 32) == pytest.approx(0.9, rel=1e-4)
+def test_two_tier_fit_recovers_cache_and_memory():
+    ws = np.array([8, 16, 32, 64, 128, 256, 512, 1024]) * 2.0**20
+    h = np.minimum(1, 110e6 / ws)
+    rate = 1 / (h / 56e9 + (1 - h) / 31e9)
+    C, Wc, W, p = fit_tiers(ws, rate)
+    assert p == 1 and C == pytest.approx(110e6, rel=0.05) and Wc == pytest.approx(56e9, rel=0.02) and W == pytest.approx(31e9, rel=0.02)
+
+
+def test_time_curves_take_seconds_and_efficiency_curves_stay_fractions():
+    assert Curve(x=(1, 64), y=(3e-6, 5e-6), unit="s").y[0] == 3e-6
+    with pytest.raises(ValidationError):
+        Curve(x=(1, 64), y=(0.5, 2.0))
+    with pytest.raises(ValidationError):
+        Curve(x=(1, 64), y=(0.0, 1e-6), unit="s")
+
+
+@pytest.mark.parametrize("cfg", [TINY, MOE8, MQA])
+def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg):
+    torch = pytest.importorskip("torch")
+    from torch.overrides import TorchFunctionMode
+
+    from tokenmath.measure.checklocal import _DecodeModel
+
+    class Count(TorchFunctionMode):
+        n = gemm = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name != "__get__":  # attribute reads (x.shape, x.dtype) are not dispatched ops
+                Count.n += 1
+                Count.gemm += name == "linear"
+            return func(*args, **(kwargs or {}))
+
+    m = load_model(cfg)
+    dm = _DecodeModel(m, "fp32", "cpu")
+    cache, tok = dm.kv_cache(1, 8), torch.zeros(1, dtype=torch.long)
+    with torch.inference_mode(), Count():
+        dm.step(tok, cache)
+    ops = eager.eager_ops(m, 1, "fp32")
+    assert Count.n == ops.n_host + ops.n_host_route + ops.n_host_expert
+    assert Count.gemm == ops.n_gemm + ops.n_gemm_expert
+
+
+def test_the_host_adds_on_a_cpu_and_overlaps_on_a_gpu(torch_profile):
+    m, s = load_model(TINY), load_system(torch_profile)
+    pri = load_priors(s.chip.priors)
+    B = np.array([1, 8, 64])
+    cpu = step(m, s, G=1, B=B, S=256, precision="fp32", kv_dtype="fp32", priors=pri)
+    gpu = step(m, s, G=1, B=B, S=256, precision="fp32", kv_dtype="fp32", priors=pri.model_copy(update={"host_overlap": 1.0}))
+    host = cpu.extras["t_host"]
+    assert np.all(cpu.v("t_step") >= gpu.v("t_step")) and np.all(gpu.v("t_step") >= host)
 
 
 def test_calibrate_bad_input():
@@ -79,6 +174,8 @@ def test_calibrate_bad_input():
     assert r.exit_code == 1 and "--backend" in r.output
     r = run("calibrate", "--out", "profile.txt")
     assert r.exit_code == 1 and ".yaml" in r.output
+    r = run("calibrate", "--formats", "fp64", "--out", "p.yaml")
+    assert r.exit_code == 1 and "fp64" in r.output
 
 
 def test_check_local_refuses_what_it_cannot_build(profile):
@@ -90,19 +187,26 @@ def test_check_local_refuses_what_it_cannot_build(profile):
     assert r.exit_code == 1 and "--batch" in r.output
     r = run("check-local", TINY, "--profile", profile, "--layers", "9")
     assert r.exit_code == 1 and "--layers" in r.output
+    r = run("check-local", MOE8, "--profile", profile, "--batch", "1", "--context", "8")  # bf16 config, fp32 profile
+    assert r.exit_code == 1 and "not bf16" in r.output
 
 
-def test_check_local_times_a_tiny_dense_and_moe_model(profile, tmp_path):
-    pytest.importorskip("torch")
+def test_check_local_times_dense_moe_and_mqa_models(torch_profile, tmp_path):
     csv_path = tmp_path / "rows.csv"
-    r = run("check-local", TINY, "--profile", profile, "--batch", "1,2", "--context", "8,32", "--json",
-            "--csv", str(csv_path))
+    r = run("check-local", TINY, "--profile", torch_profile, "--batch", "1,2", "--context", "8,32", "--rounds", "2",
+            "--json", "--csv", str(csv_path))
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert len(d["rows"]) == 4 and {"batch", "context", "predicted_s", "measured_s", "error"} <= set(d["rows"][0])
-    assert all(x["measured_s"] > 0 and x["predicted_s"] > 0 for x in d["rows"])
-    assert d["summary"]["median_abs_error"] is not None
+    assert d["dtype"] == "fp32" and len(d["rows"]) == 4
+    row = d["rows"][0]
+    assert {"batch", "context", "predicted_s", "measured_s", "error", "measured_spread", "predicted_low_s"} <= set(row)
+    assert all(x["measured_s"] > 0 and x["predicted_low_s"] <= x["predicted_s"] <= x["predicted_high_s"] for x in d["rows"])
+    assert 0 <= d["summary"]["inside_interval"] <= 1 and d["summary"]["p90_abs_error"] >= d["summary"]["median_abs_error"]
     assert csv_path.read_text().startswith("batch,context,measured_s,predicted_s")
-    r = run("check-local", TINY_MOE, "--profile", profile, "--batch", "3", "--context", "16", "--layers", "1")
+    r = run("check-local", MOE8, "--profile", torch_profile, "--batch", "3", "--context", "16", "--rounds", "1")
     assert r.exit_code == 0, r.output
-    assert "first 1 of 2 layers" in r.stdout and "extrapolated" in r.stdout
+    assert "bf16" in r.stdout and "median |error|" in r.stdout
+    r = run("check-local", MQA, "--profile", torch_profile, "--precision", "bf16", "--batch", "2", "--context", "16",
+            "--layers", "1", "--rounds", "1")
+    assert r.exit_code == 0, r.output
+    assert "first 1 of 3 layers" in r.stdout and "extrapolated" in r.stdout

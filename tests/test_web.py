@@ -105,7 +105,8 @@ def test_query_parameters_are_the_cli_options(client):
     spec = client.get("/openapi.json").json()
     names = {p["name"] for p in spec["paths"]["/api/serve"]["get"]["parameters"]}
     assert names == {"model", "on", "system", "chips", "batch", "context", "precision", "kv_dtype", "basis",
-                     "explain", "set", "mtp", "acceptance", "acceptance_length", "draft", "engine"}
+                     "explain", "set", "mtp", "acceptance", "acceptance_length", "draft", "engine",
+                     "allow_extrapolation"}
     for ep in ENDPOINTS:
         assert f"/api/{ep.path}" in spec["paths"]
         assert not {o.python for o in query_parameters(ep)} & {"plot", "measurements", "as_json", "workload"}

@@ -1,20 +1,21 @@
-"""`tokenmath check-local MODEL`: time a real decode step here and set it beside the calibrated roofline."""
+"""`tokenmath check-local MODEL_OR_CONFIG`: time a real decode step here and set it beside the calibrated roofline."""
 
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..measure.calibrate import Backend, calibrate, write_profile
-from ..measure.checklocal import check_local, plan, truncate
 from ..core.errors import InputError
-from ..core.load import load_entry, load_model, load_system
+from ..core.load import load_entry, load_model, load_priors, load_system
 from ..core.roofline import step
 from ..core.units import fmt
+from ..measure.calibrate import Backend, calibrate, write_profile
+from ..measure.checklocal import check_local, model_dtype, plan, truncate
 from .common import EXPLAIN_HELP, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 
@@ -33,43 +34,55 @@ def register(app: typer.Typer) -> None:
     @guard
     def check_local_cmd(
         model: str = typer.Argument(..., help="Catalog model, a Hugging Face config.json, or a model YAML."),
-        profile: str = typer.Option(None, "--profile", help="Profile from `tokenmath calibrate` (default: "
-                                    "calibrate now and write calibrated-profile.yaml)."),
+        profile: str = typer.Option(None, "--profile", "--on", help="Profile from `tokenmath calibrate` (default: "
+                                    "calibrate now, --quick, and write calibrated-profile.yaml)."),
         batch: str = typer.Option("1,4,16,64", "--batch", help="Batch sizes (sequences per decode step)."),
-        context: str = typer.Option("128,1024,4096", "--context", help="Cached tokens per sequence."),
+        context: str = typer.Option("256,1024,2048", "--context", help="Cached tokens per sequence."),
         layers: int = typer.Option(None, "--layers", help="Build only the first N layers (for models larger than "
                                    "memory); the full model's step is extrapolated."),
-        dtype: str = typer.Option("fp32", "--dtype", help="Precision of weights, KV and arithmetic: fp32, bf16."),
-        rounds: int = typer.Option(2, "--rounds", help="Time the whole grid this many times; keep each point's best."),
+        precision: str = typer.Option(None, "--precision", "--dtype", help="Weights, activations and KV: fp32, bf16, "
+                                      "fp16 (default: the config's torch_dtype)."),
+        rounds: int = typer.Option(3, "--rounds", help="Interleaved rounds over the grid; each point keeps its median."),
+        allow_extrapolation: bool = typer.Option(False, "--allow-extrapolation", help="Predict a format the profile "
+                                                 "did not measure (a warning and a wide interval)."),
         save_csv: str = typer.Option(None, "--csv", help="Also write the rows to this CSV file."),
         explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (for the first point)."),
         as_json: bool = JSON_OPTION,
     ) -> None:
-        """Predicted (calibrated roofline) vs measured decode-step time over batch × context."""
+        """Predicted (calibrated roofline) vs measured decode-step time over batch × context, error per point."""
         if rounds < 1:
             fail("--rounds must be ≥ 1")
-        if dtype not in ("fp32", "bf16", "fp16"):
-            fail(f"--dtype must be fp32, bf16 or fp16 (got {dtype!r})")
+        if precision is not None and precision not in ("fp32", "bf16", "fp16"):
+            fail(f"--precision must be fp32, bf16 or fp16 (got {precision!r})")
         B, S = _ints(batch, "--batch"), _ints(context, "--context")
         m = load_entry("models", Path(model)) if model.endswith((".yaml", ".yml")) else load_model(model)
+        dtype = precision or model_dtype(m)
         mem = load_system(profile).chip.hbm_capacity_bytes if profile else Backend().memory_bytes()
         plan(m, mem, batches=B, contexts=S, layers=layers, dtype=dtype)  # refuse before the slow part
-        with Progress(TextColumn("{task.description:<36}"), BarColumn(), TimeElapsedColumn(), console=err_console,
+        with Progress(SpinnerColumn(), TextColumn("{task.description:<40}"), BarColumn(),
+                      TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=err_console,
                       transient=True, disable=as_json) as bar:
             task = bar.add_task("", total=1.0)
-            say = lambda what, frac: bar.update(task, description=what, completed=frac)  # noqa: E731
+            say = lambda what, frac: bar.update(task, description=what[:40], completed=frac)  # noqa: E731
             if profile is None:
                 profile = "calibrated-profile.yaml"
-                write_profile(profile, calibrate(progress=lambda w, f: say(f"calibrate: {w}", f)))
+                write_profile(profile, calibrate(quick=True, progress=lambda w, f: say(f"calibrate: {w}", f)))
             system = load_system(profile)
+            pri = load_priors(system.chip.priors)
+            if allow_extrapolation:
+                pri = pri.model_copy(update={"allow_extrapolation": True})
+                if pri.formats is not None and dtype not in pri.formats:
+                    err_console.print(f"warning: {profile} did not measure {dtype} (it has "
+                                      f"{', '.join(pri.formats)}): predictions are extrapolated, intervals ÷/× 2",
+                                      markup=False)
             r = check_local(m, system, batches=B, contexts=S, layers=layers, dtype=dtype, rounds=rounds,
-                            progress=say)
+                            progress=say, priors=pri)
         if save_csv:
             with open(save_csv, "w", newline="", encoding="utf-8") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(r.points[0].to_dict()))
+                rows = [p.to_dict() for p in r.points]
+                w = csv.DictWriter(fh, fieldnames=list(rows[0]))
                 w.writeheader()
-                for p in r.points:
-                    w.writerow(p.to_dict())
+                w.writerows(rows)
         if as_json:
             d = r.to_dict()
             d["profile"] = profile
@@ -79,7 +92,8 @@ def register(app: typer.Typer) -> None:
         if explain and r.points:
             p = r.points[0]
             mt = truncate(m, layers) if layers else m
-            st = step(mt, system, G=1, B=p.B, S=p.S, phase="decode", precision=dtype, kv_dtype=dtype, explain=True)
+            st = step(mt, system, G=1, B=p.B, S=p.S, phase="decode", precision=dtype, kv_dtype=dtype, priors=pri,
+                      explain=True)
             console.print(f"\nprediction at batch {p.B}, context {p.S}:")
             console.print(st.t_step.explain(), markup=False)
 
@@ -89,14 +103,18 @@ def _print(r, profile: str) -> None:
         f"{r.layers_full} layers"
     t = Table(title=f"{r.model} ({built}, {r.dtype}) on {r.system} — {r.backend}; profile {profile}",
               title_justify="left")
-    for c in ("batch", "context", "predicted", "measured", "error", "bound"):
+    for c in ("batch", "context", "predicted", "interval", "measured", "±", "error", "bound"):
         t.add_column(c, justify="right" if c != "bound" else "left")
     for p in r.points:
-        t.add_row(str(p.B), str(p.S), fmt(p.predicted_s, "s"), fmt(p.measured_s, "s"), f"{p.error:+.1%}", p.bound)
+        iv = "" if math.isnan(p.low_s) else f"{fmt(p.low_s, 's')} – {fmt(p.high_s, 's')}"
+        t.add_row(str(p.B), str(p.S), fmt(p.predicted_s, "s"), iv, fmt(p.measured_s, "s"), f"{p.spread:.0%}",
+                  f"{p.error:+.1%}", p.bound)
     console.print(t)
     s = r.summary()
-    console.print(f"median |error| {s['median_abs_error']:.1%}, p90 {s['p90_abs_error']:.1%}, median error "
-                  f"{s['median_error']:+.1%} over {s['n']} points", markup=False)
+    inside = f"; {s['inside_interval']:.0%} of points inside the predicted interval" if "inside_interval" in s else ""
+    console.print(f"median |error| {s['median_abs_error']:.1%}, p90 {s['p90_abs_error']:.1%}, max "
+                  f"{s['max_abs_error']:.1%}, median error {s['median_error']:+.1%} over {s['n']} points{inside}",
+                  markup=False)
     if r.full_model:
         console.print(f"full {r.layers_full}-layer model, extrapolated from the layers built:", markup=False)
         for f in r.full_model:

@@ -9,8 +9,8 @@ from ..serving.serve import serve
 from ..core.units import fmt
 from .serving_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
 from .common import (
-    BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
-    PRECISION_OPTION, SET_OPTION, console, emit_json, fail, guard, load_triple,
+    ALLOW_EXTRAPOLATION_OPTION, BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
+    PRECISION_OPTION, SET_OPTION, console, emit_json, extrapolation, fail, guard, load_triple,
 )
 
 
@@ -35,10 +35,12 @@ def register(app: typer.Typer) -> None:
         set_: list[str] = SET_OPTION,
         engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
                                    "that engine where the chip's priors have them (default: the engines' median)."),
+        allow_extrapolation: bool = ALLOW_EXTRAPOLATION_OPTION,
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine,
-                    mtp=mtp, acceptance=acceptance, acceptance_length=acceptance_length, draft=draft)
+                    mtp=mtp, acceptance=acceptance, acceptance_length=acceptance_length, draft=draft,
+                    allow_extrapolation=allow_extrapolation)
         if as_json:
             emit_json(to_json(r, explain))
         else:
@@ -51,9 +53,10 @@ def register(app: typer.Typer) -> None:
 
 
 def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None, mtp=None,
-            acceptance=None, acceptance_length=None, draft=None):
+            acceptance=None, acceptance_length=None, draft=None, allow_extrapolation=False):
     """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
     m, s, priors = load_triple(model, on, set_)
+    priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
     return serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
                  priors=priors, engine=engine, explain=explain,
                  spec=speculation(mtp, acceptance, acceptance_length, draft))

@@ -30,7 +30,8 @@ console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 __all__ = ["JSON_OPTION", "EXPLAIN_OPTION", "SET_OPTION", "ON_OPTION", "CHIPS_OPTION", "PRECISION_OPTION",
-           "KV_DTYPE_OPTION", "BASIS_OPTION", "console", "err_console", "fail", "guard", "user_error", "check_options", "option_labels",
+           "KV_DTYPE_OPTION", "BASIS_OPTION", "ALLOW_EXTRAPOLATION_OPTION", "extrapolation", "console", "err_console",
+           "fail", "guard", "user_error", "check_options", "option_labels",
            "load_pair", "load_triple", "emit_json", "jsonable", "SET_HELP", "JSON_HELP", "EXPLAIN_HELP", "MAX_INT_OPTION"]
 
 SET_HELP = "Override a catalog field, e.g. --set hbm_bandwidth_bytes_per_s=3TB/s or --set model.kv_dtype=fp8."
@@ -46,6 +47,8 @@ CHIPS_OPTION = typer.Option(None, "--chips", "-G", help="Chips per replica (defa
 PRECISION_OPTION = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's).")
 KV_DTYPE_OPTION = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's).")
 BASIS_OPTION = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound).")
+ALLOW_EXTRAPOLATION_OPTION = typer.Option(False, "--allow-extrapolation", help="With a calibrated profile: predict a "
+                                          "format it did not measure (a warning and a wide interval).")
 
 
 MAX_INT_OPTION = 10**15  # no count a command takes (chips, tokens, arrivals, seeds...) is larger
@@ -190,3 +193,14 @@ def jsonable(obj):
 
 def emit_json(obj) -> None:
     sys.stdout.write(json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def extrapolation(priors: Priors, allow: bool, *precisions: str | None) -> Priors:
+    """Priors that predict formats a calibrated profile did not measure, with a warning, when the user allows it."""
+    if not allow or priors.formats is None:
+        return priors
+    missing = [p for p in precisions if p and p not in priors.formats]
+    if missing:
+        err_console.print(f"warning: {priors.file or priors.name} did not measure {', '.join(missing)} (it has "
+                          f"{', '.join(priors.formats)}): extrapolated, intervals ÷/× 2", markup=False)
+    return priors.model_copy(update={"allow_extrapolation": True})

@@ -24,9 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .derive import formula
+from .errors import InputError
 
 __all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
-           "achieved_rate", "curve_value", "efficiency"]
+           "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
+           "has_curve", "check_formats"]
 
 
 @formula("FLOP_gemm = 2 · M · N · K · groups", unit="FLOP")
@@ -85,4 +87,67 @@ def efficiency(priors, name: str, precision: str | None, x):
         if c is not None:
             where = f"{priors.file}: " if priors.file else ""
             return curve_value(c, x), f"{where}curve {key} read at the step's size ({c.source or 'no source given'})"
-    return getattr(priors, name), priors.source_of(name)
+    if hasattr(priors, name):
+        return getattr(priors, name), priors.source_of(name)
+    key = _nearest_format_curve(priors, name, precision)  # extrapolating: a measured format's table stands in
+    if key is None:
+        raise KeyError(f"{priors.file or priors.name} has no {name} table")
+    return curve_value(priors.curves[key], x), f"{priors.file or priors.name}: curve {key} stands in for {precision} " \
+                                               f"(not measured; extrapolated)"
+
+
+_WIDTH = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5}
+
+
+def _nearest_format_curve(priors, name: str, precision: str | None):
+    keys = [k for k in priors.curves if k.startswith(name + ".")]
+    if not keys:
+        return None
+    w = _WIDTH.get(precision or "", 2)
+    return min(keys, key=lambda k: (abs(np.log2(_WIDTH.get(k.split(".", 1)[1], 2) / w)), k))
+
+
+
+
+@formula("h = min(1, C / ws)^p", unit="")
+def cache_hit_share(C, ws, p=1.0):
+    """Share of a step's reads served by a cache of C bytes when it streams ws bytes in the same order each step:
+    p = 1 when the cache keeps a random C/ws of the stream, larger p for a sharper (LRU-like) cliff; C and p come
+    from `tokenmath calibrate`'s two-tier fit to reads of 2 MiB – 1 GiB."""
+    return np.minimum(1.0, C / ws) ** p
+
+
+@formula("W_eff = 1 / (h / W_c + (1 − h) / W)", unit="B/s")
+def tiered_bandwidth(h, W_c, W):
+    return 1.0 / (h / W_c + (1 - h) / W)
+
+
+def curve_spread(priors, name: str, precision: str | None, x):
+    """The relative measurement spread of the curve `efficiency` reads (0 where none was recorded)."""
+    for key in ((f"{name}.{precision}",) if precision else ()) + (name,) + \
+            ((_nearest_format_curve(priors, name, precision),) if not hasattr(priors, name) else ()):
+        c = priors.curves.get(key)
+        if c is not None:
+            if not c.spread:
+                return 0.0
+            lx = np.log(np.maximum(np.asarray(x, dtype=float), 1e-300))
+            return np.interp(lx, np.log(np.asarray(c.x, dtype=float)), np.asarray(c.spread, dtype=float))
+    return 0.0
+
+
+def has_curve(priors, name: str, precision: str | None) -> bool:
+    return (precision is not None and f"{name}.{precision}" in priors.curves) or name in priors.curves
+
+
+def check_formats(priors, *precisions: str) -> bool:
+    """Refuse a precision a calibrated profile did not measure; True when one is let through (extrapolated)."""
+    if priors.formats is None:
+        return False
+    missing = [p for p in dict.fromkeys(precisions) if p not in priors.formats]
+    if not missing:
+        return False
+    if priors.allow_extrapolation:
+        return True
+    raise InputError(f"{priors.file or priors.name} measured {', '.join(priors.formats)}, not "
+                     f"{', '.join(missing)}: calibrate at that format, pick a measured one with --precision/--kv-dtype, "
+                     f"or pass --allow-extrapolation for a wide interval")

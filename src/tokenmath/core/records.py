@@ -112,6 +112,9 @@ class Chip(Record):
     rental_price_date: str | None = None
     host_memory_bytes: float | None = None  # CPU-attached memory per chip (share)
     host_memory_bandwidth_bytes_per_s: float | None = None
+    llc_bytes: float | None = None  # last-level cache in front of memory (a calibrated profile: fitted tier)
+    llc_bandwidth_bytes_per_s: float | None = None
+    llc_hit_exponent: float | None = None  # h = min(1, C/ws)^p of a cyclic stream (p = 1: random replacement)
     priors: str = "default"  # name of the Priors entry that applies
 
     # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
@@ -305,12 +308,14 @@ class Model(Record):
 class Curve(Part):
     """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
     a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
-    point's relative spread (repeat-to-repeat, or across engines), when it was measured."""
+    point's relative spread (repeat-to-repeat, or across engines), when it was measured. With `unit: s` the
+    curve is a time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M)."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
     spread: tuple[float, ...] | None = None
     source: str = ""
+    unit: Literal["", "s"] = ""
 
     RANGES = {"x": "(0, 1e15]", "spread": "[0, 10]"}
 
@@ -320,7 +325,9 @@ class Curve(Part):
             raise ValueError("a curve needs x and y (and spread, if given) of the same non-zero length")
         if any(not v > 0 for v in self.x) or any(b <= a for a, b in zip(self.x, self.x[1:])):
             raise ValueError("curve x must be positive and strictly increasing")
-        if any(not 1e-3 <= v <= 1.5 for v in self.y):
+        if self.unit == "s" and any(not v > 0 for v in self.y):
+            raise ValueError("a curve of times needs positive y")
+        if self.unit == "" and any(not 1e-3 <= v <= 1.5 for v in self.y):
             raise ValueError("curve y is an efficiency: a fraction of a peak in [0.001, 1.5]")
         return self
 
@@ -339,7 +346,15 @@ class Priors(Record):
     moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
     measure/kernel_tables.py.
     `formats`, when set, are the only precisions the priors were measured at (a calibrated profile):
-    predicting another is refused unless extrapolation is allowed.
+    predicting another is refused unless `allow_extrapolation` is set (then the interval widens).
+
+    A calibrated profile of an eager framework (`tokenmath calibrate`) adds: `eta_gqa` over query heads
+    per KV head (decode attention's rate relative to one, multiplying eta_kv_bytes), the times (`unit: s`)
+    `t_kernel` over GEMM rows M (one call's fixed cost), `t_elt` and `t_route` over the bytes of one
+    elementwise / MoE-routing kernel, and `dispatch_s` (`route_dispatch_s`, `expert_dispatch_s`), the host
+    cost of one eager op (of one MoE routing call, of one call per expert hit), with `host_overlap`
+    (0: host and device costs add, a CPU; 1: the device runs behind the host, a GPU). The ops are
+    counted by core.eager.
     """
 
     kind: Literal["priors"] = "priors"
@@ -359,6 +374,11 @@ class Priors(Record):
     alltoall_latency_s: float | None = None  # fixed cost of one expert dispatch or combine in a domain (None: scaleup_latency_s)
     curves: dict[str, Curve] = Field(default_factory=dict)
     formats: tuple[str, ...] | None = None
+    allow_extrapolation: bool = False  # predict formats outside `formats` (a warning and a wide interval)
+    dispatch_s: float = 0.0  # host cost of one eager op (0: fused engine, no eager inventory)
+    route_dispatch_s: float = 0.0  # host cost of one MoE routing call (0: dispatch_s)
+    expert_dispatch_s: float = 0.0  # host cost of one call of an expert hit's glue (0: dispatch_s)
+    host_overlap: float = 0.0  # share of host dispatch hidden behind device work
 
     def for_engine(self, engine: str | None) -> "Priors":
         """These priors with the curves measured on `engine`'s kernels (keys `<key>@<engine>`) in place of the
@@ -387,7 +407,9 @@ class Priors(Record):
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
               "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
-              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]"}
+              "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]",
+              "dispatch_s": "[0, 1]", "route_dispatch_s": "[0, 1]", "expert_dispatch_s": "[0, 1]",
+              "host_overlap": "[0, 1]"}
 
 
 class EngineSettings(Record):

@@ -65,10 +65,11 @@ from statistics import NormalDist
 
 import numpy as np
 
-from . import arch
+from . import arch, eager
 from .derive import Q, formula, lift, value_of
 from .errors import InputError
-from .kernels import efficiency, small_m_efficiency
+from .kernels import (cache_hit_share, check_formats, curve_spread, efficiency, has_curve, small_m_efficiency,
+                      tiered_bandwidth)
 from .load import load_priors
 from .records import Model, Priors, System
 
@@ -419,19 +420,24 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     pc = arch.param_counts(m, explain)
     attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
                 f"{src_m}: QK and AV over the context ({phase})")
+    kv = kv_dtype or m.kv_dtype
+    extrapolated = False if spec else check_formats(pri, prec, kv)  # a profile answers only for what it measured
     F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
-    F_attn = g("F_attn", chip.peak("bf16"), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision('bf16')}"))
+    att = kv if pri.formats and kv in chip.peak_flop_per_s else "bf16"  # a profile measured attention at kv
+    F_attn = g("F_attn", chip.peak(att), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(att)}"))
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop = p("eta_flop", "eta_flop")
-    kv = kv_dtype or m.kv_dtype
     bq = g("b_w", b_w, "B", f"{prec} weights")
     native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
-    def c(sym, name, fmt_, x):  # a prior read off its measured curve at this step's size, where one exists
+    reads: list = []  # (curve, format, size) read, for a profile's interval
+
+    def c(sym, name, fmt_, x, unit=""):  # a prior read off its measured curve at this step's size, where one exists
         if spec:
-            return g(sym, 1.0, "", "spec: peak")
+            return g(sym, 1.0, unit, "spec: peak")
         v, src = efficiency(pri, name, fmt_, value_of(x))
-        return g(sym, v, "", src)
+        reads.append((name, fmt_, value_of(x)))
+        return g(sym, v, unit, src)
 
     def has(name, fmt_):
         return f"{name}.{fmt_}" in pri.curves or name in pri.curves
@@ -465,11 +471,20 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
         if spec:
             return eta_bw
         if has("eta_kv_bytes", kv) and phase == "decode":  # measured on decode attention, which reads the cache
-            return c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
+            e = c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
+            if has("eta_gqa", kv) and m.mla is None:  # a profile: grouped query heads per KV head slow it down
+                e = attention_decode_eta(e, c("eta_gqa", "eta_gqa", kv, m.n_heads / m.n_kv_heads))
+            return e
         if pri.eta_kv is not None or has("eta_kv", kv):
             return c("eta_kv", "eta_kv", kv, S)
         return eta_bw
 
+    if chip.llc_bytes and not spec:  # a profile's cache tier: a step whose bytes fit in it reads them faster
+        ws = working_set(arch.weight_bytes_touched(m, value_of(T), b_w, False, pc), Bq, kv_seq)
+        h = cache_hit_share(g("C", chip.llc_bytes, "B", chip.source_of("llc_bytes")), ws,
+                            g("p", chip.llc_hit_exponent or 1.0, "", chip.source_of("llc_hit_exponent")))
+        W = tiered_bandwidth(h, g("W_c", chip.llc_bandwidth_bytes_per_s, "B/s",
+                                  chip.source_of("llc_bandwidth_bytes_per_s")), W)
     extras: dict = {"layout": layout, "precision": prec, "ideal": ideal}
     if ideal:
         eta_bw = c("eta_bw", "eta_bw", prec, T)  # weight streaming by the GEMMs' rows M = T
@@ -512,9 +527,78 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
                                    g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
                                    p("t_kernel", "kernel_overhead_s", "s"))
         overlap = p("overlap", "comm_overlap")
+        if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
+            t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)
     extras["t_serial"] = t_serial
     t = step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_over)
+    if pri.dispatch_s and not spec:  # the host's dispatch of every op: added on a CPU, overlapped on a GPU
+        ops = eager.eager_ops(m, value_of(T), _act_dtype(prec))
+        t_host = eager.host_time(g("n_ops", ops.n_host, "", "eager ops per step (core.eager)"),
+                                 p("t_dispatch", "dispatch_s", "s"),
+                                 g("n_route", ops.n_host_route, "", "MoE routing calls per step (core.eager)"),
+                                 p("t_dispatch_route", "route_dispatch_s" if pri.route_dispatch_s else "dispatch_s", "s"),
+                                 g("n_expert", ops.n_host_expert, "", "calls per expert hit, per step (core.eager)"),
+                                 p("t_dispatch_expert", "expert_dispatch_s" if pri.expert_dispatch_s else "dispatch_s",
+                                   "s"))
+        t = eager.eager_step_time(t, eager.host_visible_time(t_host, t, p("o_host", "host_overlap")))
+        extras["t_host"] = t_host
+    if pri.formats is not None and not spec:
+        extras["interval"] = _interval(value_of(t), pri, reads, extrapolated)
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
+
+
+def _act_dtype(prec: str) -> str:
+    return prec if prec in ("fp32", "bf16", "fp16") else "bf16"
+
+
+@formula("ws = W_touched + B · kv_seq", unit="B")
+def working_set(W_touched, B, kv_seq):
+    return W_touched + B * kv_seq
+
+
+@formula("eta_kv = eta_kv_bytes · eta_gqa", unit="")
+def attention_decode_eta(eta_kv_bytes, eta_gqa):
+    """Attention decode on a profile: KV streaming at the call's size (G = 1) times the grouped-heads slowdown."""
+    return eta_kv_bytes * eta_gqa
+
+
+def _eager_overhead(m, chip, pri, prec, T, p, g, c):
+    """Device time of what an eager step runs besides GEMM streaming and attention: a fixed cost per GEMM call,
+    the elementwise/norm/activation kernels and the MoE routing ops, each by its bytes (core.eager)."""
+    act = _act_dtype(prec)
+    ops = eager.eager_ops(m, value_of(T), act)
+
+    def kernels_time(sym, entries, curve):
+        if not entries or not has_curve(pri, curve, act) and not any(k.startswith(curve + ".") for k in pri.curves):
+            return g(sym, 0.0 * np.asarray(value_of(T), dtype=float), "s", f"no {curve} table or no such kernels")
+        n = [np.asarray(e[0], dtype=float) for e in entries]
+        t_op = [efficiency(pri, curve, act, np.asarray(e[1], dtype=float))[0] for e in entries]
+        c(curve, curve, act, entries[0][1], "s")  # recorded for the interval (the spread of the curve it reads)
+        return g(sym, value_of(eager.kernels_time(n, t_op)), "s",
+                 f"Σ n_op · {curve}(bytes_op) over {len(entries)} kernel kinds (core.eager); "
+                 f"{efficiency(pri, curve, act, entries[0][1])[1]}")
+
+    t_elt = kernels_time("t_elt", ops.elt, "t_elt")
+    t_route = kernels_time("t_route", ops.route, "t_route")
+    n_gemm = g("n_gemm", ops.n_gemm, "", "GEMM calls at T rows per eager step (core.eager.gemms_per_step)")
+    n_gemm_e = g("n_gemm_e", ops.n_gemm_expert, "", "expert GEMM calls per eager step (core.eager.gemms_per_step)")
+    if has_curve(pri, "t_kernel", prec):
+        t_k = c("t_kernel", "t_kernel", prec, T, "s")
+        t_ke = c("t_kernel_e", "t_kernel", prec, eager.expert_rows(m, value_of(T))[0], "s") if m.moe else t_k
+    else:
+        t_k = t_ke = p("t_kernel", "kernel_overhead_s", "s")
+    return eager.eager_overhead_time(p("t_fixed", "step_overhead_s", "s"), n_gemm, t_k, n_gemm_e, t_ke, t_elt, t_route)
+
+
+def _interval(t, pri, reads, extrapolated: bool):
+    """(low, high) step time: ± the largest measurement spread of the curves read; ÷/× 2 beyond measured formats."""
+    s = 0.0
+    for name, fmt_, x in reads:
+        s = np.maximum(s, curve_spread(pri, name, fmt_, x))
+    s = np.minimum(s, 0.9)
+    if extrapolated:
+        return t / 2 * (1 - s), t * 2 * (1 + s)
+    return t * (1 - s), t * (1 + s)
 
 
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,

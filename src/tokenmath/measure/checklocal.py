@@ -1,11 +1,14 @@
 """A local reality check: time a real transformer decode step on this machine, beside the roofline's prediction.
 
-`check_local` builds the model's decode step in PyTorch with random weights — embedding lookup, then
-per layer RMSNorm, fused QKV projection, rotary embedding, grouped-query attention over a KV cache of
-S tokens (sliding-window layers attend to their window), output projection, RMSNorm and a SwiGLU MLP
-or a top-k mixture of experts (with shared experts), then the final norm and the LM head — and times
-one step for B sequences. The prediction is `roofline.step` for the same model on a one-chip system
-made from a calibrated profile (`tokenmath calibrate`), at the precision the step actually ran in:
+`check_local` builds the model's decode step in PyTorch with random weights, as Hugging Face's eager
+modelling code runs it — embedding lookup; per layer RMSNorm, q/k/v projections, rotary embedding, the
+new token's K and V written into a static cache of S tokens (sliding-window layers hold their window),
+grouped-query attention through scaled_dot_product_attention (enable_gqa), output projection, RMSNorm
+and a SwiGLU MLP or Mixtral's top-k mixture of experts (shared experts where the config has them);
+the final norm and the LM head (tied or untied) — at the config's own dtype or the one asked, and times
+one step for B sequences over a batch × context grid. The prediction is `roofline.step` for the same
+model on a one-chip system made from a calibrated profile (`tokenmath calibrate`), at that precision for
+weights, activations and KV alike (what an eager PyTorch model keeps):
 
     error = (t_predicted − t_measured) / t_measured
 
@@ -29,7 +32,7 @@ from ..core.errors import InputError
 from ..core.records import Model, System
 from ..core.roofline import step
 
-__all__ = ["LocalPoint", "LocalCheck", "check_local", "plan", "truncate"]
+__all__ = ["LocalPoint", "LocalCheck", "check_local", "plan", "truncate", "model_dtype"]
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,24 @@ class LocalPoint:
     measured_s: float
     predicted_s: float
     bound: str
+    spread: float = 0.0  # measured: (max − min)/median over rounds
+    low_s: float = math.nan  # predicted interval (the profile's measurement spread)
+    high_s: float = math.nan
 
     @property
     def error(self) -> float:
         return (self.predicted_s - self.measured_s) / self.measured_s
 
+    @property
+    def inside(self) -> bool:
+        return self.low_s <= self.measured_s <= self.high_s
+
     def to_dict(self) -> dict:
-        return {"batch": self.B, "context": self.S, "measured_s": self.measured_s, "predicted_s": self.predicted_s,
-                "error": self.error, "abs_error": abs(self.error), "bound": self.bound}
+        d = {"batch": self.B, "context": self.S, "measured_s": self.measured_s, "predicted_s": self.predicted_s,
+             "error": self.error, "abs_error": abs(self.error), "bound": self.bound, "measured_spread": self.spread}
+        if not math.isnan(self.low_s):
+            d.update(predicted_low_s=self.low_s, predicted_high_s=self.high_s, inside_interval=self.inside)
+        return d
 
 
 @dataclass
@@ -61,10 +74,15 @@ class LocalCheck:
     backend: str = ""
 
     def summary(self) -> dict:
-        e = np.abs([p.error for p in self.points]) if self.points else np.array([])
-        return {"n": len(self.points), "median_abs_error": float(np.median(e)) if e.size else None,
-                "p90_abs_error": float(np.percentile(e, 90)) if e.size else None,
-                "median_error": float(np.median([p.error for p in self.points])) if e.size else None}
+        if not self.points:
+            return {"n": 0}
+        e = np.abs([p.error for p in self.points])
+        out = {"n": len(self.points), "median_abs_error": float(np.median(e)), "p90_abs_error": float(np.percentile(e, 90)),
+               "max_abs_error": float(e.max()), "median_error": float(np.median([p.error for p in self.points]))}
+        with_interval = [p for p in self.points if not math.isnan(p.low_s)]
+        if with_interval:
+            out["inside_interval"] = sum(p.inside for p in with_interval) / len(with_interval)
+        return out
 
     def to_dict(self) -> dict:
         return {"model": self.model, "system": self.system, "dtype": self.dtype, "backend": self.backend,
@@ -99,36 +117,42 @@ def _torch():
 
 
 class _DecodeModel:
-    """Random-weight decode step of `m` in `dtype` on `device` (weights as [in, out] matrices)."""
+    """Random-weight decode step of `m` in `dtype` on `device`, written as Hugging Face's eager modules run it.
+
+    Weights in nn.Linear's [out, in] layout (F.linear), q/k/v/o and gate/up/down as separate projections,
+    Llama's RMSNorm (fp32 inside) and rotary embedding, a static KV cache written in place and read by
+    scaled_dot_product_attention (enable_gqa for grouped heads), Mixtral's sparse MoE block (softmax,
+    top-k, renormalised weights, a loop over the experts hit with index_add), shared experts where the
+    config has them, the final norm and the LM head (a tied head is the embedding table itself).
+    """
 
     def __init__(self, m: Model, dtype: str, device: str):
         torch = _torch()
-        self.t, self.m, self.device = torch, m, device
+        self.t, self.F, self.m, self.device = torch, torch.nn.functional, m, device
         self.dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
         D, N, K, H, V = m.d_model, m.n_heads, m.n_kv_heads, m.head_dim, m.vocab_size
         w = self._w
         self.emb = w(V, D)
-        # a tied head is the embedding table read as [D, V]: kept in that layout, as engines do, so the
-        # step's largest product is not a transposed one (the lookup touches only B rows of the table)
-        self.head = self.emb.T.contiguous() if m.tie_embeddings else w(D, V)
+        self.head = self.emb if m.tie_embeddings else w(V, D)
         self.layers = []
         L_moe_start = m.moe.first_dense_layers if m.moe else m.n_layers
         for i in range(m.n_layers):
-            lay = {"qkv": w(D, (N + 2 * K) * H), "o": w(N * H, D), "n1": w(D), "n2": w(D)}
+            lay = {"q": w(N * H, D), "k": w(K * H, D), "v": w(K * H, D), "o": w(D, N * H), "n1": w(D), "n2": w(D)}
             is_moe = m.moe is not None and i >= L_moe_start and (i - L_moe_start) % m.moe.layer_step == 0
             if is_moe:
                 e = m.moe
-                lay["router"] = w(D, e.n_routed_experts)
-                lay["gu"] = w(e.n_routed_experts, D, 2 * e.d_ff_expert)
-                lay["down"] = w(e.n_routed_experts, e.d_ff_expert, D)
+                lay["router"] = w(e.n_routed_experts, D)
+                lay["experts"] = [(w(e.d_ff_expert, D), w(e.d_ff_expert, D), w(D, e.d_ff_expert))
+                                  for _ in range(e.n_routed_experts)]
                 if e.n_shared_experts:
-                    lay["s_gu"] = w(D, 2 * e.d_ff_expert * e.n_shared_experts)
-                    lay["s_down"] = w(e.d_ff_expert * e.n_shared_experts, D)
+                    Fs = e.d_ff_expert * e.n_shared_experts
+                    lay["shared"] = (w(Fs, D), w(Fs, D), w(D, Fs))
             else:
-                lay["gu"], lay["down"] = w(D, 2 * m.d_ff), w(m.d_ff, D)
+                lay["mlp"] = (w(m.d_ff, D), w(m.d_ff, D), w(D, m.d_ff))
             lay["sliding"] = i >= m.n_layers - m.n_sliding_layers if m.n_sliding_layers else False
             self.layers.append(lay)
         self.nf = w(D)
+        self.inv_freq = 1.0 / (10000.0 ** (torch.arange(0, H, 2, device=device, dtype=torch.float32) / H))
 
     def _w(self, *shape):
         return self.t.empty(*shape, dtype=self.dt, device=self.device).uniform_(-0.02, 0.02)
@@ -145,59 +169,74 @@ class _DecodeModel:
         return out
 
     def _norm(self, x, g):
-        return x * self.t.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * g
+        h = x.to(self.t.float32)
+        h = h * self.t.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-5)
+        return g * h.to(x.dtype)
 
-    def _rope(self, x, pos: int):
-        H = x.shape[-1]
-        half = H // 2
-        inv = 1.0 / (10000 ** (self.t.arange(half, device=self.device, dtype=x.dtype) / half))
-        ang = pos * inv
-        c, s = self.t.cos(ang), self.t.sin(ang)
+    @staticmethod
+    def _rope(x, cos, sin, t):
+        half = x.shape[-1] // 2
         x1, x2 = x[..., :half], x[..., half:]
-        return self.t.cat([x1 * c - x2 * s, x1 * s + x2 * c], dim=-1)
+        return x * cos + t.cat((-x2, x1), dim=-1) * sin
+
+    def _rotary(self, pos: int, B: int):
+        """cos and sin of the new token's position, [B, 1, H] (Llama's rotary embedding, computed per step)."""
+        t = self.t
+        p = t.full((B, 1, 1), float(pos), device=self.device)
+        f = self.inv_freq[None, None, :].expand(B, 1, -1)
+        ang = (p * f).float()
+        emb = t.cat((ang, ang), dim=-1)
+        return emb.cos().to(self.dt), emb.sin().to(self.dt)
 
     def step(self, tokens, cache):
         """One decode step: logits for B sequences, KV written at each sequence's end."""
-        t, m = self.t, self.m
-        D, N, K, H = m.d_model, m.n_heads, m.n_kv_heads, m.head_dim
+        t, F, m = self.t, self.F, self.m
+        N, K, H = m.n_heads, m.n_kv_heads, m.head_dim
         B = tokens.shape[0]
-        x = self.emb[tokens]
+        x = F.embedding(tokens[:, None], self.emb)  # [B, 1, D]
+        cos, sin = self._rotary(cache[0][2] if cache else 0, B)
+        gqa = N != K
         for lay, (kc, vc, s) in zip(self.layers, cache):
             h = self._norm(x, lay["n1"])
-            qkv = h @ lay["qkv"]
-            q = qkv[:, : N * H].view(B, K, N // K, H)
-            k = qkv[:, N * H: (N + K) * H].view(B, K, 1, H)
-            v = qkv[:, (N + K) * H:].view(B, K, 1, H)
-            q, k = self._rope(q, s), self._rope(k, s)
-            kc[:, :, s: s + 1] = k
-            vc[:, :, s: s + 1] = v
-            a = t.softmax((q @ kc.transpose(-1, -2)) * (H ** -0.5), dim=-1) @ vc
-            x = x + a.reshape(B, N * H) @ lay["o"]
+            q = F.linear(h, lay["q"]).view(B, 1, N, H).transpose(1, 2)
+            k = F.linear(h, lay["k"]).view(B, 1, K, H).transpose(1, 2)
+            v = F.linear(h, lay["v"]).view(B, 1, K, H).transpose(1, 2)
+            c, sn = cos.unsqueeze(1), sin.unsqueeze(1)
+            q, k = self._rope(q, c, sn, t), self._rope(k, c, sn, t)
+            kc[:, :, s: s + 1].copy_(k)
+            vc[:, :, s: s + 1].copy_(v)
+            a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=gqa)
+            x = x + F.linear(a.transpose(1, 2).reshape(B, 1, N * H), lay["o"])
             h = self._norm(x, lay["n2"])
-            x = x + (self._moe(h, lay) if "router" in lay else self._mlp(h, lay["gu"], lay["down"]))
-        return self._norm(x, self.nf) @ self.head
+            x = x + (self._moe(h, lay) if "router" in lay else self._mlp(h, *lay["mlp"]))
+        return F.linear(self._norm(x, self.nf)[:, -1], self.head)
 
-    def _mlp(self, h, gu, down):
-        g, u = (h @ gu).chunk(2, dim=-1)
-        return (self.t.nn.functional.silu(g) * u) @ down
+    def _mlp(self, h, gate, up, down):
+        F = self.F
+        return F.linear(F.silu(F.linear(h, gate)) * F.linear(h, up), down)
 
     def _moe(self, h, lay):
-        t, e = self.t, self.m.moe
-        w, idx = t.topk(t.softmax(h @ lay["router"], dim=-1), e.experts_per_token, dim=-1)
-        out = t.zeros_like(h)
-        flat = idx.reshape(-1)
-        rows = t.arange(h.shape[0], device=self.device).repeat_interleave(e.experts_per_token)
-        wts = w.reshape(-1, 1)
-        for ex in t.unique(flat).tolist():
-            sel = flat == ex
-            r = rows[sel]
-            out.index_add_(0, r, self._mlp(h[r], lay["gu"][ex], lay["down"][ex]) * wts[sel])
-        if "s_gu" in lay:
-            out = out + self._mlp(h, lay["s_gu"], lay["s_down"])
-        return out
+        t, F, e = self.t, self.F, self.m.moe
+        B, _, D = h.shape
+        x = h.view(-1, D)
+        probs = F.softmax(F.linear(x, lay["router"]), dim=1, dtype=t.float32)
+        w, sel = t.topk(probs, e.experts_per_token, dim=-1)
+        w /= w.sum(dim=-1, keepdim=True)
+        w = w.to(x.dtype)
+        out = t.zeros_like(x)
+        mask = F.one_hot(sel, num_classes=e.n_routed_experts).permute(2, 1, 0)
+        hit = t.greater(mask.sum(dim=(-1, -2)), 0).nonzero().flatten().tolist()
+        for ex in hit:
+            idx, rows = t.where(mask[ex])
+            y = self._mlp(x[rows], *lay["experts"][ex]) * w[rows, idx, None]
+            out.index_add_(0, rows, y.to(x.dtype))
+        if "shared" in lay:
+            out = out + self._mlp(x, *lay["shared"])
+        return out.view(B, 1, D)
 
 
 def _time_step(dm: _DecodeModel, B: int, S: int, min_time_s: float, max_reps: int) -> float:
+    """Best time of one decode step at batch B, context S (one warm-up; at least two timed steps)."""
     t = dm.t
     cache = dm.kv_cache(B, S)
     tokens = t.randint(0, dm.m.vocab_size, (B,), device=dm.device)
@@ -225,10 +264,11 @@ def plan(m: Model, memory_bytes: float, *, batches, contexts, layers: int | None
         raise InputError("--batch and --context need positive whole numbers")
     if m.mla is not None:
         raise InputError(f"{m.name}: check-local builds MHA/GQA/MQA attention; MLA (DeepSeek) is not built")
+    if m.n_heads % m.n_kv_heads:
+        raise InputError(f"{m.name}: {m.n_heads} query heads do not split into {m.n_kv_heads} KV-head groups")
     mt = truncate(m, layers) if layers else m
     b = arch.bytes_per(dtype)
-    # a tied head is kept as a second [D, V] copy (see _DecodeModel)
-    weights = (arch.param_counts(mt).total + (mt.vocab_size * mt.d_model if mt.tie_embeddings else 0)) * b
+    weights = arch.param_counts(mt).total * b
     need = weights + max(batches) * float(arch.kv_stored_bytes(mt, max(contexts) + 1, dtype))
     cap = memory_bytes * memory_fraction
     if need > cap:
@@ -239,38 +279,52 @@ def plan(m: Model, memory_bytes: float, *, batches, contexts, layers: int | None
     return mt
 
 
-def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(128, 1024, 4096),
-                layers: int | None = None, dtype: str = "fp32", min_time_s: float = 0.3, max_reps: int = 5,
-                memory_fraction: float = 0.8, rounds: int = 2, progress=None) -> LocalCheck:
+def model_dtype(m: Model) -> str:
+    """The precision a config asks for (its torch_dtype) when PyTorch can run it, else bf16."""
+    return m.weight_dtype if m.weight_dtype in ("fp32", "bf16", "fp16") else "bf16"
+
+
+def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(256, 1024, 2048),
+                layers: int | None = None, dtype: str | None = None, min_time_s: float = 0.2, max_reps: int = 5,
+                memory_fraction: float = 0.8, rounds: int = 3, progress=None, priors=None) -> LocalCheck:
     """Measure the decode step at every (batch, context) and set it beside roofline.step's prediction.
 
-    The grid is timed `rounds` times and each point keeps its best time, so that a burst of other work
-    on a shared machine slows one round, not the result.
+    The grid is timed in `rounds` interleaved rounds (every point once per round); each point keeps its
+    median round and the spread (max − min)/median, so a burst of other work on a shared machine moves
+    one round, not the result. The prediction is made before anything is built: a profile that did not
+    measure the format refuses it (roofline.step), unless its priors allow extrapolation.
     """
     torch = _torch()
+    dtype = dtype or model_dtype(m)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     mt = plan(m, system.chip.hbm_capacity_bytes, batches=batches, contexts=contexts, layers=layers, dtype=dtype,
               memory_fraction=memory_fraction, where=system.name)
+    pts = [(B, S) for S in contexts for B in batches]
+    kw = dict(G=1, phase="decode", precision=dtype, kv_dtype=dtype, basis="prior", priors=priors)
+    preds = {(B, S): step(mt, system, B=B, S=S, **kw) for B, S in pts}
     say = progress or (lambda what, frac: None)
     out = LocalCheck(model=m.name, system=system.name, dtype=dtype, layers_built=mt.n_layers, layers_full=m.n_layers,
                      backend=f"torch {torch.__version__} ({device})")
-    pts = [(B, S) for S in contexts for B in batches]
     say("building the model", 0.0)
     dm = _DecodeModel(mt, dtype, device)
-    best = {pt: math.inf for pt in pts}
-    for r in range(max(1, rounds)):
+    times: dict = {pt: [] for pt in pts}
+    R = max(1, rounds)
+    for r in range(R):
         for i, (B, S) in enumerate(pts):
-            say(f"round {r + 1}: batch {B}, context {S}", (r * len(pts) + i + 0.5) / (max(1, rounds) * len(pts)))
-            best[(B, S)] = min(best[(B, S)], _time_step(dm, B, S, min_time_s, max_reps))
+            say(f"round {r + 1}/{R}: batch {B}, context {S}", (r * len(pts) + i + 0.5) / (R * len(pts)))
+            times[(B, S)].append(_time_step(dm, B, S, min_time_s, max_reps))
     for B, S in pts:
-        st = step(mt, system, G=1, B=B, S=S, phase="decode", precision=dtype, kv_dtype=dtype, basis="prior")
-        out.points.append(LocalPoint(B, S, best[(B, S)], float(st.v("t_step")), str(st.bound)))
+        v = np.array(times[(B, S)])
+        st = preds[(B, S)]
+        lo, hi = st.extras.get("interval", (math.nan, math.nan))
+        out.points.append(LocalPoint(B, S, float(np.median(v)), float(st.v("t_step")), str(st.bound),
+                                     spread=float((v.max() - v.min()) / np.median(v)), low_s=float(lo), high_s=float(hi)))
     if mt.n_layers < m.n_layers:  # extrapolate: the per-layer part scales with L, embedding and head do not
         zero = copy.copy(dm)  # the same embedding and head, no layers
         zero.layers = []
         for p in out.points:
             t0 = _time_step(zero, p.B, p.S, min_time_s, max_reps)
-            s_full = step(m, system, G=1, B=p.B, S=p.S, phase="decode", precision=dtype, kv_dtype=dtype)
+            s_full = step(m, system, B=p.B, S=p.S, **kw)
             meas_full = t0 + (p.measured_s - t0) * m.n_layers / mt.n_layers
             out.full_model.append({"batch": p.B, "context": p.S, "measured_s": meas_full,
                                    "predicted_s": float(s_full.v("t_step")),

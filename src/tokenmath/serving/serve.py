@@ -135,14 +135,16 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
     G = system.domain_chips if G is None else G
     precision = precision or m.weight_dtype
-    kv_dtype = kv_dtype or m.kv_dtype
+    chip = system.chip
+    pri = (priors or load_priors(chip.priors)).for_engine(engine)
+    # on a calibrated profile (a local framework) the KV cache is kept in the model's own dtype
+    local_kv = pri.formats is not None and precision in ("fp32", "bf16", "fp16")
+    kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     if engine is not None and engine not in ENGINES:
         hint = suggest(engine, list(ENGINES))
         raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
                          + (f"; did you mean {hint[0]}?" if hint else ""))
-    chip = system.chip
-    pri = (priors or load_priors(chip.priors)).for_engine(engine)
     kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
@@ -222,6 +224,15 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         numbers["engine"] = engine
     if basis == "prior":
         _intervals(numbers, pri, precision)
+        for ph, st in (("prefill", pre), ("decode", dec)):
+            if "interval" in st.extras:  # a calibrated profile: its own measurement spread (÷/× 2 extrapolated)
+                lo, hi = st.extras["interval"]
+                t, tps = value_of(st.t_step), value_of(numbers[f"{ph}.tokens_per_s"])
+                numbers[f"{ph}.step_time_s_interval"] = [lo, hi]
+                numbers[f"{ph}.tokens_per_s_interval"] = [tps * t / hi, tps * t / lo]
+                numbers[f"{ph}.interval_group"] = f"{pri.file or pri.name}: the spread of the measured tables read"
+                numbers.pop(f"{ph}.usd_per_mtok_interval", None)
+                numbers.pop(f"{ph}.tokens_per_s_per_chip_interval", None)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
 
 

@@ -1,0 +1,179 @@
+"""What an eager PyTorch decode step launches, op by op: the inventory `roofline.step` prices on a profile.
+
+A framework that runs a model one operation at a time (PyTorch eager, as Hugging Face's modelling code
+and `tokenmath check-local` do) pays for every operation a host cost to dispatch it (Python, the
+dispatcher, allocating the output, on a GPU the launch) and a device cost to run it. For a small model
+that bookkeeping, not the weights, can be most of a decode step; on a CPU it adds to the device work,
+on a GPU the host runs ahead of the device and the slower of the two sets the pace.
+
+Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm internals in fp32
+(Hugging Face's LlamaRMSNorm / MixtralSparseMoeBlock, one kernel per torch call):
+
+- GEMMs: q, k, v, o; gate, up, down (an MoE layer: a router, then gate, up, down per expert hit,
+  and per shared expert);
+- elementwise kernels, bytes = what each reads and writes:
+  RMSNorm ×2: to fp32 (b+4)·T·D, x² 8·T·D, mean 4·T·D, +eps, rsqrt, × 8·T·D, to dtype (4+b)·T·D
+  (the casts are free at fp32), ×g 3·b·T·D; rotary embedding of q and k (n = T·heads·H each):
+  −x₂ b·n, cat 2·b·n, ·cos 2·b·n, ·sin 2·b·n, + 3·b·n; the KV-cache write of k and v 2·b·T·K·H
+  each; two residual adds 3·b·T·D; SiLU 2·b·T·F and the gate product 3·b·T·F;
+- views (view, transpose, slice, unsqueeze): host cost only;
+- one attention call (scaled_dot_product_attention): priced by the KV it reads (roofline t_kv);
+- MoE routing (Mixtral's block): softmax, top-k, renormalise, cast, zeros, one-hot, hit list; per
+  expert hit: its rows (where), gather, routing weight, scale, index_add into the output.
+
+Per step: the token embedding (a gather of T·D), the rotary angles, the final norm and the LM head.
+
+    t_elt   = Σ_ops n_op · t_elt(bytes_op)                             device: a kernel's measured time at its bytes
+    t_host  = n_ops · t_dispatch + n_route · t_dispatch_route + n_expert · t_dispatch_expert    host
+    t_host_visible = (1 − o_host)·t_host + o_host·max(0, t_host − t_device)
+
+`o_host` = 0 on a CPU (one thread dispatches and computes), 1 on a GPU (kernels queue behind the host).
+The counts are the ones a test reads off `check-local`'s decode step with a TorchFunctionMode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import arch
+from .derive import formula
+from .records import Model
+
+__all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step",
+           "expert_rows", "eager_overhead_time", "eager_step_time", "HOST_OPS"]
+
+# torch calls per unit of the step (Hugging Face's eager modules; see the module docstring)
+HOST_OPS = {
+    "norm": 8,            # to, pow, mean, add, rsqrt, mul, to, mul
+    "rope": 16,           # unsqueeze cos, sin; per tensor q, k: slice, slice, neg, cat, mul, mul, add
+    "attn": 16,           # q/k/v linear, view, transpose (9); 2 cache writes (getitem, copy_); sdpa; transpose, reshape
+    "attn_out": 1,        # o linear
+    "residual": 2,
+    "mlp": 5,             # gate, up, silu, mul, down
+    "moe_route": 16,      # view, router, softmax, topk, sum, div_, to, zeros, one_hot, permute, sum, gt, nonzero,
+                          # flatten, tolist; view back
+    "moe_expert": 12,     # getitem, where, gather, gate, up, silu, mul, down, getitem, mul, to, index_add_
+    "step": 14,           # token slice, embedding; rotary angles (full, slice, expand, ×, float, cat, cos, to, sin,
+                          # to); last-token slice, head (the final norm's 8 counted apart)
+}
+
+
+@dataclass(frozen=True)
+class EagerOps:
+    """One eager decode step's inventory: host calls, GEMM calls, elementwise and routing kernels.
+
+    `elt` and `route` are (kernels per step, bytes per kernel) pairs; counts and bytes broadcast with T.
+    `n_gemm` GEMMs have T rows, `n_gemm_expert` an expert's rows (MoE).
+    """
+
+    n_host: object
+    n_host_route: object
+    n_host_expert: object
+    n_gemm: object
+    n_gemm_expert: object
+    elt: tuple
+    route: tuple
+
+
+def expert_rows(m: Model, T):
+    """Rows each expert hit multiplies: the T·k routed copies over the E_hit experts they land on."""
+    e = m.moe
+    T = np.asarray(T, dtype=float)
+    hit = arch.expected_experts_touched(e.n_routed_experts, e.experts_per_token, T)
+    return T * e.experts_per_token / hit, hit
+
+
+def gemms_per_step(m: Model, T):
+    """(GEMM calls with T rows, GEMM calls with an expert's rows) of one eager step: 7 per dense layer;
+    router + 3 per shared expert at T rows and 3 per expert hit at its rows; the head."""
+    L_moe = arch.n_moe_layers(m)
+    T = np.asarray(T, dtype=float)
+    n = 4 * m.n_layers + 3 * (m.n_layers - L_moe) + 1 + 0 * T
+    n_e = 0 * T
+    if L_moe:
+        _, hit = expert_rows(m, T)
+        n = n + L_moe * (1 + 3 * m.moe.n_shared_experts)
+        n_e = L_moe * 3 * hit
+    return n, n_e
+
+
+def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
+    """The inventory of one decode step carrying T tokens with activations in `act_dtype`."""
+    L, D, N, K, H, F = m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.head_dim, m.d_ff
+    T = np.asarray(T, dtype=float)
+    b = arch.bytes_per(act_dtype)
+    cast = b != 4.0
+    L_moe = arch.n_moe_layers(m)
+    L_dense = L - L_moe
+
+    def norm(n_norms):
+        out = [(n_norms, 8 * T * D), (n_norms, 4 * T * D), (2 * n_norms, 8 * T), (n_norms, 8 * T * D),
+               (n_norms, 2 * b * T * D + b * D)]
+        if cast:
+            out += [(2 * n_norms, (4 + b) * T * D)]
+        return out
+
+    def rope(n_el):
+        return [(L, b * n_el), (L, 2 * b * n_el), (2 * L, 2 * b * n_el), (L, 3 * b * n_el)]
+
+    elt = norm(2 * L + 1)
+    elt += rope(T * N * H) + rope(T * K * H)
+    elt += [(2 * L, 2 * b * T * K * H), (2 * L, 3 * b * T * D), (1, 2 * b * T * D)]  # cache writes, residuals, lookup
+    elt += [(8, 8 * T * H)]  # the rotary angles
+    elt += [(L_dense, 2 * b * T * F), (L_dense, 3 * b * T * F)]
+    route: list = []
+    n_route = n_expert = 0.0
+    n_host = L * (2 * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
+                  + HOST_OPS["residual"]) + L_dense * HOST_OPS["mlp"] + HOST_OPS["step"] + HOST_OPS["norm"]
+    if L_moe:
+        e = m.moe
+        Fe, E, k = e.d_ff_expert, e.n_routed_experts, e.experts_per_token
+        rows, hit = expert_rows(m, T)
+        n_route = L_moe * HOST_OPS["moe_route"] + 0 * T
+        n_expert = L_moe * hit * HOST_OPS["moe_expert"]
+        n_host = n_host + L_moe * e.n_shared_experts * (HOST_OPS["mlp"] + 1)
+        # softmax, top-k, sum, div_, to, zeros, one-hot, mask sum, greater, nonzero
+        route += [(L_moe, (4 + b) * T * E), (L_moe, 4 * T * E + 12 * T * k), (2 * L_moe, 4 * T * k),
+                  (L_moe, (4 + b) * T * k), (L_moe, b * T * D), (L_moe, 8 * T * k * E), (L_moe, 8 * T * k * E + 8 * E),
+                  (L_moe, 9 * E), (L_moe, 9 * E)]
+        route += [(L_moe * hit, 8 * T * k + 16 * rows), (L_moe * hit, 2 * b * rows * D + 8 * rows),
+                  (L_moe * hit, 8 * rows), (L_moe * hit, 2 * b * rows * D), (L_moe * hit, 3 * b * rows * D)]
+        elt += [(L_moe * hit, 2 * b * rows * Fe), (L_moe * hit, 3 * b * rows * Fe)]
+        if e.n_shared_experts:
+            Fs = Fe * e.n_shared_experts
+            elt += [(L_moe, 2 * b * T * Fs), (L_moe, 3 * b * T * Fs), (L_moe, 3 * b * T * D)]
+    n_gemm, n_gemm_e = gemms_per_step(m, T)
+    return EagerOps(n_host=n_host + 0 * T, n_host_route=n_route + 0 * T, n_host_expert=n_expert + 0 * T, n_gemm=n_gemm, n_gemm_expert=n_gemm_e, elt=tuple(elt), route=tuple(route))
+
+
+@formula("t_kernels = Σ n_op · t_op", unit="s")
+def kernels_time(n_op, t_op):
+    """Device time of a list of kernels: counts and each kernel's measured time at its bytes (t_elt, t_route)."""
+    return sum(n * t for n, t in zip(n_op, t_op))
+
+
+@formula("t_overhead = t_fixed + n_gemm · t_kernel + n_gemm_e · t_kernel_e + t_elt + t_route", unit="s")
+def eager_overhead_time(t_fixed, n_gemm, t_kernel, n_gemm_e, t_kernel_e, t_elt, t_route):
+    """Device time besides streaming and attention: each GEMM call's fixed cost (at T rows; an expert's at its
+    own rows), the elementwise kernels and the routing ops."""
+    return t_fixed + n_gemm * t_kernel + n_gemm_e * t_kernel_e + t_elt + t_route
+
+
+@formula("t_step = t_device + t_host_visible", unit="s")
+def eager_step_time(t_device, t_host_visible):
+    return t_device + t_host_visible
+
+
+@formula("t_host = n_ops · t_dispatch + n_route · t_dispatch_route + n_expert · t_dispatch_expert", unit="s")
+def host_time(n_ops, t_dispatch, n_route, t_dispatch_route, n_expert, t_dispatch_expert):
+    """Host time of an eager step: its layer ops, its MoE routing (softmax, top-k, one-hot, the list of experts
+    hit) and the glue of each expert hit (its rows, gather, scale, index_add), whose calls cost more (on a GPU
+    the list of experts and each expert's rows wait for the device)."""
+    return n_ops * t_dispatch + n_route * t_dispatch_route + n_expert * t_dispatch_expert
+
+
+@formula("t_host_visible = (1 − o_host)·t_host + o_host·max(0, t_host − t_device)", unit="s")
+def host_visible_time(t_host, t_device, o_host):
+    return (1 - o_host) * t_host + o_host * np.maximum(0.0, t_host - t_device)
