@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError
+from .files import MAX_ENTRY_BYTES, MAX_TABLE_BYTES, read_text
 from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
 from .records import Chip, EngineSettings, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
@@ -133,30 +134,6 @@ def _figures(node: Any, path: str, dim: str | None, sources: dict, estimates: li
         except UnitError as e:
             raise CatalogError(f"{file}: field {path!r}: {e}") from None
     return node
-
-
-MAX_ENTRY_BYTES = 1 << 20  # a catalog entry, profile or config.json: the largest in the catalog is ~25 kB
-MAX_TABLE_BYTES = 16 << 20  # a measurement table: validation/public_measurements.csv is ~130 kB
-
-
-def read_text(file: str | Path, limit: int = MAX_ENTRY_BYTES) -> str:
-    """A UTF-8 text file, refused in one line if it is missing, a folder, larger than `limit` or not text."""
-    p = Path(file)
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(limit + 1)
-    except IsADirectoryError:
-        raise CatalogError(f"{p}: is a folder, not a file") from None
-    except OSError as e:
-        raise CatalogError(f"{p}: cannot read ({e.strerror or type(e).__name__})") from None
-    if len(data) > limit:
-        raise CatalogError(f"{p}: larger than {limit >> 20} MiB; not a file tokenmath reads")
-    if b"\0" in data:
-        raise CatalogError(f"{p}: contains a NUL byte; not a text file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CatalogError(f"{p}: not UTF-8 text (byte {e.start})") from None
 
 
 class _NoAliasLoader(yaml.SafeLoader):
