@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
-from ..core.load import add_catalog_dir
+from ..core.load import set_catalog_dirs
 from .common import err_console, guard
 
 # click's own errors (unknown option, missing argument, a value of the wrong type): found by name, since
@@ -67,8 +67,7 @@ def _root(
     catalog: list[str] = typer.Option([], "--catalog", metavar="DIR", help="Extra catalog directory (hardware/, systems/, models/...)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    for d in catalog:
-        add_catalog_dir(d)
+    set_catalog_dirs(catalog)  # each command line its own: nothing carries over to the next in one process
 
 
 _package = importlib.import_module(__package__)

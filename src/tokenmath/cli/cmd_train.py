@@ -94,7 +94,7 @@ def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, m
                          f"--chips 16384 --tokens 15.6e12), or --validate")
     if recompute not in RECOMPUTE:
         raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
-    m, s = load_pair(model, on, set_)
+    m, s = load_pair(model, on, set_, priors=False)  # MFU priors, not the serving efficiencies
     return train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
                  reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
                  interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens

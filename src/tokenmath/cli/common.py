@@ -128,15 +128,16 @@ def guard(fn):
     return wrapper
 
 
-def load_triple(model: str | Model | None, on: str | None, settings: list[str] | None = None
-                ) -> tuple[Model | None, System | None, Priors | None]:
+def load_triple(model: str | Model | None, on: str | None, settings: list[str] | None = None, *,
+                priors: bool = True) -> tuple[Model | None, System | None, Priors | None]:
     """The one loader of every command: the model and system named (either may be absent), the system's
     efficiency priors, and every --set applied to whichever record has the field (priors changed by --set
     are bound to the chip, so every analysis that reads the chip's priors sees them). `model` may also be
-    a record already read (the web page's uploaded config.json)."""
+    a record already read (the web page's uploaded config.json). A command that uses no serving priors
+    (`train` has its MFU priors) passes priors=False, so a --set on one is refused."""
     m = model if isinstance(model, Model) else load_model(model) if model is not None else None
     s = load_system(on) if on is not None else None
-    p = load_priors(s.chip.priors) if s is not None else None
+    p = load_priors(s.chip.priors) if s is not None and priors else None
     if settings:
         recs = {k: v for k, v in (("model", m), ("system", s), ("chip", s and s.chip), ("priors", p)) if v}
         if not recs:
@@ -146,20 +147,14 @@ def load_triple(model: str | Model | None, on: str | None, settings: list[str] |
     return m, s, p
 
 
-def load_pair(model: str | Model | None, on: str | None, settings: list[str] | None = None
+def load_pair(model: str | Model | None, on: str | None, settings: list[str] | None = None, *, priors: bool = True
               ) -> tuple[Model | None, System | None]:
-    m, s, _ = load_triple(model, on, settings)
+    m, s, _ = load_triple(model, on, settings, priors=priors)
     return m, s
 
 
 def _default(o):
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.bool_):
-        return bool(o)
-    return str(o)
+    return str(o)  # anything else JSON cannot hold (a Path, a date) as text
 
 
 def _applies(v) -> bool:
@@ -167,23 +162,33 @@ def _applies(v) -> bool:
 
 
 def _clean(o, path: str = ""):
-    """A value that does not apply (None, or ∞: a limit never reached) is omitted from a mapping.
+    """Python values JSON can hold, with a value that does not apply (None, or ∞: a limit never reached)
+    omitted from its mapping.
 
     JSON has no ∞ or NaN, and a list cannot omit an element without shifting the others: NaN anywhere, or
     None/∞ in a list, is a bug in the command, reported as such rather than printed as null.
     """
+    if isinstance(o, np.ndarray):
+        if o.dtype.kind == "O":
+            return _clean(o.tolist(), path)
+        if o.dtype.kind == "f" and not np.all(np.isfinite(o)):
+            raise ValueError(f"{o[~np.isfinite(o)].ravel()[0]} in the JSON list at {path or 'the top'}")
+        return o.tolist()
+    if isinstance(o, (np.generic,)):
+        o = o.item()
     if isinstance(o, dict):
-        return {k: _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items() if _applies(v)}
-    if isinstance(o, list):
+        return {str(k): _clean(v, f"{path}.{k}" if path else str(k)) for k, v in o.items()
+                if _applies(v.item() if isinstance(v, np.generic) else v)}
+    if isinstance(o, (list, tuple)):
         return [_clean(v, f"{path}[{i}]") for i, v in enumerate(o)]
     if o is None or (isinstance(o, float) and not math.isfinite(o)):
         raise ValueError(f"{o} in the JSON at {path or 'the top'}")
-    return o
+    return o if isinstance(o, (str, int, float, bool)) else _default(o)
 
 
 def jsonable(obj):
     """`obj` as plain JSON values, exactly as --json prints it (the web API answers the same)."""
-    return _clean(json.loads(json.dumps(obj, default=_default)))
+    return _clean(obj)
 
 
 def emit_json(obj) -> None:

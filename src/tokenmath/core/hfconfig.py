@@ -64,6 +64,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from .errors import CatalogError
+from .files import read_text
 from .records import MLA, MODULE_KINDS, Model, MoE, SparseAttention
 
 __all__ = ["model_from_hf_config", "read_hf_config", "FAMILIES", "MAX_CONFIG_BYTES"]
@@ -596,18 +597,9 @@ def _depth(x: Any, limit: int) -> bool:
 
 
 def read_hf_config(path: Path) -> dict:
-    """Parse a config.json: at most MAX_CONFIG_BYTES, a JSON object, nested no deeper than configs are."""
+    """Parse a config.json: at most MAX_CONFIG_BYTES of UTF-8 (files.read_text), nested no deeper than configs are."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as e:
-        raise CatalogError(f"{path}: cannot read ({e.strerror})") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise CatalogError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB: not a config.json")
-    try:
-        cfg = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8 text: not a config.json") from None
+        cfg = json.loads(read_text(path, MAX_CONFIG_BYTES))
     except json.JSONDecodeError as e:
         raise CatalogError(f"{path}: malformed JSON at line {e.lineno} ({e.msg})") from None
     except RecursionError:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import difflib
 import io
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -27,16 +26,17 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CatalogError
+from .files import MAX_ENTRY_BYTES, MAX_TABLE_BYTES, read_text
 from .hfconfig import model_from_hf_config, read_hf_config
 from .pricing_records import InferenceAssumptions, MemoryTier, PriceSheet, date_key
-from .records import Chip, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
+from .records import Chip, EngineSettings, Fabric, Intervals, Model, Priors, Record, System, TrainingPrior
 from .units import DIMENSION_OF_SUFFIX, UnitError, parse_quantity
 
 __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
-    "add_catalog_dir", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
+    "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
-    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "parse_json", "bind_priors", "load_intervals",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
@@ -54,13 +54,18 @@ _extra_dirs: list[Path] = []
 
 
 def add_catalog_dir(path: str | Path) -> None:
-    p = Path(path)
-    if not p.is_dir():
-        raise CatalogError(f"catalog directory {p} does not exist")
-    _extra_dirs.append(p)
-    _index.cache_clear()
-    _load_cached.cache_clear()
-    _engine_cached.cache_clear()
+    set_catalog_dirs([*_extra_dirs, path])
+
+
+def set_catalog_dirs(paths: list[str | Path]) -> None:
+    """Exactly these extra catalog directories (one command line's --catalog), replacing earlier ones."""
+    for p in paths:
+        if not Path(p).is_dir():
+            raise CatalogError(f"catalog directory {p} does not exist")
+    if [Path(p) for p in paths] != _extra_dirs:
+        _extra_dirs[:] = [Path(p) for p in paths]
+        for cached in (_index, _load_cached, _engine_cached):
+            cached.cache_clear()
 
 
 def catalog_dirs() -> list[Path]:
@@ -129,30 +134,6 @@ def _figures(node: Any, path: str, dim: str | None, sources: dict, estimates: li
         except UnitError as e:
             raise CatalogError(f"{file}: field {path!r}: {e}") from None
     return node
-
-
-MAX_ENTRY_BYTES = 1 << 20  # a catalog entry, profile or config.json: the largest in the catalog is ~25 kB
-MAX_TABLE_BYTES = 16 << 20  # a measurement table: validation/public_measurements.csv is ~130 kB
-
-
-def read_text(file: str | Path, limit: int = MAX_ENTRY_BYTES) -> str:
-    """A UTF-8 text file, refused in one line if it is missing, a folder, larger than `limit` or not text."""
-    p = Path(file)
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(limit + 1)
-    except IsADirectoryError:
-        raise CatalogError(f"{p}: is a folder, not a file") from None
-    except OSError as e:
-        raise CatalogError(f"{p}: cannot read ({e.strerror or type(e).__name__})") from None
-    if len(data) > limit:
-        raise CatalogError(f"{p}: larger than {limit >> 20} MiB; not a file tokenmath reads")
-    if b"\0" in data:
-        raise CatalogError(f"{p}: contains a NUL byte; not a text file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CatalogError(f"{p}: not UTF-8 text (byte {e.start})") from None
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -301,28 +282,11 @@ def load_model(name: str) -> Model:
     return _load_cached("models", name)  # type: ignore[return-value]
 
 
-def _not_json(constant: str):
-    raise CatalogError(f"{constant} is not a JSON number")
-
-
-def parse_json(text: str, where: str):
-    """JSON text into Python values (NaN and Infinity refused); any problem is one CatalogError line."""
-    try:
-        return json.loads(text, parse_constant=_not_json)
-    except json.JSONDecodeError as e:
-        raise CatalogError(f"{where}: malformed JSON at line {e.lineno} ({e.msg})") from None
-    except CatalogError as e:
-        raise CatalogError(f"{where}: {e}") from None
-    except RecursionError:
-        raise CatalogError(f"{where}: nested too deeply") from None
-
-
 def load_priors(name: str = "default") -> Priors:
+    """Priors by name: a catalog entry, a calibrated profile's inline block, or priors changed by --set."""
     if name in _profile_priors:
         return _profile_priors[name]
-    if name not in _index("priors"):
-        name = "default"
-    return _load_cached("priors", name)  # type: ignore[return-value]
+    return _load_cached("priors", name)  # type: ignore[return-value]  (an unknown name: one line, with suggestions)
 
 
 _profile_priors: dict[str, Priors] = {}  # priors read inline from profile YAMLs, by the name their chip refers to
@@ -468,6 +432,7 @@ def load_assumptions(name: str = "default") -> InferenceAssumptions:
 
 # bookkeeping, not figures: --set on these is refused
 _NOT_SETTABLE = set(Record.model_fields) | {"kind"}
+_ROLES: dict[str, type[Record]] = {"model": Model, "system": System, "chip": Chip, "priors": Priors}
 
 
 def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str, Record]:
@@ -496,6 +461,10 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
         if field in _NOT_SETTABLE:
             raise CatalogError(f"--set {key}: {field!r} is bookkeeping, not a figure")
         if not roles:
+            elsewhere = [r for r, cls in _ROLES.items() if r not in out and field in cls.model_fields]
+            if elsewhere:
+                raise CatalogError(f"--set {key}: {field!r} is a field of the {elsewhere[0]}, which this command "
+                                   "does not read")
             every = sorted({f for rec in out.values() for f in type(rec).model_fields if f not in _NOT_SETTABLE})
             hint = suggest(field, every)
             more = f"; did you mean {', '.join(hint)}?" if hint else ""
@@ -523,6 +492,8 @@ def apply_overrides(records: dict[str, Record], settings: list[str]) -> dict[str
         out[r] = new
         if r == "chip" and "system" in out:
             out["system"] = out["system"].evolve(chip=new)
+        if r == "chip" and field == "priors" and "priors" in out:  # another priors entry: read it (or refuse it)
+            out["priors"] = load_priors(new.priors)  # type: ignore[attr-defined]
     if "priors" in out and out["priors"] is not records.get("priors") and "chip" in out:
         chip = out["chip"].evolve(priors=bind_priors(out["priors"]))  # type: ignore[arg-type]
         out["chip"] = chip
@@ -583,4 +554,6 @@ def _engine_cached(name: str) -> dict:
             found = f
     if found is None:
         raise CatalogError(f"no engine settings {name!r} (catalog/engines/{name}.yaml)")
-    return read_entry(found)
+    data = read_entry(found)
+    _validate(EngineSettings, data, found)  # every figure in its range; callers read the entry as a mapping
+    return data

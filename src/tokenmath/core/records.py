@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -303,6 +303,8 @@ class Model(Record):
             raise ValueError("n_sliding_layers exceeds n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:
             raise ValueError("n_kv_layers must be between 1 and n_layers")
+        if self.moe is not None and self.moe.first_dense_layers + self.moe.layer_step > self.n_layers:
+            raise ValueError("an MoE model needs an MoE layer: first_dense_layers + layer_step ≤ n_layers")
         return self
 
 
@@ -404,6 +406,19 @@ class Priors(Record):
                                                    f"{fmt}: {self.sources.get('kernel_overhead_fmt', 'measured')}")
         return self.kernel_overhead_s, self.source_of("kernel_overhead_s")
 
+    # the curves (by key, before any '.precision' or '@engine') that refine each scalar prior
+    REFINED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
+        "eta_flop": ("eta_mm", "eta_attn_prefill"), "eta_bw": ("eta_bw",), "eta_kv": ("eta_kv", "eta_kv_bytes"),
+        "eta_scaleup": ("eta_scaleup",)}
+
+    def evolve(self, **changes) -> "Priors":
+        """A copy with fields replaced; a scalar prior given a value (--set eta_bw=0.5) drops the measured curves
+        that refine it, so the value given is the one used rather than silently overruled by a curve."""
+        drop = {c for f in changes if f in self.REFINED_BY for c in self.REFINED_BY[f]}
+        if drop and "curves" not in changes:
+            changes["curves"] = {k: c for k, c in self.curves.items() if re.split(r"[.@]", k)[0] not in drop}
+        return super().evolve(**changes)  # type: ignore[return-value]
+
     # an efficiency is a fraction of a peak that real kernels reach: below 0.1 % it is a typo, not a prior
     RANGES = {**{k: "[0.001, 1]" for k in ("eta_flop", "eta_bw", "eta_scaleup", "eta_scaleout", "eta_kv")},
               "comm_overlap": "[0, 1]", "scaleup_latency_s": "[0, 1]", "scaleout_latency_s": "[0, 1]",
@@ -411,6 +426,19 @@ class Priors(Record):
               "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]",
               "dispatch_s": "[0, 1]", "route_dispatch_s": "[0, 1]", "expert_dispatch_s": "[0, 1]",
               "host_overlap": "[0, 1]"}
+
+
+class EngineSettings(Record):
+    """A serving engine's scheduler defaults (`catalog/engines/NAME.yaml`), read by the simulator."""
+
+    kv_memory_fraction: float  # share of the memory left after the weights that holds KV
+    max_num_tokens: int  # tokens one step may carry
+    max_batch: int  # sequences in flight
+    chunk_tokens: int  # chunked prefill: tokens per step
+    mtp_layers: int = 1  # transformer blocks of one MTP module
+
+    RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
+              "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]"}
 
 
 class TrainingPrior(Record):

@@ -131,6 +131,8 @@ _PREFIXED = {"s", "B", "B/s", "FLOP", "FLOP/s", "W", "B/tok", "FLOP/tok", "tok/s
 def _sig3(x: float) -> str:
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else str(x)
+    if abs(x) < 1e-3:  # 1.26e-298, not three hundred zeros
+        return f"{x:.3g}"
     digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
     s = f"{x:,.{digits}f}"
     return s

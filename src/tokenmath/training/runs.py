@@ -175,26 +175,26 @@ def check_train_inputs(*, G, tokens, S=None, mfu=None, recompute="selective", pp
         raise InputError(f"--chips must be a whole number ≥ 1 (got {G})")
     if G > 10_000_000:
         raise InputError(f"--chips {G} is absurd (more than ten million chips)")
-    if not tokens > 0:
-        raise InputError(f"--tokens must be positive (got {tokens})")
+    if not tokens >= 1:
+        raise InputError(f"--tokens must be at least 1 token (got {tokens:g})")
     if tokens > 1e18:
         raise InputError(f"--tokens {tokens:g} is absurd (more than 1e18 tokens)")
     if S is not None and not 1 <= S <= 1e8:
         raise InputError(f"--seq-len must be between 1 and 1e8 tokens (got {S})")
-    if mfu is not None and not 0 < mfu <= 1:
-        raise InputError(f"--mfu must be a fraction in (0, 1] (got {mfu}); 40 % is 0.4")
+    if mfu is not None and not 1e-3 <= mfu <= 1:
+        raise InputError(f"--mfu must be a fraction in [0.001, 1] (got {mfu:g}); 40 % is 0.4")
     if recompute not in RECOMPUTE:
         raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
     for name, x in (("--pp", pp), ("--microbatches", microbatches), ("--tp", tp), ("--ep", ep),
                     ("--interleave", interleave)):
-        if x is not None and x < 1:
-            raise InputError(f"{name} must be ≥ 1 (got {x})")
+        if x is not None and not 1 <= x <= 1e9:
+            raise InputError(f"{name} must be between 1 and 1e9 (got {x})")
     if pp is not None and G % pp:
         raise InputError(f"--pp {pp} does not divide --chips {G}")
     if zero is not None and zero not in ZERO_STAGES:
         raise InputError(f"--zero must be one of 0, 1, 2, 3 (got {zero})")
-    if batch_tokens is not None and not batch_tokens > 0:
-        raise InputError(f"--batch-tokens must be positive (got {batch_tokens})")
+    if batch_tokens is not None and not 1 <= batch_tokens <= 1e13:
+        raise InputError(f"--batch-tokens must be between 1 and 1e13 tokens (got {batch_tokens:g})")
 
 
 def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = None, mfu: float | None = None,
