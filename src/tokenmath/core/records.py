@@ -436,9 +436,24 @@ class EngineSettings(Record):
     max_batch: int  # sequences in flight
     chunk_tokens: int  # chunked prefill: tokens per step
     mtp_layers: int = 1  # transformer blocks of one MTP module
+    # the scheduler rows under load run (serving/sim policies) and the KV pool's rule (serving/engine_memory.py)
+    policy: Literal["continuous", "chunked", "disagg", "cadence"] | None = None
+    memory: Literal["simple", "of_free", "of_total", "static"] = "simple"
+    max_num_tokens_large_gpu: int | None = None  # the token budget on GPUs of 160 GB and more (SGLang)
+    activation_coefficients: dict[str, dict[int, float]] = Field(default_factory=dict)  # dense/moe -> tp -> c_act
+    runtime_bytes: float = 0.0  # CUDA context and library workspaces per chip
+    nccl_bytes: float = 0.0  # NCCL buffers per chip (tp ≥ 2)
+    reserve_base_bytes: float = 0.0  # SGLang's static reserve: constant metadata
+    reserve_per_token_bytes: float = 0.0  # … per token of the prefill chunk
+    reserve_per_graph_seq_bytes: float = 0.0  # … per sequence of the CUDA-graph batch
+    graph_max_batch: int = 512  # … CUDA-graph batch
+    reserve_min_bytes: float = 0.0  # … floor on > 60 GB GPUs
 
     RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
-              "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]"}
+              "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]", "max_num_tokens_large_gpu": "[1, 1e7]",
+              "runtime_bytes": "[0, 1e12]", "nccl_bytes": "[0, 1e12]", "reserve_base_bytes": "[0, 1e12]",
+              "reserve_per_token_bytes": "[0, 1e9]", "reserve_per_graph_seq_bytes": "[0, 1e9]",
+              "graph_max_batch": "[1, 1e6]", "reserve_min_bytes": "[0, 1e12]"}
 
 
 class TrainingPrior(Record):
