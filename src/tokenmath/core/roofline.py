@@ -64,7 +64,7 @@ B* (the batch where weight fetch balances weight multiply, Pope's "300 × sparsi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -351,7 +351,8 @@ class Layout:
     ep: expert-parallel ways of the routed experts; each expert is split moe_tp = G / ep ways.
     imbalance: the busiest expert-parallel rank's load over what uniform routing gives it (None: the
         priors' ep_imbalance).
-    adaptive: with fewer sequences than data-parallel groups, spread each over the idle chips (tp_eff).
+    adaptive: with fewer sequences than data-parallel groups, spread each over the idle chips (tp_eff), where
+        that is faster than leaving them idle (step takes the faster of the two).
     """
 
     tp: int = 1
@@ -361,12 +362,13 @@ class Layout:
 
     def tp_eff(self, G: int, B):
         """Tensor-parallel ways at batch B: tp, or with `adaptive` and fewer sequences than the dp groups,
-        tp · dp / max(B, 1) — the groups that have a sequence absorb the idle chips (an engine that can
-        re-shard chooses so; a fixed data-parallel deployment leaves them idle: adaptive=False)."""
+        tp · floor(dp / max(B, 1)) — the groups that have a sequence absorb the idle chips, and the busiest
+        chip is in the smallest group (an engine that can re-shard chooses so; a fixed data-parallel
+        deployment leaves them idle: adaptive=False)."""
         dp = self.dp(G)
         if not self.adaptive or dp <= 1:
             return self.tp
-        return self.tp * dp / np.clip(np.asarray(B, dtype=float), 1.0, dp)
+        return self.tp * np.floor(dp / np.clip(np.asarray(B, dtype=float), 1.0, dp))
 
     def dp(self, G: int) -> float:
         """Attention data-parallel groups: the non-expert weights' replicas."""
@@ -428,7 +430,43 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     ideal: True spreads every FLOP and byte evenly over the G chips (the lecture's idealised bound);
     False follows the layout to its busiest chip (module docstring). Default: ideal for basis 'spec',
     the layout's critical path for 'prior'.
+    An adaptive layout with fewer sequences than data-parallel groups is priced both ways — idle chips
+    joined to the busy groups as tensor parallelism, and left idle — and the faster is the step (what a
+    re-sharding engine would choose; it also keeps the step time non-decreasing in B).
     """
+    layout = layout or default_layout(m, G)
+    kw = dict(G=G, B=B, S=S, phase=phase, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
+              ideal=ideal, explain=explain, S_new=S_new)
+    critical = not (basis == "spec" if ideal is None else ideal)
+    if layout.adaptive and critical and np.any(np.asarray(value_of(B), dtype=float) * 2 <= layout.dp(G)):
+        return _faster(_step(m, system, layout=replace(layout, adaptive=False), **kw), _step(m, system, layout=layout, **kw))
+    return _step(m, system, layout=layout, **kw)
+
+
+def _faster(idle: Step, joined: Step) -> Step:
+    """Elementwise the faster of two pricings of one step (scalars keep the chosen one's derivation)."""
+    ta, tb = np.asarray(idle.v("t_step"), dtype=float), np.asarray(joined.v("t_step"), dtype=float)
+    if ta.ndim == 0 and tb.ndim == 0:
+        return joined if tb < ta else idle
+    pick = tb < ta
+
+    def mix(a, b):
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+            return tuple(mix(x, y) for x, y in zip(a, b))
+        va, vb = value_of(a), value_of(b)
+        if isinstance(va, (int, float, np.ndarray)) and isinstance(vb, (int, float, np.ndarray)):
+            return np.where(pick, vb, va)
+        return a
+
+    terms = [mix(getattr(idle, f), getattr(joined, f)) for f in
+             ("t_math", "t_weights", "t_kv", "t_comm", "t_overhead", "t_step", "tokens")]
+    extras = {k: mix(v, joined.extras[k]) if k in joined.extras else v for k, v in idle.extras.items()}
+    return Step(idle.phase, idle.basis, *terms, extras=extras)
+
+
+def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str | None, kv_dtype: str | None,
+          basis: str, priors: Priors | None, layout: Layout, ideal: bool | None, explain: bool, S_new) -> Step:
+    """`step` for one layout (see there)."""
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}")
     if basis not in BASES:
@@ -441,7 +479,6 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     pri = priors or load_priors(chip.priors)
     spec = basis == "spec"
     ideal = spec if ideal is None else ideal
-    layout = layout or default_layout(m, G)
     src_m = m.file or m.name
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     p = lambda sym, fld, unit="": g(sym, 1.0 if spec and fld.startswith("eta") else  # noqa: E731
