@@ -89,8 +89,10 @@ class Replica:
 
     def note_arrival(self, r: int) -> None:
         """The first step r can ride: the next to start when the replica is free; while a step runs, the one
-        after it — and with a scheduler `ahead` steps ahead of the device, that many later."""
-        self.ready[r] = self._inflight() + 1 + (self.ahead or 0) if self.busy and self._cur else self.n_started
+        after it — and with a scheduler `ahead` steps ahead of the device, that many later. At a step boundary
+        (the steps started have all ended) it rides the next."""
+        i = self._inflight() if self.busy and self._cur else self.n_started
+        self.ready[r] = i + 1 + (self.ahead or 0) if i < self.n_started else self.n_started
 
     def has_work(self) -> bool:
         """Steps would run without a new request (sequences decoding)."""
