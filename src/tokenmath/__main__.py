@@ -1,0 +1,5 @@
+"""`python -m tokenmath …`: the same CLI as the `tokenmath` command."""
+
+from tokenmath.cli.app import main
+
+main()
