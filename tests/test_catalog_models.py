@@ -376,3 +376,14 @@ def test_hf_config_family_from_architectures(tmp_path):
 def test_hf_config_missing_file():
     with pytest.raises(CatalogError, match="no such file"):
         load_model("/nonexistent/dir/config.json")
+
+
+def test_other_names_of_an_architecture_load():
+    """names.yaml's other names (any case, a Hugging Face org prefix ignored) load the catalog entry;
+    an unknown name still fails in one line."""
+    from tokenmath.core.errors import CatalogError
+    from tokenmath.core.load import load_model
+    for n in ("deepseek-r1", "deepseek-ai/DeepSeek-R1", "Llama-3.1-8B", "meta-llama/llama-3.3-70b"):
+        assert load_model(n).name in {"deepseek-v3", "llama-3.1-8b", "llama-3.3-70b"}
+    with pytest.raises(CatalogError):
+        load_model("deepseek-ai/no-such-model")

@@ -131,30 +131,31 @@ class Chip(Record):
             raise ValueError("needs at least one precision")
         return v
 
-    def peak(self, precision: str) -> float:
-        """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
-        order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
-        precision = COMPUTE_FORMAT.get(precision, precision)
-        if precision in self.peak_flop_per_s:
-            return self.peak_flop_per_s[precision]
-        i = order.index(precision) if precision in order else 0
-        for p in order[i + 1:]:
-            if p in self.peak_flop_per_s:
-                return self.peak_flop_per_s[p]
-        raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
-                         f"it lists {', '.join(self.peak_flop_per_s)}")
+    # the same 16-bit width: a chip that lists one of fp16/bf16 runs the other at that rate (the data sheets that
+    # list both give them the same tensor-core peak: NVIDIA A100/H100/B200, AMD MI300X/MI355X)
+    _SIBLING = {"fp16": "bf16", "bf16": "fp16"}
 
     def peak_precision(self, precision: str) -> str:
-        """The precision whose peak `peak(precision)` actually uses."""
+        """The precision whose peak `peak(precision)` uses: its own, its 16-bit sibling, else the best wider one."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return precision
+        if self._SIBLING.get(precision) in self.peak_flop_per_s:
+            return self._SIBLING[precision]
         i = order.index(precision) if precision in order else 0
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return p
         return precision
+
+    def peak(self, precision: str) -> float:
+        """Dense peak FLOP/s at a precision; a format the chip lacks runs at its 16-bit sibling or best wider one."""
+        key = self.peak_precision(precision)
+        if key not in self.peak_flop_per_s:
+            raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+                             f"it lists {', '.join(self.peak_flop_per_s)}")
+        return self.peak_flop_per_s[key]
 
 
 class System(Record):
