@@ -375,6 +375,8 @@ class Priors(Record):
     aux_kernel_s: float = 0.0  # fixed cost of one small non-matmul kernel (norm, activation, RoPE, routing), per layer
     # the same by GEMM format where measured (keys '<format>' and '<format>@<engine>'; seconds)
     kernel_overhead_fmt: dict[str, float] = Field(default_factory=dict)
+    # the fused MoE op's fixed cost per MoE layer by expert format (same keys; seconds): measured kernel tables
+    moe_overhead_fmt: dict[str, float] = Field(default_factory=dict)
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
@@ -397,7 +399,17 @@ class Priors(Record):
         curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
         fixed = {k: v for k, v in self.kernel_overhead_fmt.items() if "@" not in k}
         fixed.update({k[:-len(tag)]: v for k, v in self.kernel_overhead_fmt.items() if k.endswith(tag)})
-        return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "name": f"{self.name}@{engine}"})
+        moe = {k: v for k, v in self.moe_overhead_fmt.items() if "@" not in k}
+        moe.update({k[:-len(tag)]: v for k, v in self.moe_overhead_fmt.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "moe_overhead_fmt": moe,
+                                       "name": f"{self.name}@{engine}"})
+
+    def moe_overhead(self, fmt: str | None) -> tuple[float | None, str]:
+        """(fixed cost of one fused MoE op of expert format `fmt`, its source), or None where not measured."""
+        if fmt and fmt in self.moe_overhead_fmt:
+            return self.moe_overhead_fmt[fmt], (f"{self.file + ': ' if self.file else ''}moe_overhead_fmt.{fmt}: "
+                                                f"{self.sources.get('moe_overhead_fmt', 'measured')}")
+        return None, ""
 
     def kernel_overhead(self, fmt: str | None) -> tuple[float, str]:
         """(fixed cost of one GEMM kernel of format `fmt`, its source): the format's measured value where there

@@ -150,14 +150,22 @@ def overhead_time(t_fixed, L, n_gemm, t_kernel, n_aux, t_aux):
     return t_fixed + L * (n_gemm * t_kernel + n_aux * t_aux)
 
 
-def aux_kernels_per_layer(m: Model) -> float:
+@formula("t_overhead = t_fixed + L · (n_gemm · t_kernel + n_aux · t_aux) + L_moe · t_moe", unit="s")
+def overhead_time_moe(t_fixed, L, n_gemm, t_kernel, n_aux, t_aux, L_moe, t_moe):
+    """`overhead_time` where the routed experts run as one fused MoE op: its measured fixed cost t_moe per MoE
+    layer stands for the two grouped expert GEMMs and the top-k, permute and un-permute kernels (n_gemm and
+    n_aux then count the rest: fused_moe=True)."""
+    return t_fixed + L * (n_gemm * t_kernel + n_aux * t_aux) + L_moe * t_moe
+
+
+def aux_kernels_per_layer(m: Model, fused_moe: bool = False) -> float:
     """Kernels a layer launches besides its matmuls and attention, averaged over layers: the two RMSNorms
     (residual add fused) and the gated activation; RoPE for rotary attention (MLA: the two latent norms
     too); an MoE layer's routing (top-k), token permute and un-permute. Each costs a small kernel's fixed
     time whatever its bytes (decode moves kilobytes)."""
     base = 3 + (2 if m.mla is not None else 1)
     L_moe = arch.n_moe_layers(m)
-    return base + 3 * L_moe / m.n_layers
+    return base + (0 if fused_moe else 3) * L_moe / m.n_layers
 
 
 def kernel_format(m: Model, prec: str, pri: Priors) -> str:
@@ -172,16 +180,17 @@ def kernel_format(m: Model, prec: str, pri: Priors) -> str:
     return prec
 
 
-def gemms_per_layer(m: Model) -> float:
+def gemms_per_layer(m: Model, fused_moe: bool = False) -> float:
     """Matmul kernels one layer launches, averaged over layers.
 
     Attention: fused QKV and the output projection (MLA: q down/up, kv down, the absorbed kv up for
     keys and values, output = 6). MLP: fused gate-up and down; an MoE layer adds its router and runs
-    the routed experts as two grouped GEMMs, plus two for shared experts.
+    the routed experts as two grouped GEMMs (fused_moe: counted in the MoE op instead), plus two for shared
+    experts.
     """
     attn = 6 if m.mla is not None else 2
     L_moe = arch.n_moe_layers(m)
-    moe = 3 + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
+    moe = (1 if fused_moe else 3) + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
     return attn + ((m.n_layers - L_moe) * 2 + L_moe * moe) / m.n_layers
 
 
@@ -491,13 +500,20 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
+        kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri) if native else kf
+        t_moe, t_moe_src = pri.moe_overhead(kf_e) if m.moe is not None and arch.n_moe_layers(m) else (None, "")
+        fused = t_moe is not None
         if t_k or pri.aux_kernel_s:
-            t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
-                                   g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
-                                   g("t_kernel", t_k, "s", t_k_src),
-                                   g("n_aux", aux_kernels_per_layer(m), "",
-                                     "norm, activation, RoPE and MoE-routing kernels per layer (roofline.aux_kernels_per_layer)"),
-                                   p("t_aux", "aux_kernel_s", "s"))
+            args = (p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
+                    g("n_gemm", gemms_per_layer(m, fused), "", "matmul kernels per layer (roofline.gemms_per_layer)"
+                      + ("; the routed experts' in the MoE op" if fused else "")),
+                    g("t_kernel", t_k, "s", t_k_src),
+                    g("n_aux", aux_kernels_per_layer(m, fused), "",
+                      "norm, activation, RoPE and MoE-routing kernels per layer (roofline.aux_kernels_per_layer)"
+                      + ("; routing in the MoE op" if fused else "")),
+                    p("t_aux", "aux_kernel_s", "s"))
+            t_over = overhead_time_moe(*args, g("L_moe", arch.n_moe_layers(m), "", src_m),
+                                       g("t_moe", t_moe, "s", t_moe_src)) if fused else overhead_time(*args)
         overlap = p("overlap", "comm_overlap")
         if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
             t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)
