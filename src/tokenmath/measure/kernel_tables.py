@@ -38,6 +38,9 @@ balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorR
 10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
 curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
 by up to 2× — so no MoE curve is derived.
+What is read off the MoE tables is the fused MoE op's fixed cost per layer (moe_overhead_fmt, by format and
+engine: `_moe_fixed`), which a decode layer pays once in place of its two grouped expert GEMMs' and its
+top-k / permute / un-permute kernels' fixed costs (roofline.overhead_time_moe).
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
