@@ -480,6 +480,11 @@ def _module_kinds(pattern: str) -> set[str]:
     """Which module kinds a modules_to_not_convert / ignore entry names (gpt-oss: 'model.layers.*.self_attn')."""
     p = pattern.lower()
     kinds = set()
+    last = p.rstrip("*").rsplit(".", 1)[-1]
+    if "norm" in last or last == "bias" or last.endswith("_bias") or last == "indexers_proj":
+        # norms and biases are not matmul weights; DSA's per-head weight projection (D × n_idx) is under 0.1%
+        # of a layer's attention: neither decides the format of the kind's matrices (GLM-5's FP8 list names both)
+        return kinds
     if "embed" in p or "lm_head" in p or "wte" in p or "output" == p.rsplit(".", 1)[-1]:
         kinds.add("embeddings")
     if "attn" in p or "attention" in p or "q_proj" in p or "kv_proj" in p or "o_proj" in p or (
