@@ -14,8 +14,16 @@ Phi-3.5-MoE (`phi3`, `phimoe`), OLMo/OLMo 2/OLMoE, Falcon (MQA, and the new deco
 GPT-J, GPT-NeoX/Pythia, GPT-2, StarCoder 1/2 (`gpt_bigcode`, `starcoder2`), Bloom, OPT, MPT, DBRX,
 Cohere Command R (`cohere`, `cohere2`), Granite, StableLM, InternLM2, Nemotron, MiniMax-M2. A
 multimodal config whose language model sits under `text_config` (Gemma 3, Llama 4, Mistral 3, Qwen-VL
-...) is read from there (vision towers are not counted). Recurrent, state-space and linear-attention
-hybrids (Mamba, Jamba, RWKV, Qwen3-Next, MiniMax-01...) are refused: their layers are not attention.
+...), or wrapped by one (Kimi K2.5/K2.6), is read from there (vision towers are not counted). GLM-5.x
+(`glm_moe_dsa`: MLA + sparse indexer; indexer_types shares indexers), Step-3.7 and MiMo read as their
+relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
+Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
+Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
+pairs, counts exact; moe_latent_size latent MoE). Pure recurrent models (Mamba, RWKV, Jamba...) and the
+attention variants in _NOT_YET (DeepSeek-V4, Gemma 4, MiMo-V2-Flash, MiniMax-M3, Nemotron-NAS, Kimi K3)
+are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
+quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
+per module kind.
 
 Key map (config.json -> Model field), with the aliases older families use:
 
