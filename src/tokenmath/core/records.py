@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -218,16 +218,45 @@ class SparseAttention(Part):
     """Top-k token selection by a light indexer (DeepSeek sparse attention, V3.2)."""
 
     RANGES = {"index_topk": "[1, 1e9]", "index_n_heads": "[1, 1e5]", "index_head_dim": "[1, 1e5]",
-              "index_bytes_per_token_layer": "(0, 1e6]"}
+              "index_bytes_per_token_layer": "(0, 1e6]", "n_index_layers": "[1, 1e5]"}
     index_topk: int
     index_n_heads: int
     index_head_dim: int
     index_bytes_per_token_layer: float = 132.0  # FP8 key (128 B) + one fp32 scale (4 B)
+    # layers that run their own indexer (GLM-5.3 shares one indexer across 4 layers: indexer_types); None = every
+    # attention layer. Layers without one reuse the previous indexer's selection: no indexer weights, keys or FLOP.
+    n_index_layers: int | None = None
+
+
+class LinearAttention(Part):
+    """Token mixers that keep a fixed-size recurrent state per sequence instead of a KV cache that grows with
+    context: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H, Nemotron 3). One shape covers both:
+    keys of key_heads × key_dim (Mamba2: the B and C projections, n_groups × d_state), values of value_heads ×
+    value_dim (Mamba2: x, heads × head_dim), an output gate of the value width (GDN z, Mamba2 z),
+    `gates_per_head` scalars per value head (GDN a and b; Mamba2 dt), a depthwise causal convolution of
+    `conv_kernel` taps over keys, queries and values, and a state of value_heads × key_dim × value_dim
+    elements (`state_dtype`) that each token reads and rewrites. arch.py owns the formulas."""
+
+    RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[1, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
+              "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[1, 64]",
+              "state_flop_per_element": "[0, 100]"}
+    kind: Literal["gated_deltanet", "mamba2"]
+    n_layers: int  # layers whose token mixer this is, in place of softmax attention
+    key_heads: int
+    key_dim: int
+    value_heads: int
+    value_dim: int
+    gates_per_head: int
+    conv_kernel: int
+    state_dtype: str = "fp32"
+    # FLOP per state element per token in decode (recurrent form): gated delta rule decay 1 + S·k 2 + rank-1
+    # update 2 + S·q 2 = 7; Mamba2 decay·h + dt·x⊗B 3 + C·h 2 = 5
+    state_flop_per_element: float = 7.0
 
 
 class MoE(Part):
     RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
-              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]"}
+              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]", "d_latent": "[1, 1e6]"}
     n_routed_experts: int
     experts_per_token: int
     n_shared_experts: int = 0
@@ -235,6 +264,9 @@ class MoE(Part):
     d_ff_shared_expert: int | None = None  # a shared expert's hidden size where it differs (Qwen2-MoE); None: d_ff_expert
     first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
     layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
+    # latent MoE (Nemotron 3 Super/Ultra): routed experts work in a d_latent-wide space, entered and left through
+    # a D×d_latent projection each per MoE layer; None: experts take D
+    d_latent: int | None = None
 
     @model_validator(mode="after")
     def _k_le_e(self):
@@ -268,6 +300,10 @@ class Model(Record):
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
     n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
+    # hybrids: linear_attention.n_layers of the n_layers mix tokens through a fixed-size state, not attention
+    linear_attention: LinearAttention | None = None
+    attention_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (Qwen3-Next / Qwen3.5)
+    n_dense_mlp_layers: int | None = None  # layers with a dense MLP where not every non-MoE layer has one (Nemotron-H)
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
     weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
@@ -281,7 +317,7 @@ class Model(Record):
     RANGES = {"n_layers": "[1, 1e5]", "d_model": "[1, 1e6]", "n_heads": "[1, 1e5]", "n_kv_heads": "[1, 1e5]",
               "head_dim": "[1, 1e5]", "d_ff": "[1, 1e7]", "vocab_size": "[1, 1e8]", "mlp_matrices": "[1, 4]",
               "sliding_window": "[1, 1e10]", "n_sliding_layers": "[0, 1e5]", "n_kv_layers": "[1, 1e5]",
-              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]", "fp8_block_size": "[1, 1e5]",
+              "n_dense_mlp_layers": "[0, 1e5]", "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]", "fp8_block_size": "[1, 1e5]",
               "published_active_params": "[1, 1e16]"}
 
     @model_validator(mode="after")
@@ -300,8 +336,14 @@ class Model(Record):
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:
             raise ValueError("n_sliding_layers needs sliding_window")
-        if self.n_sliding_layers > self.n_layers:
-            raise ValueError("n_sliding_layers exceeds n_layers")
+        n_lin = self.linear_attention.n_layers if self.linear_attention else 0
+        if self.n_sliding_layers + n_lin > self.n_layers:
+            raise ValueError("n_sliding_layers (and linear-attention layers) exceed n_layers")
+        if self.linear_attention and self.linear_attention.state_dtype not in PRECISION_BYTES:
+            raise ValueError(f"linear_attention.state_dtype {self.linear_attention.state_dtype!r} is not one of "
+                             f"{', '.join(PRECISION_BYTES)}")
+        if self.n_dense_mlp_layers is not None and not 0 <= self.n_dense_mlp_layers <= self.n_layers:
+            raise ValueError("n_dense_mlp_layers must be between 0 and n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:
             raise ValueError("n_kv_layers must be between 1 and n_layers")
         if self.moe is not None and self.moe.first_dense_layers + self.moe.layer_step > self.n_layers:
