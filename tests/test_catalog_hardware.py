@@ -201,3 +201,11 @@ def test_only_native_precisions():
 def test_derived_figures_marked_estimate():
     assert "peak_flop_per_s.fp8" in load_chip("vr200").estimates
     assert "scaleout_bandwidth_bytes_per_s" in load_chip("h20").estimates
+
+
+def test_fp16_runs_at_the_bf16_rate():
+    """A chip listing only bf16 runs fp16 at that 16-bit rate (not refused, not fp32's), and the reverse."""
+    h100 = load_chip("h100-sxm")
+    assert "fp16" not in h100.peak_flop_per_s
+    assert h100.peak("fp16") == h100.peak("bf16") and h100.peak_precision("fp16") == "bf16"
+    assert load_chip("a100-80gb").peak("fp8") == load_chip("a100-80gb").peak("bf16")

@@ -77,8 +77,11 @@ def test_entry_loads_with_sources(name):
     m = load_model(name)
     assert m.name == name
     assert m.display_name and m.family and m.source
-    assert m.published_total_params and m.published_active_params
+    assert m.published_total_params or "no published" in m.notes.lower()
     for f in ("published_total_params", "published_active_params"):
+        if getattr(m, f) is None:  # imported entries: a figure is given only where one was published
+            assert "no published" in m.notes.lower(), f"{name}: {f} missing without a note saying why"
+            continue
         assert f in m.sources, f"{name}: {f} has no source of its own"
         assert m.sources[f].strip()
     assert m.max_context and m.max_context > 0
@@ -89,6 +92,8 @@ def test_entry_loads_with_sources(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_total_params_match_published(name):
     m = load_model(name)
+    if m.published_total_params is None:
+        pytest.skip("no published total")
     total = param_counts(m).total
     assert total == pytest.approx(m.published_total_params, rel=TOL), f"{name}: {total / 1e9:.2f}B"
 
@@ -96,6 +101,8 @@ def test_total_params_match_published(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_active_params_match_published(name):
     m = load_model(name)
+    if m.published_active_params is None:
+        pytest.skip("no published active count")
     if name in ACTIVE_CONVENTION:
         assert m.notes, f"{name}: a different active-count convention must be explained in notes"
         active = ACTIVE_CONVENTION[name](m)
@@ -376,3 +383,14 @@ def test_hf_config_family_from_architectures(tmp_path):
 def test_hf_config_missing_file():
     with pytest.raises(CatalogError, match="no such file"):
         load_model("/nonexistent/dir/config.json")
+
+
+def test_other_names_of_an_architecture_load():
+    """names.yaml's other names (any case, a Hugging Face org prefix ignored) load the catalog entry;
+    an unknown name still fails in one line."""
+    from tokenmath.core.errors import CatalogError
+    from tokenmath.core.load import load_model
+    for n in ("deepseek-r1", "deepseek-ai/DeepSeek-R1", "Llama-3.1-8B", "meta-llama/llama-3.3-70b"):
+        assert load_model(n).name in {"deepseek-v3", "llama-3.1-8b", "llama-3.3-70b"}
+    with pytest.raises(CatalogError):
+        load_model("deepseek-ai/no-such-model")

@@ -94,3 +94,17 @@ def test_serve_engine_option():
     assert trt["engine"] == "trtllm" and "engine" not in med
     assert trt["decode"]["tokens_per_s"] != med["decode"]["tokens_per_s"]
     one_line_error(run(*base, "--engine", "tensorrt"), "not one of trtllm")
+
+
+def test_a_fused_moe_op_replaces_the_expert_gemm_and_routing_kernel_costs():
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import Layout, step
+
+    m, s = load_model("deepseek-v3"), load_system("hgx-b200")
+    pri = load_priors("b200-kernels").for_engine("trtllm")
+    assert pri.moe_overhead("fp4")[0] is not None  # measured in the MoE tables
+    kw = dict(G=8, B=4, S=2048, precision="fp4", layout=Layout(tp=8, ep=1))
+    t_fused = step(m, s, priors=pri, **kw).v("t_overhead")
+    t_kernels = step(m, s, priors=pri.evolve(moe_overhead_fmt={}), **kw).v("t_overhead")
+    t_k, t_moe, L_moe = pri.kernel_overhead("fp4")[0], pri.moe_overhead("fp4")[0], 58
+    assert t_fused - t_kernels == pytest.approx(L_moe * (t_moe - 2 * t_k - 3 * pri.aux_kernel_s), rel=1e-6)

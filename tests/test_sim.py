@@ -144,3 +144,16 @@ def test_disagg_decodes_never_wait_for_a_prefill():
     c = simulate(M70, H100, G=8, **kw)
     assert d.settings["chips"] == 16 and d.settings["link"] == "scale-out"
     assert d["itl_s"]["p99"] < c["itl_s"]["p99"] / 3
+
+
+def test_a_scheduler_one_step_ahead_delays_arrivals_by_about_one_step(monkeypatch):
+    import tokenmath.serving.sim.run as run_mod
+    kw = dict(G=1, rate=20.0, requests=300, isl=500, osl=60, range_ratio=0.5, engine="sglang")
+    ahead = simulate(M8, H100, **kw)
+    eng = dict(run_mod.load_engine("sglang"))
+    eng.pop("schedule_ahead")
+    monkeypatch.setattr(run_mod, "load_engine", lambda name="default": eng)
+    now = simulate(M8, H100, **kw)
+    extra = ahead["ttft_s"]["mean"] - now["ttft_s"]["mean"]
+    assert 0 < extra < 3 * ahead["tpot_s"]["mean"]  # the step already launched behind the one in flight
+    assert ahead["tpot_s"]["mean"] == pytest.approx(now["tpot_s"]["mean"], rel=0.1)

@@ -12,6 +12,20 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
 - KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
   attention adds its indexer's key per token per layer.
+- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Nemotron-H's Mamba2): L_lin of the L layers
+  mix tokens through a fixed-size state instead of attention, so only the L − L_lin attention layers
+  keep KV that grows with context. A linear layer holds
+  N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c
+  (input projections of keys, queries, values and the output gate, g scalar gates per value head; the
+  output projection; a depthwise convolution of c taps), and per sequence a state of
+  h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·(c − 1)·b_conv bytes that every decode step reads and
+  rewrites (read + write counted), and f·h_v·d_k·d_v FLOP per token for the recurrence (f per state
+  element, LinearAttention.state_flop_per_element). Sources: the Qwen3-Next / Qwen3.5 and NemotronH
+  modeling code in transformers, and aiconfigurator-core 0.12.0 sdk/models/qwen35.py
+  (_gdn_state_bytes_per_request) for the same state and projection sizes.
+- Output-gated attention (Qwen3.5): the query projection also yields a gate, + D·N·H parameters.
+- Latent MoE (Nemotron 3 Super/Ultra): routed experts work in d_lat, N_expert = m·d_lat·F_e, plus a
+  D×d_lat projection in and out per MoE layer (always active).
 - Weight bytes: each module kind (attention, dense MLP, routed experts, shared experts, routers,
   embeddings) in its own storage format (Model.weight_dtypes, e.g. gpt-oss's MXFP4 experts beside BF16
   attention): W_all = Σ_kind N_kind·b_kind. A precision given by the caller that differs from the
@@ -38,7 +52,7 @@ __all__ = [
     "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
-    "is_native",
+    "is_native", "n_linear_layers", "linear_layer_params", "state_bytes_per_sequence",
 ]
 
 
@@ -56,9 +70,52 @@ def n_moe_layers(m: Model) -> int:
     return (m.n_layers - m.moe.first_dense_layers) // m.moe.layer_step
 
 
+def n_linear_layers(m: Model) -> int:
+    """Layers whose token mixer keeps a fixed-size state (Gated DeltaNet, Mamba2) instead of attention."""
+    return m.linear_attention.n_layers if m.linear_attention is not None else 0
+
+
 def layer_kinds(m: Model) -> tuple[int, int]:
-    """(full-attention layers, sliding-window layers)."""
-    return m.n_layers - m.n_sliding_layers, m.n_sliding_layers
+    """(full-attention layers, sliding-window layers); a hybrid's linear-attention layers are neither."""
+    return m.n_layers - m.n_sliding_layers - n_linear_layers(m), m.n_sliding_layers
+
+
+@formula("N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c", unit="params")
+def linear_attn_params(D, h_k, d_k, h_v, d_v, g, c):
+    return D * (2 * h_k * d_k + 2 * h_v * d_v + g * h_v) + h_v * d_v * D + (2 * h_k * d_k + h_v * d_v) * c
+
+
+def linear_layer_params(m: Model, explain: bool = False):
+    """Parameters of one linear-attention (Gated DeltaNet / Mamba2) layer; 0 for a model without any."""
+    la = m.linear_attention
+    if la is None:
+        return 0
+    src = m.file or m.name
+    g = lambda sym, v: lift(explain, sym, v, "", src)  # noqa: E731
+    return linear_attn_params(g("D", m.d_model), g("h_k", la.key_heads), g("d_k", la.key_dim), g("h_v", la.value_heads),
+                              g("d_v", la.value_dim), g("g", la.gates_per_head), g("c", la.conv_kernel))
+
+
+@formula("state_bytes = L_lin·(h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·(c − 1)·b_conv)", unit="B")
+def linear_state_bytes(L_lin, h_k, d_k, h_v, d_v, b_state, c, b_conv):
+    return L_lin * (h_v * d_k * d_v * b_state + (2 * h_k * d_k + h_v * d_v) * (c - 1) * b_conv)
+
+
+def state_bytes_per_sequence(m: Model) -> float:
+    """Fixed recurrent state one sequence holds over all linear-attention layers (0 without any); the
+    convolution window is kept in the activations' format (BF16)."""
+    la = m.linear_attention
+    if la is None:
+        return 0.0
+    return float(linear_state_bytes(la.n_layers, la.key_heads, la.key_dim, la.value_heads, la.value_dim,
+                                    bytes_per(la.state_dtype), la.conv_kernel, bytes_per("bf16")))
+
+
+def _n_index_layers(m: Model) -> int:
+    sa = m.sparse_attention
+    if sa is None:
+        return 0
+    return sa.n_index_layers if sa.n_index_layers is not None else m.n_layers - n_linear_layers(m)
 
 
 # ---- parameters ------------------------------------------------------------------------------
@@ -159,34 +216,53 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
             n_attn = _plus(n_attn, extra, "N_attn", "Q projection without bottleneck")
     else:
         n_attn = attn_params_gqa(D, N, K, H)
+        if m.attention_output_gate:
+            n_attn = _plus(n_attn, m.d_model * m.n_heads * m.head_dim, "N_attn", "output gate D·N·H")
+    v = lambda x: float(value_of(x))  # noqa: E731
+    extra = {}  # parameters outside the per-layer terms of N_total, by module kind
     if m.sparse_attention is not None:
         s = m.sparse_attention
         n_idx = indexer_params(D, g("r_q", m.mla.q_lora_rank if m.mla and m.mla.q_lora_rank else m.d_model),
                                g("n_idx", s.index_n_heads), g("d_idx", s.index_head_dim))
-        n_attn = _plus(n_attn, n_idx, "N_attn", "attention + sparse indexer")
+        if s.n_index_layers is None:
+            n_attn = _plus(n_attn, n_idx, "N_attn", "attention + sparse indexer")
+        else:  # indexers on some layers only (GLM-5.3)
+            extra["attention"] = s.n_index_layers * v(n_idx)
+    L_lin = n_linear_layers(m)
+    if L_lin:
+        extra["attention"] = extra.get("attention", 0.0) + L_lin * v(linear_layer_params(m))
     mm = g("m", m.mlp_matrices)
     n_mlp = mlp_params(mm, D, g("F", m.d_ff))
     L_moe = n_moe_layers(m)
+    L_dense = m.n_layers - L_moe if m.n_dense_mlp_layers is None else m.n_dense_mlp_layers
     if m.moe is not None:
         E, E_sh, k = g("E", m.moe.n_routed_experts), g("E_shared", m.moe.n_shared_experts), \
             g("k", m.moe.experts_per_token)
-        n_exp = expert_params(mm, D, g("F_e", m.moe.d_ff_expert))
+        lat = m.moe.d_latent
+        n_exp = expert_params(mm, g("d_lat", lat) if lat else D, g("F_e", m.moe.d_ff_expert))
         n_sh = n_exp
-        if m.moe.d_ff_shared_expert is not None:  # a shared expert of its own size (Qwen2-MoE)
-            n_sh = expert_params(mm, D, g("F_sh", m.moe.d_ff_shared_expert))
+        if m.moe.d_ff_shared_expert is not None or lat:  # a shared expert of its own size (Qwen2-MoE), or in D
+            n_sh = expert_params(mm, D, g("F_sh", m.moe.d_ff_shared_expert or m.moe.d_ff_expert))
             n_sh = n_sh.renamed("N_shared") if isinstance(n_sh, Q) else n_sh
+        if lat:  # latent MoE: a D×d_lat projection into and out of the experts' space per MoE layer
+            extra["shared_experts"] = L_moe * 2 * m.d_model * lat
     else:
         E, E_sh, k, n_exp, n_sh = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0), g("N_shared", 0)
     n_emb = g("n_emb", 1 if m.tie_embeddings else 2)
-    tot = total_params(L, n_attn, g("L_dense", m.n_layers - L_moe), n_mlp, g("L_moe", L_moe), E, n_exp, E_sh, n_sh,
+    L_attn = g("L_attn", m.n_layers - L_lin) if L_lin else L
+    tot = total_params(L_attn, n_attn, g("L_dense", L_dense), n_mlp, g("L_moe", L_moe), E, n_exp, E_sh, n_sh,
                        D, V, n_emb)
+    if extra:
+        what = {"attention": "linear-attention layers L_lin·N_lin and layer-shared indexers",
+                "shared_experts": "latent MoE projections L_moe·2·D·d_lat"}
+        tot = _plus(tot, sum(extra.values()), "N_total", " + ".join(what[k] for k in extra))
     act = active_params(tot, g("L_moe", L_moe), E, k, n_exp)
     mat = matmul_params(act, V, D, n_emb)
     emb = m.vocab_size * m.d_model * (1 if m.tie_embeddings else 2)
-    v = lambda x: float(value_of(x))  # noqa: E731
     nE, nS = (m.moe.n_routed_experts, m.moe.n_shared_experts) if m.moe else (0, 0)
-    by_kind = {"attention": m.n_layers * v(n_attn), "mlp": (m.n_layers - L_moe) * v(n_mlp),
-               "experts": L_moe * nE * v(n_exp), "shared_experts": L_moe * nS * v(n_sh),
+    by_kind = {"attention": (m.n_layers - L_lin) * v(n_attn) + extra.get("attention", 0.0),
+               "mlp": L_dense * v(n_mlp), "experts": L_moe * nE * v(n_exp),
+               "shared_experts": L_moe * nS * v(n_sh) + extra.get("shared_experts", 0.0),
                "router": L_moe * m.d_model * nE, "embeddings": float(emb)}
     return ParamCounts(n_attn, n_mlp, n_exp, tot, act, mat, param_ratio(tot, act), g("N_emb", emb, "params"),
                        by_kind)
@@ -201,16 +277,24 @@ def _plus(q, extra, name: str, what: str):
 
 # ---- KV cache --------------------------------------------------------------------------------
 
-def kv_bytes_per_token_layer(m: Model, kv_dtype: str | None = None) -> float:
-    """Bytes the main attention caches per token per layer (excluding a sparse indexer's keys).
-
-    With cross-layer KV sharing (`n_kv_layers` < L) this is the mean over layers: only n_kv_layers keep a cache.
-    """
+def _kv_per_attention_layer(m: Model, kv_dtype: str | None = None) -> float:
+    """Bytes the main attention caches per token, averaged over the attention layers (cross-layer sharing:
+    only n_kv_layers of them keep a cache)."""
     b = bytes_per(kv_dtype or m.kv_dtype)
-    share = (m.n_kv_layers or m.n_layers) / m.n_layers
+    L_attn = m.n_layers - n_linear_layers(m)
+    share = (m.n_kv_layers or L_attn) / L_attn
     if m.mla is not None:
         return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * b * share
     return 2 * m.n_kv_heads * m.head_dim * b * share
+
+
+def kv_bytes_per_token_layer(m: Model, kv_dtype: str | None = None) -> float:
+    """Bytes the main attention caches per token per layer (excluding a sparse indexer's keys).
+
+    With cross-layer KV sharing (`n_kv_layers` < L), or a hybrid's linear-attention layers, this is the mean
+    over all L layers: only the layers that keep a cache count.
+    """
+    return _kv_per_attention_layer(m, kv_dtype) * (m.n_layers - n_linear_layers(m)) / m.n_layers
 
 
 @formula("kv_bytes_per_token = L · (kv_layer + idx_layer)", unit="B/tok")
@@ -221,10 +305,11 @@ def kv_per_token(L, kv_layer, idx_layer):
 def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = False):
     """KV bytes per token of context over all layers, as if every layer kept every token."""
     src = m.file or m.name
-    idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
+    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) / m.n_layers if m.sparse_attention \
+        else 0.0
     kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
-    if m.n_kv_layers:
-        kind += f" × {m.n_kv_layers}/{m.n_layers} layers with their own KV"
+    if m.n_kv_layers or m.linear_attention:
+        kind += f" × {m.n_kv_layers or m.n_layers - n_linear_layers(m)}/{m.n_layers} layers with their own KV"
     return kv_per_token(lift(explain, "L", m.n_layers, "", src),
                         lift(explain, "kv_layer", kv_bytes_per_token_layer(m, kv_dtype), "B/tok", f"{kind}, "
                              f"{kv_dtype or m.kv_dtype} ({src})"),
@@ -232,28 +317,32 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
 
 
 def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
-    """KV bytes held for one sequence of S tokens: sliding layers keep only their window."""
+    """KV bytes held for one sequence of S tokens: sliding layers keep only their window; a hybrid's
+    linear-attention layers hold their fixed state whatever S."""
     S = np.asarray(S, dtype=float)
     full, sliding = layer_kinds(m)
-    per = kv_bytes_per_token_layer(m, kv_dtype)
+    per = _kv_per_attention_layer(m, kv_dtype)
     idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
     held = full * S + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    return per * held + idx * m.n_layers * S
+    state = state_bytes_per_sequence(m)
+    return per * held + idx * _n_index_layers(m) * S + (state if state else 0.0)
 
 
 def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
     """KV bytes one decode step reads for one sequence at context S.
 
     Full layers read all S tokens, sliding layers min(S, W); sparse attention reads its top-k tokens
-    plus the indexer's key for every token.
+    plus the indexer's key for every token; a linear-attention layer reads its state and writes it back
+    (2 × state bytes, whatever S).
     """
     S = np.asarray(S, dtype=float)
     full, sliding = layer_kinds(m)
-    per = kv_bytes_per_token_layer(m, kv_dtype)
+    per = _kv_per_attention_layer(m, kv_dtype)
     S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention else S
     read = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    idx = m.sparse_attention.index_bytes_per_token_layer * m.n_layers * S if m.sparse_attention else 0.0
-    return per * read + idx
+    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) * S if m.sparse_attention else 0.0
+    state = state_bytes_per_sequence(m)
+    return per * read + idx + (2 * state if state else 0.0)
 
 
 # ---- FLOP ------------------------------------------------------------------------------------
@@ -284,15 +373,17 @@ def attention_flop_per_token(m: Model, S, phase: str = "decode"):
     else:
         d_qk = d_v = m.head_dim
     per_key = 2 * m.n_heads * (d_qk + d_v)
+    la = m.linear_attention
+    recur = la.n_layers * la.state_flop_per_element * la.value_heads * la.key_dim * la.value_dim if la else 0.0
     if m.sparse_attention is not None:
         sa = m.sparse_attention
         ctx = np.minimum(_mean_context(S, None, causal), sa.index_topk)
         indexer = 2 * sa.index_n_heads * sa.index_head_dim * _mean_context(S, None, causal)
-        return m.n_layers * (per_key * ctx + indexer)
+        return full * per_key * ctx + _n_index_layers(m) * indexer + recur
     out = full * per_key * _mean_context(S, None, causal)
     if sliding:
         out = out + sliding * per_key * _mean_context(S, m.sliding_window, causal)
-    return out
+    return out + recur if recur else out
 
 
 def flop_per_token(m: Model, S, phase: str = "decode"):

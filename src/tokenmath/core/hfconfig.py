@@ -14,8 +14,16 @@ Phi-3.5-MoE (`phi3`, `phimoe`), OLMo/OLMo 2/OLMoE, Falcon (MQA, and the new deco
 GPT-J, GPT-NeoX/Pythia, GPT-2, StarCoder 1/2 (`gpt_bigcode`, `starcoder2`), Bloom, OPT, MPT, DBRX,
 Cohere Command R (`cohere`, `cohere2`), Granite, StableLM, InternLM2, Nemotron, MiniMax-M2. A
 multimodal config whose language model sits under `text_config` (Gemma 3, Llama 4, Mistral 3, Qwen-VL
-...) is read from there (vision towers are not counted). Recurrent, state-space and linear-attention
-hybrids (Mamba, Jamba, RWKV, Qwen3-Next, MiniMax-01...) are refused: their layers are not attention.
+...), or wrapped by one (Kimi K2.5/K2.6), is read from there (vision towers are not counted). GLM-5.x
+(`glm_moe_dsa`: MLA + sparse indexer; indexer_types shares indexers), Step-3.7 and MiMo read as their
+relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
+Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
+Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
+pairs, counts exact; moe_latent_size latent MoE). Pure recurrent models (Mamba, RWKV, Jamba...) and the
+attention variants in _NOT_YET (DeepSeek-V4, Gemma 4, MiMo-V2-Flash, MiniMax-M3, Nemotron-NAS, Kimi K3)
+are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
+quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
+per module kind.
 
 Key map (config.json -> Model field), with the aliases older families use:
 
@@ -57,6 +65,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -65,7 +74,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from .errors import CatalogError
 from .files import read_text
-from .records import MLA, MODULE_KINDS, Model, MoE, SparseAttention
+from .records import MLA, MODULE_KINDS, LinearAttention, Model, MoE, SparseAttention
 
 __all__ = ["model_from_hf_config", "read_hf_config", "FAMILIES", "MAX_CONFIG_BYTES"]
 
@@ -120,8 +129,9 @@ class _Quant(BaseModel):
     exclude_modules: list[StrictStr] | None = None
     config_groups: dict[str, "_Group"] | None = None
     kv_cache_quant_algo: StrictStr | None = None
-    kv_cache_scheme: "_Scheme | None" = None
+    kv_cache_scheme: "_Scheme | StrictStr | None" = None  # ModelOpt writes a plain "FP8" here
     weight_block_size: list[_int(1, 2**16)] | None = None  # block-scaled FP8: [rows, cols] per scale
+    quantized_layers: dict[str, "_Layer"] | None = None  # ModelOpt MIXED_PRECISION: module -> its quant_algo
 
 
 class _Scheme(BaseModel):
@@ -134,6 +144,12 @@ class _Scheme(BaseModel):
 class _Group(BaseModel):
     model_config = ConfigDict(extra="ignore")
     weights: _Scheme | None = None
+    targets: list[StrictStr] | None = None
+
+
+class _Layer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    quant_algo: StrictStr | None = None
 
 
 class _Fields(BaseModel):
@@ -209,6 +225,29 @@ class _Fields(BaseModel):
     max_window_layers: _int(0, 4096) | None = None
     attention_chunk_size: Tokens | None = None
     attn_type_list: list[_int(0, 1)] | None = None
+    # hybrids: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H) layers
+    linear_num_key_heads: Size | None = None
+    linear_key_head_dim: Size | None = None
+    linear_num_value_heads: Size | None = None
+    linear_value_head_dim: Size | None = None
+    linear_conv_kernel_dim: _int(1, 64) | None = None
+    full_attention_interval: Step | None = None
+    attn_output_gate: StrictBool | None = None
+    mamba_ssm_dtype: StrictStr | None = None
+    mamba_ssm_cache_dtype: StrictStr | None = None
+    hybrid_override_pattern: StrictStr | None = None
+    layers_block_type: list[StrictStr] | None = None
+    mamba_num_heads: Size | None = None
+    mamba_head_dim: Size | None = None
+    n_groups: Size | None = None
+    ssm_state_size: Size | None = None
+    conv_kernel: _int(1, 64) | None = None
+    attention_head_dim: Size | None = None
+    moe_latent_size: Size | None = None
+    moe_shared_expert_intermediate_size: Size | None = None
+    share_expert_dim: Size | None = None
+    indexer_types: list[StrictStr] | None = None
+    mtp_num_hidden_layers: Count | None = None
     # formats
     torch_dtype: StrictStr | None = None
     dtype: StrictStr | None = None
@@ -230,6 +269,7 @@ class _FfnCfg(BaseModel):
     moe_top_k: Experts | None = None
 
 
+_Group.model_rebuild()
 _Quant.model_rebuild()
 _Fields.model_rebuild()
 
@@ -269,6 +309,8 @@ class _Family:
     expert_ff: tuple[str, ...] = ("moe_intermediate_size",)
     mla: bool = False
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
+    linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H)
+    output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     pattern: int = 0  # default sliding_window_pattern
     ff_ratio: int = 0  # d_ff = ff_ratio · D when the config gives none
     defaults: dict = field(default_factory=dict)
@@ -312,21 +354,50 @@ FAMILY_SPECS: dict[str, _Family] = {
     "stablelm": _Family("stablelm"), "internlm2": _Family("internlm2"), "nemotron": _Family("nemotron", mlp=2),
     "minimax_m2": _Family("minimax-m2", moe="mixtral", expert_ff=_MOE_FF),
     "exaone": _Family("exaone"), "seed_oss": _Family("seed-oss"), "smollm3": _Family("smollm3"),
+    "glm_moe_dsa": _Family("glm-5", moe="deepseek", mla=True,
+                           notes="GLM-5: DeepSeek-V3.2's MLA and sparse-attention indexer at GLM's sizes."),
+    "mimo": _Family("mimo", sliding="qwen"),
+    "step3p7": _Family("step-3.7", moe="deepseek"),
+    "qwen3_5": _Family("qwen3.5", sliding="qwen", linear="gdn", output_gate=True),
+    "qwen3_5_moe": _Family("qwen3.5-moe", moe="qwen", sliding="qwen", linear="gdn", output_gate=True),
+    "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
+                          notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
+                                "block (counts exact)."),
 }
 # text-only names of multimodal families, and families whose config reuses another's reader
 _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistral", "qwen2_vl": "qwen2",
             "qwen2_5_vl": "qwen2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe", "ministral": "mistral",
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
-            "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4"}
+            "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
+            "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
+            "kimi_k25": "deepseek_v3"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
     "mamba": "state-space", "mamba2": "state-space", "jamba": "Mamba/attention hybrid", "rwkv": "recurrent (RWKV)",
-    "qwen3_next": "linear-attention (Gated DeltaNet) hybrid", "minimax": "lightning (linear) attention hybrid",
+    "minimax": "lightning (linear) attention hybrid",
     "minimax_text_01": "lightning (linear) attention hybrid", "falcon_h1": "Mamba/attention hybrid",
     "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
     "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "bamba": "Mamba hybrid",
-    "granitemoehybrid": "Mamba hybrid", "nemotron_h": "Mamba hybrid", "xlstm": "recurrent (xLSTM)",
+    "granitemoehybrid": "Mamba hybrid", "xlstm": "recurrent (xLSTM)",
+}
+# attention transformers whose variations the Model record does not express yet: refused with the reason
+_NOT_YET = {
+    "deepseek_v4": "compressed sparse attention (compress_ratios 4/128 per layer over a 512-wide single KV head), "
+                   "hyper-connections (hc_mult) and a grouped low-rank output projection",
+    "deepseek_ref": "compressed sparse attention (compress_ratios 4/128 per layer over a 512-wide single KV head), "
+                    "hyper-connections (hc_mult) and a grouped low-rank output projection",
+    "gemma4": "global layers with their own head size and KV heads (global_head_dim, num_global_key_value_heads), "
+              "keys reused as values (attention_k_eq_v)",
+    "gemma4_text": "global layers with their own head size and KV heads (global_head_dim, num_global_key_value_heads), "
+                   "keys reused as values (attention_k_eq_v)",
+    "mimo_v2_flash": "sliding-window layers with their own KV heads (swa_num_key_value_heads) and value head size "
+                     "(v_head_dim) beside the full layers'",
+    "minimax_m3": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
+    "minimax_m3_vl": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
+    "nemotron-nas": "per-layer NAS blocks (block_configs: attention removed or replaced, FFN width per layer)",
+    "kimi_k3": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
+    "kimi_linear": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
 }
 
 _ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
@@ -339,7 +410,7 @@ _KEYS = {  # Model field -> config keys, first present wins
     "L": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
     "N": ("num_attention_heads", "n_head", "n_heads"),
     "K": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"),
-    "H": ("head_dim", "kv_channels"),
+    "H": ("head_dim", "kv_channels", "attention_head_dim"),
     "F": ("intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"),
     "V": ("vocab_size", "padded_vocab_size"),
     "ctx": ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"),
@@ -386,8 +457,16 @@ def _family(cfg: dict, path: Path) -> str:
             what = _NOT_ATTENTION.get(name) or _NOT_ATTENTION[name.lower()]
             raise CatalogError(f"{path}: model_type {name!r} is a {what} model; tokenmath's roofline covers "
                                "attention transformers only")
+    tc = cfg.get("text_config")
+    sub = tc.get("model_type") if isinstance(tc, dict) else None
+    for name in (mt, sub):
+        if isinstance(name, str) and name in _NOT_YET:
+            raise CatalogError(f"{path}: model_type {name!r} not supported yet: {_NOT_YET[name]} "
+                               "(not represented in tokenmath's model record)")
     if mt in FAMILIES:
         return _SAME_AS.get(mt, mt)
+    if isinstance(sub, str) and sub in FAMILIES:  # a multimodal wrapper around a known language model (Kimi K2.5)
+        return _SAME_AS.get(sub, sub)
     for arch in arches or []:  # GemmaForCausalLM -> gemma, Qwen2MoeForCausalLM -> qwen2_moe
         stem = arch
         for s in _ARCH_SUFFIX:
@@ -409,16 +488,24 @@ def _module_kinds(pattern: str) -> set[str]:
     """Which module kinds a modules_to_not_convert / ignore entry names (gpt-oss: 'model.layers.*.self_attn')."""
     p = pattern.lower()
     kinds = set()
+    last = p.rstrip("*").rsplit(".", 1)[-1]
+    if "norm" in last or last == "bias" or last.endswith("_bias") or last == "indexers_proj":
+        # norms and biases are not matmul weights; DSA's per-head weight projection (D × n_idx) is under 0.1%
+        # of a layer's attention: neither decides the format of the kind's matrices (GLM-5's FP8 list names both)
+        return kinds
     if "embed" in p or "lm_head" in p or "wte" in p or "output" == p.rsplit(".", 1)[-1]:
         kinds.add("embeddings")
-    if "attn" in p or "attention" in p or "q_proj" in p or "kv_proj" in p or "o_proj" in p:
-        kinds.add("attention")
+    if "attn" in p or "attention" in p or "q_proj" in p or "kv_proj" in p or "o_proj" in p or (
+            "mixer" in p and "expert" not in p and "gate" not in p):
+        kinds.add("attention")  # a hybrid's linear-attention / Mamba mixers are counted with attention
     if "router" in p or p.endswith("mlp.gate") or p.endswith(".gate") or "gate.weight" in p:
         kinds.add("router")
     if "shared_expert" in p:
         kinds.add("shared_experts")
     elif "expert" in p:
         kinds.add("experts")
+    elif re.search(r"mlp\W{0,3}\(?(gate|up|down)[|_]", p):  # 'mlp.gate_proj', 're:.*mlp\.(gate|up|down)_proj': the dense MLP
+        kinds.add("mlp")
     elif ("mlp" in p or "ffn" in p) and not kinds:
         kinds.update({"mlp", "experts", "shared_experts"})
     return kinds
@@ -433,9 +520,18 @@ def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, st
         return base, {}, None, f"torch_dtype {td}"
     method = (q.quant_method or "").lower()
     algo = (q.quant_algo or "").upper()
+    scheme = q.kv_cache_scheme
     kv = "fp8" if (q.kv_cache_quant_algo or "").upper() == "FP8" or (
-        q.kv_cache_scheme and q.kv_cache_scheme.num_bits == 8) else None
+        isinstance(scheme, str) and scheme.upper() == "FP8") or (
+        isinstance(scheme, _Scheme) and scheme.num_bits == 8) else None
     store = compute = None
+    per_mixed = _mixed(q, base)
+    if per_mixed is not None:
+        bulk = per_mixed["experts"] if per_mixed["experts"] != base else per_mixed["mlp"]
+        compute = {"nvfp4": "fp4", "mxfp4": "fp4"}.get(bulk, bulk)
+        overrides = {k: v for k, v in per_mixed.items() if v != compute}
+        shown = ", ".join(f"{k} {v}" for k, v in per_mixed.items())
+        return compute, overrides, kv, f"quantization_config {method or algo} per module: {shown}"
     if method in ("fp8", "fbgemm_fp8") or q.fmt == "e4m3" or algo == "FP8":
         store = compute = "fp8"
     elif method == "mxfp4":
@@ -465,6 +561,37 @@ def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, st
     overrides = {k: v for k, v in per.items() if v != compute}
     how = f"quantization_config {method or algo}: {store} linear layers, {'/'.join(sorted(kept))} in {base}"
     return compute, overrides, kv, how
+
+
+_ALGO_FORMAT = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "W4A8_NVFP4_FP8": "nvfp4", "MXFP4": "mxfp4",
+                "W4A16_AWQ": "int4_g128", "W4A8_AWQ": "int4_g128", "INT8_SQ": "int8"}
+
+
+def _scheme_format(w: _Scheme) -> str | None:
+    if w.type == "float":
+        return {8: "fp8", 4: "nvfp4" if w.group_size == 16 else "fp4"}.get(w.num_bits or 0)
+    return {8: "int8", 4: "int4"}.get(w.num_bits or 0)
+
+
+def _mixed(q: _Quant, base: str) -> dict[str, str] | None:
+    """Per module kind, the format most of its named modules have, where a checkpoint quantises modules one
+    by one (ModelOpt MIXED_PRECISION quantized_layers; compressed-tensors config_groups whose targets are
+    module names, not 'Linear'); None when it does not."""
+    named: list[tuple[str, str | None]] = []
+    if q.quantized_layers:
+        named = [(name, _ALGO_FORMAT.get((layer.quant_algo or "").upper())) for name, layer in q.quantized_layers.items()]
+    elif q.config_groups and any(g.targets and "Linear" not in g.targets for g in q.config_groups.values()):
+        named = [(t, _scheme_format(g.weights) if g.weights else None)
+                 for g in q.config_groups.values() for t in (g.targets or [])]
+    if not named:
+        return None
+    votes: dict[str, dict[str, int]] = {}
+    for name, fmt_ in named:
+        for kind in _module_kinds(name):
+            if kind != "embeddings" and fmt_:  # the input table stays in the model's dtype
+                votes.setdefault(kind, {}).setdefault(fmt_, 0)
+                votes[kind][fmt_] += 1
+    return {k: max(votes[k], key=votes[k].get) if k in votes else base for k in MODULE_KINDS}
 
 
 def _fp8_block(c: _Cfg, top: _Fields, dtype: str) -> int | None:
@@ -563,6 +690,7 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
         first, lstep, note = _layer_step(L, layers)
         notes += [note] if note else []
         shared = c.int("n_shared_experts", default=0)
+        F_sh = c.get("share_expert_dim") if shared else None  # Step-3.7: the shared expert's own width
     else:  # llama4
         step = c.int("interleave_moe_layer_step", default=1)
         layers = c.get("moe_layers")
@@ -578,6 +706,80 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
         return None
     return MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=shared, d_ff_expert=F_e,
                d_ff_shared_expert=F_sh, first_dense_layers=first, layer_step=lstep)
+
+
+# ---- hybrids: layers that are not attention ---------------------------------------------------------
+
+def _state_dtype(c: _Cfg, top: _Fields, key: str) -> str:
+    """The recurrent state's format: the config's own (text_config before the root, as SGLang reads it),
+    else FP32 (what SGLang and the Hugging Face code keep Mamba/GDN state in)."""
+    td = c.get(key) or getattr(top, key, None) or "float32"
+    fmt_ = _TORCH_DTYPES.get(str(td).replace("torch.", ""))
+    if fmt_ is None:
+        raise CatalogError(f"{c.path}: field {c.prefix + key!r} {td!r} is not a known torch dtype")
+    return fmt_
+
+
+def _gated_deltanet(c: _Cfg, top: _Fields, L: int) -> LinearAttention:
+    """Qwen3-Next / Qwen3.5: layer_types 'linear_attention' (else every full_attention_interval-th layer is
+    attention) are Gated DeltaNet layers."""
+    types = c.get("layer_types")
+    if types:
+        n = sum(t == "linear_attention" for t in types)
+    else:
+        n = L - L // c.int("full_attention_interval")
+    return LinearAttention(kind="gated_deltanet", n_layers=n, key_heads=c.int("linear_num_key_heads"),
+                           key_dim=c.int("linear_key_head_dim"), value_heads=c.int("linear_num_value_heads"),
+                           value_dim=c.int("linear_value_head_dim"), gates_per_head=2,
+                           conv_kernel=c.int("linear_conv_kernel_dim"), state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"),
+                           state_flop_per_element=7.0)
+
+
+_NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+
+
+def _nemotron_h(c: _Cfg, top: _Fields, L_blocks: int, notes: list[str]):
+    """Nemotron-H / Nemotron 3: (layers, Mamba2 mixer, MoE, dense-MLP layers) from the block pattern
+    (hybrid_override_pattern M * - E, or layers_block_type). Each block holds one mixer: Mamba2, attention,
+    a dense MLP or an MoE; tokenmath's layer pairs a token mixer with a channel mixer, so L is the count
+    of Mamba2 + attention blocks and the MLP/MoE blocks are spread over them (every count exact)."""
+    pat = c.get("hybrid_override_pattern")
+    if pat is not None:
+        bad = set(pat) - set(_NEMOTRON_BLOCKS)
+        if bad:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'hybrid_override_pattern'!r} has unknown block "
+                               f"{sorted(bad)[0]!r} (known: M * - E)")
+        blocks = [_NEMOTRON_BLOCKS[ch] for ch in pat]
+    else:
+        blocks = c.get("layers_block_type")
+        if blocks is None:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'hybrid_override_pattern'!r} missing (or layers_block_type)")
+        bad = set(blocks) - set(_NEMOTRON_BLOCKS.values())
+        if bad:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'layers_block_type'!r} has unknown block {sorted(bad)[0]!r}")
+    if len(blocks) != L_blocks:
+        raise CatalogError(f"{c.path}: the block pattern has {len(blocks)} blocks for {L_blocks} layers")
+    n = {k: blocks.count(k) for k in ("mamba", "attention", "mlp", "moe")}
+    L = n["mamba"] + n["attention"]
+    if n["attention"] == 0 or n["mlp"] + n["moe"] > L:
+        raise CatalogError(f"{c.path}: block pattern with {n['attention']} attention, {n['mamba']} Mamba, {n['mlp']} "
+                           f"MLP and {n['moe']} MoE blocks cannot be paired into attention/Mamba layers")
+    lin = LinearAttention(kind="mamba2", n_layers=n["mamba"], key_heads=c.int("n_groups"),
+                          key_dim=c.int("ssm_state_size"), value_heads=c.int("mamba_num_heads"),
+                          value_dim=c.int("mamba_head_dim"), gates_per_head=1, conv_kernel=c.int("conv_kernel"),
+                          state_dtype=_state_dtype(c, top, "mamba_ssm_cache_dtype"), state_flop_per_element=5.0)
+    moe = None
+    if n["moe"]:
+        E, k = c.key("E"), c.key("k")
+        if k > E:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) exceeds the {E} experts")
+        moe = MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=c.int("n_shared_experts", default=0),
+                  d_ff_expert=c.int("moe_intermediate_size"),
+                  d_ff_shared_expert=c.int("moe_shared_expert_intermediate_size", required=False),
+                  first_dense_layers=L - n["moe"], layer_step=1, d_latent=c.int("moe_latent_size", required=False))
+    notes.append(f"{len(blocks)} blocks: {n['mamba']} Mamba2, {n['attention']} attention, {n['mlp']} MLP, "
+                 f"{n['moe']} MoE.")
+    return L, lin, moe, (n["mlp"] if n["mlp"] != L - n["moe"] else None)
 
 
 # ---- reading ---------------------------------------------------------------------------------------
@@ -606,7 +808,32 @@ def read_hf_config(path: Path) -> dict:
         raise CatalogError(f"{path}: JSON nested too deeply to be a config.json") from None
     if isinstance(cfg, (dict, list)) and _depth(cfg, _MAX_DEPTH):
         raise CatalogError(f"{path}: JSON nested deeper than {_MAX_DEPTH} levels: not a config.json")
+    if isinstance(cfg, dict) and "quantization_config" not in cfg:
+        cfg = _with_quant_file(cfg, Path(path))
     return cfg
+
+
+def _with_quant_file(cfg: dict, path: Path) -> dict:
+    """NVIDIA's ModelOpt checkpoints state their quantisation in hf_quant_config.json beside config.json
+    (`<stem>_hf_quant_config.json` beside `<stem>_config.json` in aiconfigurator-core's copies): read its
+    `quantization` block as the quantization_config."""
+    name = path.name
+    if name == "config.json":
+        q = path.with_name("hf_quant_config.json")
+    elif name.endswith("_config.json") and not name.endswith("_hf_quant_config.json"):
+        q = path.with_name(name[: -len("config.json")] + "hf_quant_config.json")
+    else:
+        return cfg
+    if not q.is_file():
+        return cfg
+    try:
+        qc = json.loads(read_text(q, MAX_CONFIG_BYTES))
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"{q}: malformed JSON at line {e.lineno} ({e.msg})") from None
+    block = qc.get("quantization") if isinstance(qc, dict) else None
+    if not isinstance(block, dict) or _depth(block, _MAX_DEPTH):
+        raise CatalogError(f"{q}: field 'quantization' missing or not an object")
+    return {**cfg, "quantization_config": {"quant_method": "modelopt", **block}, "_quant_file": q.name}
 
 
 def model_from_hf_config(cfg: dict, path: Path) -> Model:
@@ -635,8 +862,14 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     c.defaults = spec.defaults
 
     D = c.key("D")
-    L = c.key("L")
+    blocks = c.get("hybrid_override_pattern") or c.get("layers_block_type") if spec.linear == "mamba2" else None
+    L = c.key("L", default=len(blocks) if blocks else None)  # Nemotron 3 Ultra lists its blocks only
     N = c.key("N")
+    lin = blocks_moe = n_dense_mlp = None
+    if spec.linear == "mamba2":
+        L, lin, blocks_moe, n_dense_mlp = _nemotron_h(c, top, L, notes)
+    elif spec.linear == "gdn":
+        lin = _gated_deltanet(c, top, L)
     if c.get("multi_query") and fam in ("falcon", "gpt_bigcode") and not c.get("new_decoder_architecture"):
         K = 1
     else:
@@ -652,16 +885,24 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
                   v_head_dim=c.int("v_head_dim"))
         H = mla.v_head_dim
         if "index_topk" in c.set:
+            itypes = c.get("indexer_types")
+            if itypes is not None and len(itypes) != L:
+                raise CatalogError(f"{path}: field {c.prefix + 'indexer_types'!r} has {len(itypes)} entries for {L} layers")
+            n_idx = sum(t == "full" for t in itypes) if itypes and "full" in itypes else None
+            if n_idx is not None and n_idx < L:
+                notes.append(f"{n_idx} of {L} layers run their own indexer (indexer_types); the others reuse it.")
             sparse = SparseAttention(index_topk=c.int("index_topk"), index_n_heads=c.int("index_n_heads"),
-                                     index_head_dim=c.int("index_head_dim"))
+                                     index_head_dim=c.int("index_head_dim"),
+                                     n_index_layers=n_idx if n_idx is not None and n_idx < L else None)
     else:
         H = c.key("H", default=D // N if D % N == 0 else None)
-    if c.get("num_nextn_predict_layers"):
-        notes.append(f"{c.get('num_nextn_predict_layers')} MTP layer(s) not counted.")
+    mtp = c.get("num_nextn_predict_layers") or c.get("mtp_num_hidden_layers")
+    if mtp:
+        notes.append(f"{mtp} MTP layer(s) not counted.")
     if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
-    moe = _moe(spec, c, L, D, notes)
+    moe = blocks_moe if spec.linear == "mamba2" else _moe(spec, c, L, D, notes)
     if fam == "llama4":
         F = c.int("intermediate_size_mlp", "intermediate_size")
     elif fam == "dbrx":
@@ -682,6 +923,13 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     dtype, per_kind, kv, how = _formats(c, top)
     notes.append(f"weight formats from {how}.")
     attention = "mla" if mla else "mha" if K == N else "mqa" if K == 1 else "gqa"
+    gate = c.get("attn_output_gate")
+    gate = spec.output_gate if gate is None else gate
+    if lin is not None:
+        notes.append(f"{lin.n_layers} of {L} layers are {lin.kind.replace('_', ' ')} (fixed state per sequence, "
+                     f"{lin.state_dtype}), {L - lin.n_layers} attention.")
+    if cfg.get("_quant_file"):
+        notes.append(f"quantisation read from {cfg['_quant_file']}.")
     name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
     tie = c.get("tie_word_embeddings")
     if tie is None:
@@ -697,6 +945,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
+            linear_attention=lin, attention_output_gate=bool(gate) and mla is None, n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )

@@ -64,7 +64,7 @@ def set_catalog_dirs(paths: list[str | Path]) -> None:
             raise CatalogError(f"catalog directory {p} does not exist")
     if [Path(p) for p in paths] != _extra_dirs:
         _extra_dirs[:] = [Path(p) for p in paths]
-        for cached in (_index, _load_cached, _engine_cached):
+        for cached in (_index, _load_cached, _engine_cached, _other_names):
             cached.cache_clear()
 
 
@@ -271,15 +271,38 @@ def load_system(name: str) -> System:
 
 
 def load_model(name: str) -> Model:
-    """A model by catalog name, or a Hugging Face config.json on disk."""
+    """A model by catalog name, by another name of the same architecture (`catalog/aliases/names.yaml`:
+    "DeepSeek-R1", "deepseek-ai/DeepSeek-R1" -> deepseek-v3), or a Hugging Face config.json on disk."""
     if name.endswith(".json") or os.sep in name:
         p = Path(name)
         if p.is_dir():
             p = p / "config.json"
-        if not p.exists():
+        if p.exists():
+            return model_from_hf_config(read_hf_config(p), p)
+        if name.endswith(".json") or other_model_name(name) is None:
             raise CatalogError(f"{name}: no such file")
-        return model_from_hf_config(read_hf_config(p), p)
+    if name not in _index("models") and (other := other_model_name(name)):
+        return _load_cached("models", other)  # type: ignore[return-value]
     return _load_cached("models", name)  # type: ignore[return-value]
+
+
+def other_model_name(name: str) -> str | None:
+    """The catalog model that `name` (any case; a Hugging Face org/ prefix is ignored) is another name of."""
+    key = name.rsplit("/", 1)[-1].strip().lower()
+    if key in _index("models"):
+        return key
+    for entry, rec in (_other_names().get("models") or {}).items():
+        if entry == key or key in {n.lower() for n in rec.get("names", [])}:
+            return entry
+    return None
+
+
+@lru_cache(maxsize=1)
+def _other_names() -> dict:
+    try:
+        return load_aliases("names")
+    except CatalogError:
+        return {}
 
 
 def load_priors(name: str = "default") -> Priors:

@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -131,30 +131,31 @@ class Chip(Record):
             raise ValueError("needs at least one precision")
         return v
 
-    def peak(self, precision: str) -> float:
-        """Dense peak FLOP/s at a precision; a format the chip lacks runs at its best wider one."""
-        order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
-        precision = COMPUTE_FORMAT.get(precision, precision)
-        if precision in self.peak_flop_per_s:
-            return self.peak_flop_per_s[precision]
-        i = order.index(precision) if precision in order else 0
-        for p in order[i + 1:]:
-            if p in self.peak_flop_per_s:
-                return self.peak_flop_per_s[p]
-        raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
-                         f"it lists {', '.join(self.peak_flop_per_s)}")
+    # the same 16-bit width: a chip that lists one of fp16/bf16 runs the other at that rate (the data sheets that
+    # list both give them the same tensor-core peak: NVIDIA A100/H100/B200, AMD MI300X/MI355X)
+    _SIBLING = {"fp16": "bf16", "bf16": "fp16"}
 
     def peak_precision(self, precision: str) -> str:
-        """The precision whose peak `peak(precision)` actually uses."""
+        """The precision whose peak `peak(precision)` uses: its own, its 16-bit sibling, else the best wider one."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
             return precision
+        if self._SIBLING.get(precision) in self.peak_flop_per_s:
+            return self._SIBLING[precision]
         i = order.index(precision) if precision in order else 0
         for p in order[i + 1:]:
             if p in self.peak_flop_per_s:
                 return p
         return precision
+
+    def peak(self, precision: str) -> float:
+        """Dense peak FLOP/s at a precision; a format the chip lacks runs at its 16-bit sibling or best wider one."""
+        key = self.peak_precision(precision)
+        if key not in self.peak_flop_per_s:
+            raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
+                             f"it lists {', '.join(self.peak_flop_per_s)}")
+        return self.peak_flop_per_s[key]
 
 
 class System(Record):
@@ -217,16 +218,45 @@ class SparseAttention(Part):
     """Top-k token selection by a light indexer (DeepSeek sparse attention, V3.2)."""
 
     RANGES = {"index_topk": "[1, 1e9]", "index_n_heads": "[1, 1e5]", "index_head_dim": "[1, 1e5]",
-              "index_bytes_per_token_layer": "(0, 1e6]"}
+              "index_bytes_per_token_layer": "(0, 1e6]", "n_index_layers": "[1, 1e5]"}
     index_topk: int
     index_n_heads: int
     index_head_dim: int
     index_bytes_per_token_layer: float = 132.0  # FP8 key (128 B) + one fp32 scale (4 B)
+    # layers that run their own indexer (GLM-5.3 shares one indexer across 4 layers: indexer_types); None = every
+    # attention layer. Layers without one reuse the previous indexer's selection: no indexer weights, keys or FLOP.
+    n_index_layers: int | None = None
+
+
+class LinearAttention(Part):
+    """Token mixers that keep a fixed-size recurrent state per sequence instead of a KV cache that grows with
+    context: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H, Nemotron 3). One shape covers both:
+    keys of key_heads × key_dim (Mamba2: the B and C projections, n_groups × d_state), values of value_heads ×
+    value_dim (Mamba2: x, heads × head_dim), an output gate of the value width (GDN z, Mamba2 z),
+    `gates_per_head` scalars per value head (GDN a and b; Mamba2 dt), a depthwise causal convolution of
+    `conv_kernel` taps over keys, queries and values, and a state of value_heads × key_dim × value_dim
+    elements (`state_dtype`) that each token reads and rewrites. arch.py owns the formulas."""
+
+    RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[1, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
+              "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[1, 64]",
+              "state_flop_per_element": "[0, 100]"}
+    kind: Literal["gated_deltanet", "mamba2"]
+    n_layers: int  # layers whose token mixer this is, in place of softmax attention
+    key_heads: int
+    key_dim: int
+    value_heads: int
+    value_dim: int
+    gates_per_head: int
+    conv_kernel: int
+    state_dtype: str = "fp32"
+    # FLOP per state element per token in decode (recurrent form): gated delta rule decay 1 + S·k 2 + rank-1
+    # update 2 + S·q 2 = 7; Mamba2 decay·h + dt·x⊗B 3 + C·h 2 = 5
+    state_flop_per_element: float = 7.0
 
 
 class MoE(Part):
     RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
-              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]"}
+              "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]", "d_latent": "[1, 1e6]"}
     n_routed_experts: int
     experts_per_token: int
     n_shared_experts: int = 0
@@ -234,6 +264,9 @@ class MoE(Part):
     d_ff_shared_expert: int | None = None  # a shared expert's hidden size where it differs (Qwen2-MoE); None: d_ff_expert
     first_dense_layers: int = 0  # leading layers with a dense MLP instead of experts
     layer_step: int = 1  # every layer_step-th layer (after the dense ones) is MoE; others dense
+    # latent MoE (Nemotron 3 Super/Ultra): routed experts work in a d_latent-wide space, entered and left through
+    # a D×d_latent projection each per MoE layer; None: experts take D
+    d_latent: int | None = None
 
     @model_validator(mode="after")
     def _k_le_e(self):
@@ -267,6 +300,10 @@ class Model(Record):
     n_sliding_layers: int = 0  # layers that attend only within sliding_window
     n_kv_layers: int | None = None  # layers with their own KV cache when layers share one; None = all
     moe: MoE | None = None
+    # hybrids: linear_attention.n_layers of the n_layers mix tokens through a fixed-size state, not attention
+    linear_attention: LinearAttention | None = None
+    attention_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (Qwen3-Next / Qwen3.5)
+    n_dense_mlp_layers: int | None = None  # layers with a dense MLP where not every non-MoE layer has one (Nemotron-H)
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
     weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
     kv_dtype: str = "bf16"
@@ -280,7 +317,7 @@ class Model(Record):
     RANGES = {"n_layers": "[1, 1e5]", "d_model": "[1, 1e6]", "n_heads": "[1, 1e5]", "n_kv_heads": "[1, 1e5]",
               "head_dim": "[1, 1e5]", "d_ff": "[1, 1e7]", "vocab_size": "[1, 1e8]", "mlp_matrices": "[1, 4]",
               "sliding_window": "[1, 1e10]", "n_sliding_layers": "[0, 1e5]", "n_kv_layers": "[1, 1e5]",
-              "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]", "fp8_block_size": "[1, 1e5]",
+              "n_dense_mlp_layers": "[0, 1e5]", "max_context": "[1, 1e10]", "published_total_params": "[1, 1e16]", "fp8_block_size": "[1, 1e5]",
               "published_active_params": "[1, 1e16]"}
 
     @model_validator(mode="after")
@@ -299,8 +336,14 @@ class Model(Record):
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:
             raise ValueError("n_sliding_layers needs sliding_window")
-        if self.n_sliding_layers > self.n_layers:
-            raise ValueError("n_sliding_layers exceeds n_layers")
+        n_lin = self.linear_attention.n_layers if self.linear_attention else 0
+        if self.n_sliding_layers + n_lin > self.n_layers:
+            raise ValueError("n_sliding_layers (and linear-attention layers) exceed n_layers")
+        if self.linear_attention and self.linear_attention.state_dtype not in PRECISION_BYTES:
+            raise ValueError(f"linear_attention.state_dtype {self.linear_attention.state_dtype!r} is not one of "
+                             f"{', '.join(PRECISION_BYTES)}")
+        if self.n_dense_mlp_layers is not None and not 0 <= self.n_dense_mlp_layers <= self.n_layers:
+            raise ValueError("n_dense_mlp_layers must be between 0 and n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:
             raise ValueError("n_kv_layers must be between 1 and n_layers")
         if self.moe is not None and self.moe.first_dense_layers + self.moe.layer_step > self.n_layers:
@@ -374,6 +417,8 @@ class Priors(Record):
     aux_kernel_s: float = 0.0  # fixed cost of one small non-matmul kernel (norm, activation, RoPE, routing), per layer
     # the same by GEMM format where measured (keys '<format>' and '<format>@<engine>'; seconds)
     kernel_overhead_fmt: dict[str, float] = Field(default_factory=dict)
+    # the fused MoE op's fixed cost per MoE layer by expert format (same keys; seconds): measured kernel tables
+    moe_overhead_fmt: dict[str, float] = Field(default_factory=dict)
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
@@ -396,7 +441,17 @@ class Priors(Record):
         curves.update({k[:-len(tag)]: c for k, c in self.curves.items() if k.endswith(tag)})
         fixed = {k: v for k, v in self.kernel_overhead_fmt.items() if "@" not in k}
         fixed.update({k[:-len(tag)]: v for k, v in self.kernel_overhead_fmt.items() if k.endswith(tag)})
-        return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "name": f"{self.name}@{engine}"})
+        moe = {k: v for k, v in self.moe_overhead_fmt.items() if "@" not in k}
+        moe.update({k[:-len(tag)]: v for k, v in self.moe_overhead_fmt.items() if k.endswith(tag)})
+        return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "moe_overhead_fmt": moe,
+                                       "name": f"{self.name}@{engine}"})
+
+    def moe_overhead(self, fmt: str | None) -> tuple[float | None, str]:
+        """(fixed cost of one fused MoE op of expert format `fmt`, its source), or None where not measured."""
+        if fmt and fmt in self.moe_overhead_fmt:
+            return self.moe_overhead_fmt[fmt], (f"{self.file + ': ' if self.file else ''}moe_overhead_fmt.{fmt}: "
+                                                f"{self.sources.get('moe_overhead_fmt', 'measured')}")
+        return None, ""
 
     def kernel_overhead(self, fmt: str | None) -> tuple[float, str]:
         """(fixed cost of one GEMM kernel of format `fmt`, its source): the format's measured value where there
@@ -448,12 +503,15 @@ class EngineSettings(Record):
     reserve_per_graph_seq_bytes: float = 0.0  # … per sequence of the CUDA-graph batch
     graph_max_batch: int = 512  # … CUDA-graph batch
     reserve_min_bytes: float = 0.0  # … floor on > 60 GB GPUs
+    # when an arrival can ride a step (serving/sim/replica.py): None = an idealised scheduler that sees it at once;
+    # n ≥ 0 = it rides the step after the one in flight, n steps later still when the scheduler plans ahead
+    schedule_ahead: int | None = None
 
     RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
               "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]", "max_num_tokens_large_gpu": "[1, 1e7]",
               "runtime_bytes": "[0, 1e12]", "nccl_bytes": "[0, 1e12]", "reserve_base_bytes": "[0, 1e12]",
               "reserve_per_token_bytes": "[0, 1e9]", "reserve_per_graph_seq_bytes": "[0, 1e9]",
-              "graph_max_batch": "[1, 1e6]", "reserve_min_bytes": "[0, 1e12]"}
+              "graph_max_batch": "[1, 1e6]", "reserve_min_bytes": "[0, 1e12]", "schedule_ahead": "[0, 8]"}
 
 
 class TrainingPrior(Record):

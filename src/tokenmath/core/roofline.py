@@ -33,26 +33,9 @@ Two ways to spread the work over the G chips:
 
 - idealised (the lecture's bound; basis='spec' by default): every FLOP and every byte split evenly,
   t = FLOP / (G·F), t = bytes / (G·W).
-- layout-aware critical path (basis='prior' by default): the step waits for the busiest chip. With
-  Layout(tp, ep) on G chips, attention and every non-expert weight (dense MLPs, shared experts, router,
-  embeddings) are split tp ways and replicated over dp = G / tp data-parallel groups; the routed
-  experts are split ep ways (each expert G / ep ways). Per chip:
-      B_dp  = max(B / dp, min(B, 1)),  T_dp = B_dp · S_new   sequences and tokens of its DP group
-      W_dense  = N_dense · b_w / tp                            every chip reads its replica's shard
-      FLOP_dense = 2 · N_dense_mm · T_dp / tp,  FLOP_attn = T_dp · attn_per_token / tp
-      KV read  = B_dp · kv_seq · f_kv,  f_kv = max(1/tp, 1/K)  (KV heads split; replicated when tp > K;
-                                                                MLA's latent is read whole: f_kv = 1)
-  and, for the routed experts, the busiest of the ep ranks under uniform routing. A rank hosts E/ep
-  experts and receives each of the T·k token-expert assignments with probability 1/ep: its load has
-  mean mu = T·k/ep and variance sigma² = T·k·(1/ep)·(1 − 1/ep)·(E − k)/(E − 1) (k distinct experts per
-  token: hypergeometric). The expected maximum of ep such loads is taken as mu + z_ep·sigma with
-  z_n = Phi⁻¹((n − 0.375)/(n + 0.25)) (Blom's approximation to the expected largest of n normal
-  order statistics), never below one assignment once there is one, times an explicit
-  imbalance factor (1 = uniform; Priors.ep_imbalance or Layout.imbalance). The experts it must read
-  are the same order statistic of Binomial(E/ep, E_hit/E). The busiest rank's expert GEMMs have
-  M_e = load_max / hit_max rows. Matmuls with different M run at their own measured efficiency
-  (Priors.curves, e.g. eta_mm.fp8 at M), and each kernel class (dense GEMMs, expert GEMMs,
-  attention) pays max(its FLOP time, its bytes time).
+- layout-aware critical path (basis='prior' by default): the step waits for the busiest chip
+  (core/critical_path.py: attention and dense weights split tp ways and replicated over dp groups, routed
+  experts split ep ways, the busiest expert rank under uniform routing).
 
 basis='spec' uses peaks only (eta = 1, no communication or overhead: everything perfectly
 overlapped), which bounds the step time from below; basis='prior' applies the catalog's efficiency
@@ -65,15 +48,44 @@ B* (the batch where weight fetch balances weight multiply, Pope's "300 × sparsi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from statistics import NormalDist
 
 import numpy as np
 
 from . import arch, eager
+from .critical_path import (
+    attention_flop_chip,
+    attention_time_chip,
+    blom_z,
+    busiest_rank_experts,
+    busiest_rank_load,
+    dense_bytes_chip,
+    dense_flop_chip,
+    dense_gemm_time,
+    dense_matmul_params,
+    dense_weight_time,
+    dp_batch,
+    dp_tokens,
+    expert_bytes_chip,
+    expert_flop_chip,
+    expert_gemm_time,
+    expert_rows,
+    expert_weight_time,
+    kv_time_chip,
+    math_time_chip,
+    serial_kernel_time_chip,
+    weight_time_chip,
+)
 from .derive import Q, formula, lift, value_of
 from .errors import InputError
-from .kernels import (cache_hit_share, check_formats, curve_spread, efficiency, has_curve, small_m_efficiency,
-                      tiered_bandwidth)
+from .kernels import (
+    cache_hit_share,
+    check_formats,
+    curve_spread,
+    efficiency,
+    has_curve,
+    small_m_efficiency,
+    tiered_bandwidth,
+)
 from .load import load_priors
 from .records import Model, Priors, System
 from .units import COMPUTE_FORMAT
@@ -138,14 +150,22 @@ def overhead_time(t_fixed, L, n_gemm, t_kernel, n_aux, t_aux):
     return t_fixed + L * (n_gemm * t_kernel + n_aux * t_aux)
 
 
-def aux_kernels_per_layer(m: Model) -> float:
+@formula("t_overhead = t_fixed + L · (n_gemm · t_kernel + n_aux · t_aux) + L_moe · t_moe", unit="s")
+def overhead_time_moe(t_fixed, L, n_gemm, t_kernel, n_aux, t_aux, L_moe, t_moe):
+    """`overhead_time` where the routed experts run as one fused MoE op: its measured fixed cost t_moe per MoE
+    layer stands for the two grouped expert GEMMs and the top-k, permute and un-permute kernels (n_gemm and
+    n_aux then count the rest: fused_moe=True)."""
+    return t_fixed + L * (n_gemm * t_kernel + n_aux * t_aux) + L_moe * t_moe
+
+
+def aux_kernels_per_layer(m: Model, fused_moe: bool = False) -> float:
     """Kernels a layer launches besides its matmuls and attention, averaged over layers: the two RMSNorms
     (residual add fused) and the gated activation; RoPE for rotary attention (MLA: the two latent norms
     too); an MoE layer's routing (top-k), token permute and un-permute. Each costs a small kernel's fixed
     time whatever its bytes (decode moves kilobytes)."""
     base = 3 + (2 if m.mla is not None else 1)
     L_moe = arch.n_moe_layers(m)
-    return base + 3 * L_moe / m.n_layers
+    return base + (0 if fused_moe else 3) * L_moe / m.n_layers
 
 
 def kernel_format(m: Model, prec: str, pri: Priors) -> str:
@@ -160,16 +180,17 @@ def kernel_format(m: Model, prec: str, pri: Priors) -> str:
     return prec
 
 
-def gemms_per_layer(m: Model) -> float:
+def gemms_per_layer(m: Model, fused_moe: bool = False) -> float:
     """Matmul kernels one layer launches, averaged over layers.
 
     Attention: fused QKV and the output projection (MLA: q down/up, kv down, the absorbed kv up for
     keys and values, output = 6). MLP: fused gate-up and down; an MoE layer adds its router and runs
-    the routed experts as two grouped GEMMs, plus two for shared experts.
+    the routed experts as two grouped GEMMs (fused_moe: counted in the MoE op instead), plus two for shared
+    experts.
     """
     attn = 6 if m.mla is not None else 2
     L_moe = arch.n_moe_layers(m)
-    moe = 3 + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
+    moe = (1 if fused_moe else 3) + (2 if m.moe is not None and m.moe.n_shared_experts else 0)
     return attn + ((m.n_layers - L_moe) * 2 + L_moe * moe) / m.n_layers
 
 
@@ -193,131 +214,6 @@ def serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math):
 @formula("t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead", unit="s")
 def step_time(t_math, t_weights, t_kv, t_serial, overlap, t_comm, t_overhead):
     return np.maximum(t_math, t_weights + t_kv) + t_serial + (1 - overlap) * t_comm + t_overhead
-
-
-# ---- the layout-aware critical path: what the busiest chip does ------------------------------------
-
-def blom_z(n: int) -> float:
-    """z_n = Phi⁻¹((n − 0.375)/(n + 0.25)): the expected largest of n standard normals (Blom 1958); z_1 = 0."""
-    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
-
-
-@formula("B_dp = max(B / dp, min(B, 1))", unit="seq")
-def dp_batch(B, dp):
-    """Sequences on the busiest DP group: an even share, but a lone sequence still fills a whole group."""
-    B = np.asarray(B, dtype=float)
-    return np.maximum(B / dp, np.minimum(B, 1.0))
-
-
-@formula("T_dp = B_dp · S_new", unit="tok")
-def dp_tokens(B_dp, S_new):
-    return B_dp * S_new
-
-
-@formula("N_dense_mm = N_matmul − L_moe·k·N_expert", unit="params")
-def dense_matmul_params(N_matmul, L_moe, k, N_expert):
-    return N_matmul - L_moe * k * N_expert
-
-
-@formula("W_dense = (W_all − L_moe·E·N_expert·b_exp − N_lookup·b_emb) / tp", unit="B")
-def dense_bytes_chip(W_all, L_moe, E, N_expert, b_exp, N_lookup, b_emb, tp):
-    """Every weight outside the routed experts that a step reads (attention, dense MLPs, shared experts, router,
-    LM head), split tp ways: each chip reads its shard of its replica."""
-    return (W_all - L_moe * E * N_expert * b_exp - N_lookup * b_emb) / tp
-
-
-@formula("FLOP_dense = 2 · N_dense_mm · T_dp / tp", unit="FLOP")
-def dense_flop_chip(N_dense_mm, T_dp, tp):
-    return 2 * N_dense_mm * T_dp / tp
-
-
-@formula("FLOP_attn = T_dp · attn_per_token / tp", unit="FLOP")
-def attention_flop_chip(T_dp, attn_per_token, tp):
-    return T_dp * attn_per_token / tp
-
-
-@formula("load_max = max(min(T·k, 1), imbalance · (T·k/ep + z_ep · sqrt(T·k·(1/ep)·(1 − 1/ep)·(E − k)/(E − 1))))",
-         unit="tok")
-def busiest_rank_load(T, k, ep, E, z_ep, imbalance):
-    """Token-expert assignments the busiest of ep expert-parallel ranks receives (see the module docstring)."""
-    T = np.asarray(T, dtype=float)
-    mu = T * k / ep
-    var = T * k * (1 / ep) * (1 - 1 / ep) * (E - k) / max(E - 1, 1)
-    return np.maximum(np.minimum(T * k, 1.0), imbalance * (mu + z_ep * np.sqrt(var)))
-
-
-@formula("hit_max = min(E/ep, load_max, max(min(1, E_hit), E_hit/ep + z_ep · sqrt(E_hit/ep · (1 − E_hit/E))))",
-         unit="experts")
-def busiest_rank_experts(E, ep, load_max, E_hit, z_ep):
-    """Distinct experts the busiest rank must read: the largest of ep Binomial(E/ep, E_hit/E) counts."""
-    E_hit = np.asarray(E_hit, dtype=float)
-    mean = E_hit / ep
-    approx = mean + z_ep * np.sqrt(np.maximum(mean * (1 - E_hit / E), 0.0))
-    return np.minimum(np.minimum(E / ep, load_max), np.maximum(np.minimum(1.0, E_hit), approx))
-
-
-@formula("M_e = load_max / hit_max", unit="tok")
-def expert_rows(load_max, hit_max):
-    hit = np.asarray(hit_max, dtype=float)
-    return np.divide(load_max, hit, out=np.zeros(np.broadcast(load_max, hit).shape), where=hit > 0)
-
-
-@formula("FLOP_experts = 2 · L_moe · N_expert · load_max / moe_tp", unit="FLOP")
-def expert_flop_chip(L_moe, N_expert, load_max, moe_tp):
-    return 2 * L_moe * N_expert * load_max / moe_tp
-
-
-@formula("W_experts = L_moe · hit_max · N_expert · b_exp / moe_tp", unit="B")
-def expert_bytes_chip(L_moe, hit_max, N_expert, b_exp, moe_tp):
-    return L_moe * hit_max * N_expert * b_exp / moe_tp
-
-
-@formula("t_mm_dense = FLOP_dense / (F_mm · eta_mm)", unit="s")
-def dense_gemm_time(FLOP_dense, F_mm, eta_mm):
-    return FLOP_dense / (F_mm * eta_mm)
-
-
-@formula("t_mm_experts = FLOP_experts / (F_mm · eta_mm_e)", unit="s")
-def expert_gemm_time(FLOP_experts, F_mm, eta_mm_e):
-    return FLOP_experts / (F_mm * eta_mm_e)
-
-
-@formula("t_attn = FLOP_attn / (F_attn · eta_attn)", unit="s")
-def attention_time_chip(FLOP_attn, F_attn, eta_attn):
-    return FLOP_attn / (F_attn * eta_attn)
-
-
-@formula("t_w_dense = W_dense / (W · eta_bw)", unit="s")
-def dense_weight_time(W_dense, W, eta_bw):
-    return W_dense / (W * eta_bw)
-
-
-@formula("t_w_experts = W_experts / (W · eta_bw_e)", unit="s")
-def expert_weight_time(W_experts, W, eta_bw_e):
-    return W_experts / (W * eta_bw_e)
-
-
-@formula("t_kv = B_dp · kv_seq · f_kv / (W · eta_kv)", unit="s")
-def kv_time_chip(B_dp, kv_seq, f_kv, W, eta_kv):
-    return B_dp * kv_seq * f_kv / (W * eta_kv)
-
-
-@formula("t_math = t_mm_dense + t_mm_experts + t_attn", unit="s")
-def math_time_chip(t_mm_dense, t_mm_experts, t_attn):
-    return t_mm_dense + t_mm_experts + t_attn
-
-
-@formula("t_weights = t_w_dense + t_w_experts", unit="s")
-def weight_time_chip(t_w_dense, t_w_experts):
-    return t_w_dense + t_w_experts
-
-
-@formula("t_serial = max(t_mm_dense, t_w_dense) + max(t_mm_experts, t_w_experts) + max(t_attn, t_kv) "
-         "− max(t_math, t_weights + t_kv)", unit="s")
-def serial_kernel_time_chip(t_mm_dense, t_w_dense, t_mm_experts, t_w_experts, t_attn, t_kv, t_math, t_weights):
-    # ≥ 0 exactly; rounding can leave −1e-16, which is clamped
-    return np.maximum(np.maximum(t_mm_dense, t_w_dense) + np.maximum(t_mm_experts, t_w_experts)
-                      + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv), 0.0)
 
 
 @formula("t_drain = capacity / bandwidth", unit="s")
@@ -604,13 +500,20 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
+        kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri) if native else kf
+        t_moe, t_moe_src = pri.moe_overhead(kf_e) if m.moe is not None and arch.n_moe_layers(m) else (None, "")
+        fused = t_moe is not None
         if t_k or pri.aux_kernel_s:
-            t_over = overhead_time(p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
-                                   g("n_gemm", gemms_per_layer(m), "", "matmul kernels per layer (roofline.gemms_per_layer)"),
-                                   g("t_kernel", t_k, "s", t_k_src),
-                                   g("n_aux", aux_kernels_per_layer(m), "",
-                                     "norm, activation, RoPE and MoE-routing kernels per layer (roofline.aux_kernels_per_layer)"),
-                                   p("t_aux", "aux_kernel_s", "s"))
+            args = (p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
+                    g("n_gemm", gemms_per_layer(m, fused), "", "matmul kernels per layer (roofline.gemms_per_layer)"
+                      + ("; the routed experts' in the MoE op" if fused else "")),
+                    g("t_kernel", t_k, "s", t_k_src),
+                    g("n_aux", aux_kernels_per_layer(m, fused), "",
+                      "norm, activation, RoPE and MoE-routing kernels per layer (roofline.aux_kernels_per_layer)"
+                      + ("; routing in the MoE op" if fused else "")),
+                    p("t_aux", "aux_kernel_s", "s"))
+            t_over = overhead_time_moe(*args, g("L_moe", arch.n_moe_layers(m), "", src_m),
+                                       g("t_moe", t_moe, "s", t_moe_src)) if fused else overhead_time(*args)
         overlap = p("overlap", "comm_overlap")
         if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
             t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)

@@ -38,6 +38,9 @@ balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorR
 10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
 curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
 by up to 2× — so no MoE curve is derived.
+What is read off the MoE tables is the fused MoE op's fixed cost per layer (moe_overhead_fmt, by format and
+engine: `_moe_fixed`), which a decode layer pays once in place of its two grouped expert GEMMs' and its
+top-k / permute / un-permute kernels' fixed costs (roofline.overhead_time_moe).
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
@@ -97,6 +100,7 @@ class Derived:
     sources: dict[str, str] = field(default_factory=dict)
     curves: dict[str, dict] = field(default_factory=dict)
     kernel_fmt: dict[str, float] = field(default_factory=dict)
+    moe_fmt: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -503,6 +507,56 @@ def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
 
 # ---- all of it -----------------------------------------------------------------------------------
 
+# our GEMM format -> the MoE tables' formats, in order of preference (gpt-oss's MXFP4 experts run where NVFP4 has no table)
+MOE_FORMATS = {"bf16": ("bfloat16",), "fp8": ("fp8",), "fp8_block": ("fp8_block",),
+               "fp4": ("nvfp4", "w4a8_mxfp4_mxfp8", "w4a16_mxfp4")}
+
+
+def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """The fused MoE op's fixed cost per layer (moe_overhead_fmt), by format and engine: at one token
+    (balanced routing; the fastest kernel path the engine measured for each shape), the busiest rank reads
+    max(1, k/ep) experts of 3·D·F/moe_tp weights; t_moe = t − bytes/W over shapes with D·F ≥ 6e6 whose weight
+    read is at most a quarter of t (so the peak-rate subtraction errs little); median over them. The op
+    replaces what a decode layer would otherwise pay per kernel: the two grouped expert GEMMs and the
+    top-k, permute and un-permute kernels (roofline.overhead_time_moe)."""
+    folder = root / "data" / sysdir / "moe"
+    if not folder.is_dir():
+        return
+    W = chip.hbm_bandwidth_bytes_per_s
+    per_fmt: dict[str, list[float]] = {}
+    used = []
+    for eng_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        files = sorted((p / "moe_perf.parquet" for p in eng_dir.iterdir() if (p / "moe_perf.parquet").is_file()),
+                       key=lambda f: _version_key(f.parent.name), reverse=True)
+        tables = [(f.parent.name, _read(f)) for f in files]
+        for fmt_, names in MOE_FORMATS.items():
+            for name, ver, df in ((n, v, d) for n in names for v, d in tables):  # preferred format, newest version
+                sub = df[(df.moe_dtype == name) & (df.distribution == "balanced") & (df.num_tokens == 1)]
+                if len(sub) == 0:
+                    continue
+                b = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0}.get(name, 0.5625)
+                g = sub.groupby(["hidden_size", "inter_size", "topk", "moe_tp_size", "moe_ep_size"]).latency.min()
+                a = []
+                for (D, F, k, tp, ep), lat_ms in g.items():
+                    t = lat_ms * 1e-3
+                    byts = max(1.0, k / ep) * 3 * D * F * b / tp
+                    if D * F >= 6e6 and byts / W <= 0.25 * t:
+                        a.append(t - byts / W)
+                if a:
+                    v = float(np.median(a))
+                    out.moe_fmt[f"{fmt_}@{eng_dir.name}"] = v
+                    per_fmt.setdefault(fmt_, []).append(v)
+                    used.append(f"{eng_dir.name} {ver}")
+                break
+    for fmt_, v in per_fmt.items():
+        out.moe_fmt[fmt_] = float(np.median(v))
+    if out.moe_fmt:
+        out.sources["moe_overhead_fmt"] = (
+            f"{PACKAGE} {out.version} {sysdir}/moe ({', '.join(sorted(set(used)))}): the fused MoE op at one token "
+            f"(balanced routing, fastest kernel path per shape), less its weight read at W = {W / 1e12:g} TB/s, "
+            f"median over shapes with D·F ≥ 6e6 where that read is ≤ 1/4 of the op; '<format>' the median over engines")
+
+
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     """One catalog chip's priors from the tables of its system."""
     sysdir, name, gen = TABLE_SYSTEMS[chip_name]
@@ -515,6 +569,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
+    _moe_fixed(root, sysdir, chip, out)
     return out
 
 
@@ -559,6 +614,10 @@ def priors_yaml(d: Derived) -> str:
         vals = ", ".join(f"{k}: {_sig(v):g}" for k, v in sorted(d.kernel_fmt.items()))
         lines.append(f"kernel_overhead_fmt: {{value: {{{vals}}}, source: "
                      f"{yaml.safe_dump(d.sources['kernel_overhead_fmt'], width=10**6).strip()}}}")
+    if d.moe_fmt:
+        vals = ", ".join(f"{k}: {_sig(v):g}" for k, v in sorted(d.moe_fmt.items()))
+        lines.append(f"moe_overhead_fmt: {{value: {{{vals}}}, source: "
+                     f"{yaml.safe_dump(d.sources['moe_overhead_fmt'], width=10**6).strip()}}}")
     lines.append("curves:")
     for key, c in d.curves.items():
         lines.append(f"  {key}:")

@@ -73,6 +73,7 @@ def mtp_module(m: Model, layers: int = 1) -> Model:
     return m.model_copy(update={
         "name": f"{m.name}-mtp{layers}", "n_layers": layers, "moe": moe, "n_sliding_layers": 0,
         "n_kv_layers": None if m.n_kv_layers is None else min(layers, m.n_kv_layers),
+        "linear_attention": None, "n_dense_mlp_layers": None,  # a hybrid's MTP blocks are attention + MLP/MoE
         "published_total_params": None, "published_active_params": None})
 
 

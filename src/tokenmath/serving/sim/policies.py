@@ -37,21 +37,30 @@ POLICIES = ("continuous", "chunked", "disagg", "cadence")
 class Continuous(Replica):
     """Prefill first: a free replica prefills every waiting request that fits, else decodes a span."""
 
-    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float):
-        super().__init__(run, steps, kv_pool, kv_need, max_batch)
+    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float,
+                 ahead: int | None = None):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch, ahead)
         self.budget = budget
         self.queue: deque[int] = deque()
 
     def arrive(self, r: int) -> None:
         self.queue.append(r)
+        self.note_arrival(r)
         if not self.busy:
             self.wake()
         elif self.queue[0] == r and self.can_admit(r):
-            self.cut()
+            self.cut(r if self.ahead is not None else None)
+
+    def _head_ready(self) -> bool:
+        return bool(self.queue) and self.can_admit(self.queue[0]) and self.is_ready(self.queue[0])
+
+    def _until(self) -> int | None:
+        """The step a waiting request can join (a span of decodes ends there)."""
+        return self.ready.get(self.queue[0]) if self.queue and self.can_admit(self.queue[0]) else None
 
     def next(self) -> None:
         isl, batch, tokens = self.run.wl.isl, [], 0
-        while self.queue and self.can_admit(self.queue[0]) and (not batch or tokens + isl[self.queue[0]] <= self.budget):
+        while self._head_ready() and (not batch or tokens + isl[self.queue[0]] <= self.budget):
             r = self.queue.popleft()
             self.admit(r)
             batch.append(r)
@@ -62,10 +71,11 @@ class Continuous(Replica):
                 self.stalls.append((self.R.B, t))
             now = self.run.engine.now
             self.run.rec.prefill_step(now, self.R.B)
+            self.started(now, np.array([t]))
             self.busy = True
             self.run.engine.at(now + t, self._prefilled, batch)
         elif self.R.B:
-            self.span()
+            self.span(self._until())
 
     def _prefilled(self, batch: list[int]) -> None:
         for r in batch:
@@ -77,13 +87,17 @@ class Continuous(Replica):
 class Chunked(Continuous):
     """Every step carries the running decodes plus prompt chunks up to `budget` tokens in all."""
 
-    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float):
-        super().__init__(run, steps, kv_pool, kv_need, max_batch, budget)
+    def __init__(self, run, steps: StepTimes, kv_pool, kv_need, max_batch, budget: float,
+                 ahead: int | None = None):
+        super().__init__(run, steps, kv_pool, kv_need, max_batch, budget, ahead)
         self.filling: deque[list] = deque()  # [request, prompt tokens done]
         self.per_dec = steps.spec.K + 1 if steps.spec else 1
 
+    def has_work(self) -> bool:
+        return self.R.B > 0 or bool(self.filling)
+
     def next(self) -> None:
-        while self.queue and self.can_admit(self.queue[0]):
+        while self._head_ready():
             r = self.queue.popleft()
             self.admit(r)
             self.filling.append([r, 0])
@@ -98,6 +112,7 @@ class Chunked(Continuous):
                     break
             t = self.steps.mixed(self.R.B, self.R.ctx_sum, [(c, e[1]) for c, e in chunks])
             now = self.run.engine.now
+            self.started(now, np.array([t]))
             if self.R.B:
                 self.run.rec.decode_span(now, np.array([t]), self.R.B, self.tau)
             else:
@@ -105,7 +120,7 @@ class Chunked(Continuous):
             self.busy = True
             self.run.engine.at(now + t, self._stepped, chunks)
         elif self.R.B:
-            self.span()
+            self.span(self._until())
 
     def _stepped(self, chunks: list) -> None:
         if self.R.B:

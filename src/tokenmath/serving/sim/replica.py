@@ -65,7 +65,8 @@ class Running:
 class Replica:
     """A replica that decodes: admission by seats and KV, spans of decode steps, and finishing requests."""
 
-    def __init__(self, run, steps: StepTimes, kv_pool: float, kv_need: np.ndarray, max_batch: float):
+    def __init__(self, run, steps: StepTimes, kv_pool: float, kv_need: np.ndarray, max_batch: float,
+                 ahead: int | None = None):
         self.run, self.steps, self.tau = run, steps, steps.tau
         self.R = Running(steps.tau)
         self.kv_pool, self.kv_need, self.kv_used = kv_pool, kv_need, 0.0
@@ -75,6 +76,34 @@ class Replica:
         self._token = 0
         self._span = None
         self.stalls: list[tuple[int, float]] = []  # prefill steps since the last decode step: (B decoding, t)
+        self.ahead = ahead  # steps the scheduler plans ahead of the one in flight (None: it sees an arrival at once)
+        self.n_started = 0  # steps started so far (a step's index is the count before it)
+        self._cur = None  # the step(s) in flight: (start, cumulative end times, index of the first)
+        self.ready: dict[int, int] = {}  # request -> the first step that can carry it
+
+    # ---- when an arrival can ride ------------------------------------------------------------
+    def _inflight(self) -> int:
+        """Index of the step running now (at a boundary: the one starting)."""
+        t0, cum, i0 = self._cur
+        return i0 + int(np.searchsorted(cum, self.run.engine.now - t0, side="right"))
+
+    def note_arrival(self, r: int) -> None:
+        """The first step r can ride: the next to start when the replica is free; while a step runs, the one
+        after it — and with a scheduler `ahead` steps ahead of the device, that many later. At a step boundary
+        (the steps started have all ended) it rides the next."""
+        i = self._inflight() if self.busy and self._cur else self.n_started
+        self.ready[r] = i + 1 + (self.ahead or 0) if i < self.n_started else self.n_started
+
+    def has_work(self) -> bool:
+        """Steps would run without a new request (sequences decoding)."""
+        return self.R.B > 0
+
+    def is_ready(self, r: int) -> bool:
+        return self.ready.get(r, 0) <= self.n_started or not self.has_work()
+
+    def started(self, t0: float, cum: np.ndarray) -> None:
+        self._cur = (t0, cum, self.n_started)
+        self.n_started += len(cum)
 
     # ---- admission ---------------------------------------------------------------------------
     def can_admit(self, r: int) -> bool:
@@ -109,26 +138,34 @@ class Replica:
     def times(self, k: int) -> np.ndarray:
         return self.steps.decode(self.R.B, self.R.mean_ctx(k))
 
-    def span(self) -> None:
-        """Decode until the next request finishes (an arrival may cut it short: `cut`)."""
+    def span(self, until: int | None = None) -> None:
+        """Decode until the next request finishes, or up to step index `until` (where a waiting request can
+        join); an arrival may cut it short: `cut`."""
         k = self.R.steps_to_next
+        if until is not None and until > self.n_started:
+            k = min(k, until - self.n_started)
         times = self.times(k)
         cum = np.cumsum(times)
         self._token += 1
         now = self.run.engine.now
         self._span = (now, times, cum)
+        self.started(now, cum)
         self.busy = True
         self.run.engine.at(now + cum[-1], self._span_end, self._token, k)
 
-    def cut(self) -> None:
-        """End the span in flight after its current step, so a waiting request can join."""
+    def cut(self, r: int | None = None) -> None:
+        """End the span in flight where a waiting request can join: after its current step, or at the step
+        request r is ready for."""
         if self._span is None:
             return
         t0, times, cum = self._span
-        k = int(np.searchsorted(cum, self.run.engine.now - t0, side="left")) + 1
-        if k >= len(cum):
+        i0 = self._cur[2]
+        k = (self.ready[r] - i0) if r is not None and r in self.ready else \
+            int(np.searchsorted(cum, self.run.engine.now - t0, side="left")) + 1
+        if k >= len(cum) or k < 1:
             return
         self._token += 1
+        self.n_started = i0 + k
         self.run.engine.at(t0 + cum[k - 1], self._span_end, self._token, k)
 
     def _span_end(self, token: int, k: int) -> None:

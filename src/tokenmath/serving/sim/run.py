@@ -42,6 +42,8 @@ class _Run:
         self.engine, self.wl, self.rec = Engine(), wl, rec
         self.issued = 0
         self.policy = None
+        self.client_after_step = False
+        self.pending = 0  # closed-loop requests on their way
 
     def start(self) -> None:
         if self.wl.arrival_s is None:
@@ -63,8 +65,16 @@ class _Run:
 
     def done(self, r: int) -> None:
         self.rec.done(r, self.engine.now)
-        if self.wl.arrival_s is None and self.issued < self.wl.n:
-            self._issue()
+        if self.wl.arrival_s is None and self.issued + self.pending < self.wl.n:
+            if self.client_after_step:  # the client's next request reaches a scheduler that has planned on
+                self.pending += 1
+                self.engine.at(self.engine.now, self._issue_pending)
+            else:
+                self._issue()
+
+    def _issue_pending(self) -> None:
+        self.pending -= 1
+        self._issue()
 
 
 def _positive(x, name):
@@ -126,10 +136,13 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     dec = StepTimes(m, system, G=G_d, layout=lay, B_max=B_max, n_prefill_max=n_pre, **kw)
     notes: list[str] = []
     settings = {"policy": policy, "chips": G_p + G_d if policy == "disagg" else G}
+    ahead = eng.get("schedule_ahead")
+    sched = dict(ahead=None if ahead is None else int(ahead))
+    run.client_after_step = ahead is not None
     if policy == "continuous":
-        run.policy = Continuous(run, dec, pool, need, cap, budget)
+        run.policy = Continuous(run, dec, pool, need, cap, budget, **sched)
     elif policy == "chunked":
-        run.policy = Chunked(run, dec, pool, need, cap, budget)
+        run.policy = Chunked(run, dec, pool, need, cap, budget, **sched)
         settings["chunk_tokens"] = budget
     elif policy == "cadence":
         seats = B_max
