@@ -14,7 +14,7 @@ from tokenmath.core import eager, kernels
 from tokenmath.core.errors import InputError
 from tokenmath.core.load import load_model, load_priors, load_system
 from tokenmath.core.records import Curve
-from tokenmath.core.roofline import step
+from tokenmath.core.roofline import attention_head_eta, step
 from tokenmath.measure.calibrate import Measurement, Plan, calibrate, fit_gemm_priors, fit_tiers, write_profile
 
 DATA = Path(__file__).parent / "data"
@@ -24,7 +24,7 @@ MOE8 = str(DATA / "tiny-moe8-config.json")  # 8 experts top-2, bf16
 MQA = str(DATA / "tiny-mqa-config.json")  # one KV head, tied embeddings, fp32
 
 TINY_PLAN = Plan(rounds=1, min_time_s=0.0, stream_mib=(2, 4, 8, 16), D=128, Ms=(1, 4, 16), shapes=((128, 128), (256, 128)),
-                 ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32,
+                 ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32, H_wide=128,
                  elt_n=(1024, 16384), route_T=(1, 8), pool_min_mib=2.0, pool_max_mib=4.0)
 
 
@@ -72,6 +72,13 @@ def test_torch_profile_measures_each_format_and_the_host(torch_profile):
             assert f"{k}.{f}" in pri.curves
     assert pri.dispatch_s > 0 and pri.route_dispatch_s > 0 and pri.expert_dispatch_s > 0 and pri.host_overlap == 0
     assert "tiny 2-layer GQA decode step" in pri.source_of("dispatch_s")
+
+
+def test_decode_attention_is_read_at_the_models_head_size_between_the_two_measured(torch_profile):
+    pri = load_priors(load_system(torch_profile).chip.priors)
+    assert {"eta_kv_bytes_h128.fp32", "eta_gqa_h128.fp32"} <= set(pri.curves)
+    e = attention_head_eta(0.5, 0.8, np.array([32.0, 64.0, 64 * 2 ** 0.5, 128.0, 256.0]))
+    assert e == pytest.approx([0.5, 0.5, 0.5 * 1.6 ** 0.5, 0.8, 0.8])
 
 
 def test_a_format_the_profile_did_not_measure_is_refused_in_one_line(profile):

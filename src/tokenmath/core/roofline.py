@@ -444,6 +444,11 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             e = c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
             if has("eta_gqa", kv) and m.mla is None:  # a profile: grouped query heads per KV head slow it down
                 e = attention_decode_eta(e, c("eta_gqa", "eta_gqa", kv, m.n_heads / m.n_kv_heads))
+            if has("eta_kv_bytes_h128", kv) and m.mla is None:  # measured at two head sizes: read at the model's H
+                e128 = c("eta_kv_128", "eta_kv_bytes_h128", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
+                if has("eta_gqa_h128", kv):
+                    e128 = attention_decode_eta(e128, c("eta_gqa_128", "eta_gqa_h128", kv, m.n_heads / m.n_kv_heads))
+                e = attention_head_eta(e, e128, g("H", m.head_dim, "", f"{src_m}: head size"))
             return e
         if pri.eta_kv is not None or has("eta_kv", kv):
             return c("eta_kv", "eta_kv", kv, S)
@@ -542,6 +547,13 @@ def _act_dtype(prec: str) -> str:
 @formula("ws = W_touched + B · kv_seq", unit="B")
 def working_set(W_touched, B, kv_seq):
     return W_touched + B * kv_seq
+
+
+@formula("eta_kv = eta_64 · (eta_128 / eta_64)^clip(log2(H / 64), 0, 1)", unit="")
+def attention_head_eta(eta_64, eta_128, H):
+    """Decode attention's rate at head size H, read between its measurements at H = 64 and 128 (power law in H,
+    flat beyond them): the same KV bytes run at different rates by head size (calibrate._measure_sdpa)."""
+    return eta_64 * (eta_128 / eta_64) ** np.clip(np.log2(np.asarray(H, dtype=float) / 64.0), 0.0, 1.0)
 
 
 @formula("eta_kv = eta_kv_bytes · eta_gqa", unit="")

@@ -358,6 +358,7 @@ class Plan:
     pool_max_mib: float = math.inf
     head: tuple = ()  # (N, K) of one weight larger than the cache (an LM head), cold by its own size
     head_max_M: int = 64
+    H_wide: int = 0  # a second head size for decode attention (0: only H); curves eta_kv_bytes_h<H_wide>, eta_gqa_h<H_wide>
 
     @staticmethod
     def make(be: Backend, quick: bool) -> "Plan":
@@ -386,6 +387,7 @@ class Plan:
             route_T=(1, 16, 256) if quick else (1, 4, 16, 64, 256),
             pool_min_mib=64.0,
             head=() if gpu else (32768, D),
+            H_wide=128,
         )
 
 
@@ -622,19 +624,22 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
             continue
         tick = stage(f"{fmt} attention decode")
         _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick)
-        pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1]
-        curves[f"eta_kv_bytes.{fmt}"] = _curve([m.bytes for m in pts],
-                                           [m.bytes_per_s / _pool_bandwidth(C, Wc, W, hp, _pool_size(pool_bytes, m.bytes))
-                                            for m in pts],
-                                           [m.spread for m in pts],
-                                           f"{src}: scaled_dot_product_attention, one query per sequence, G = 1, "
-                                           f"H = {P.H}, KV cold; by the KV bytes one call reads, fraction of W")
-        g1 = next(m for m in out if m.what == "sdpa-G" and m.dtype == fmt and m.shape[2] == 1)
-        gpts = [m for m in out if m.what == "sdpa-G" and m.dtype == fmt]
-        curves[f"eta_gqa.{fmt}"] = _curve([m.shape[2] for m in gpts], [g1.seconds / m.seconds for m in gpts],
-                                          [m.spread for m in gpts],
-                                          f"{src}: the same call with G query heads per KV head (B·K = "
-                                          f"{P.sdpa_mid[0]}, S = {P.sdpa_mid[1]}): rate relative to G = 1")
+        for H in (P.H, P.H_wide) if P.H_wide else (P.H,):
+            tag = "" if H == P.H else f"_h{H}"
+            pts = [m for m in out if m.what == "sdpa" and m.dtype == fmt and m.shape[2] == 1 and m.shape[4] == H]
+            curves[f"eta_kv_bytes{tag}.{fmt}"] = _curve(
+                [m.bytes for m in pts],
+                [m.bytes_per_s / _pool_bandwidth(C, Wc, W, hp, _pool_size(pool_bytes, m.bytes)) for m in pts],
+                [m.spread for m in pts],
+                f"{src}: scaled_dot_product_attention, one query per sequence, G = 1, H = {H}, KV cold; by the KV "
+                f"bytes one call reads, fraction of W")
+            g1 = next(m for m in out if m.what == "sdpa-G" and m.dtype == fmt and m.shape[2] == 1 and m.shape[4] == H)
+            gpts = [m for m in out if m.what == "sdpa-G" and m.dtype == fmt and m.shape[4] == H]
+            curves[f"eta_gqa{tag}.{fmt}"] = _curve([m.shape[2] for m in gpts], [g1.seconds / m.seconds for m in gpts],
+                                                   [m.spread for m in gpts],
+                                                   f"{src}: the same call with G query heads per KV head (B·K = "
+                                                   f"{P.sdpa_mid[0]}, S = {P.sdpa_mid[1] * P.H // H}, H = {H}): rate relative "
+                                                   f"to G = 1")
         tick = stage(f"{fmt} elementwise and norm kernels")
         _measure_elementwise(be, timer, P, fmt, b, out, tick)
         pts = [m for m in out if m.what == "elt" and m.dtype == fmt]
@@ -875,37 +880,45 @@ def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
 
 
 def _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick):
-    """Attention decode, KV cold: by bytes per call at G = 1, then by G at one size."""
-    H = P.H
-    jobs, meta = [], {}
-    for BK, S in P.sdpa_bytes:
+    """Attention decode, KV cold: by bytes per call at G = 1, then by G at one size; at head size H and H_wide.
+
+    The same KV bytes run at different rates by head size (on this VM, 2026-11-24, bf16 at G = 6: H = 128 read
+    1.1-1.5x faster per byte than H = 64; at G = 2 and 512 MB per call 0.86x), so both are measured and a
+    model reads its own H between them (roofline.attention_head_eta)."""
+    for H in (P.H, P.H_wide) if P.H_wide else (P.H,):  # one head size at a time: each pool is ~8x the cache
+        jobs, meta = [], {}
+        for BK, S in P.sdpa_bytes:
+            S = S * P.H // H  # the same bytes per call at either head size
+            B, K = max(1, BK // 4), min(4, BK)
+            per_call = 2 * B * K * S * H * b
+            n_sets = max(2, math.ceil(pool_bytes / per_call))
+            if n_sets * per_call > be.memory_bytes() * 0.3:
+                continue
+            kv = [(be.rand(B, K, S, H, fmt=fmt), be.rand(B, K, S, H, fmt=fmt)) for _ in range(n_sets)]
+            q = be.rand(B, K, 1, H, fmt=fmt)
+            ring = itertools.cycle(kv)
+            jobs.append(Job(("sdpa", fmt, B, K, S, H),
+                            (lambda q=q, ring=ring: [be.attend(q, *next(ring)) for _ in range(2)]), per=2))
+            meta[jobs[-1].key] = (B, K, 1, S, per_call)
+        BK, S = P.sdpa_mid
+        S = S * P.H // H
         B, K = max(1, BK // 4), min(4, BK)
         per_call = 2 * B * K * S * H * b
         n_sets = max(2, math.ceil(pool_bytes / per_call))
-        if n_sets * per_call > be.memory_bytes() * 0.3:
-            continue
         kv = [(be.rand(B, K, S, H, fmt=fmt), be.rand(B, K, S, H, fmt=fmt)) for _ in range(n_sets)]
-        q = be.rand(B, K, 1, H, fmt=fmt)
-        ring = itertools.cycle(kv)
-        jobs.append(Job(("sdpa", fmt, B, K, S), (lambda q=q, ring=ring: [be.attend(q, *next(ring)) for _ in range(2)]),
-                        per=2))
-        meta[jobs[-1].key] = (B, K, 1, S, per_call, kv)
-    BK, S = P.sdpa_mid
-    B, K = max(1, BK // 4), min(4, BK)
-    per_call = 2 * B * K * S * H * b
-    n_sets = max(2, math.ceil(pool_bytes / per_call))
-    kv = [(be.rand(B, K, S, H, fmt=fmt), be.rand(B, K, S, H, fmt=fmt)) for _ in range(n_sets)]
-    ring_g = itertools.cycle(kv)
-    for G in P.sdpa_G:
-        q = be.rand(B, K * G, 1, H, fmt=fmt)
-        jobs.append(Job(("sdpa-G", fmt, G), (lambda q=q: [be.attend(q, *next(ring_g)) for _ in range(2)]), per=2))
-        meta[jobs[-1].key] = (B, K, G, S, per_call, None)
-    res = timer.run(jobs, tick)
-    for j in jobs:
-        Bq, Kq, G, S, per_call, _ = meta[j.key]
-        s, sp = res[j.key]
-        out.append(Measurement(j.key[0], (Bq, Kq, G, S, H), fmt, s, flop=4.0 * Bq * Kq * G * S * H, bytes=per_call,
-                               spread=sp))
+        ring_g = itertools.cycle(kv)
+        for G in P.sdpa_G:
+            q = be.rand(B, K * G, 1, H, fmt=fmt)
+            jobs.append(Job(("sdpa-G", fmt, G, H), (lambda q=q, r=ring_g: [be.attend(q, *next(r)) for _ in range(2)]),
+                            per=2))
+            meta[jobs[-1].key] = (B, K, G, S, per_call)
+        res = timer.run(jobs, tick)
+        for j in jobs:
+            Bq, Kq, G, S, per_call = meta[j.key]
+            s, sp = res[j.key]
+            out.append(Measurement(j.key[0], (Bq, Kq, G, S, H), fmt, s, flop=4.0 * Bq * Kq * G * S * H,
+                                   bytes=per_call, spread=sp))
+        del jobs, kv, ring_g
 
 
 def _measure_elementwise(be, timer, P, fmt, b, out, tick):
