@@ -549,7 +549,7 @@ def working_set(W_touched, B, kv_seq):
     return W_touched + B * kv_seq
 
 
-@formula("eta_kv = eta_64 · (eta_128 / eta_64)^clip(log2(H / 64), 0, 1)", unit="")
+@formula("eta_kv = eta_64 · (eta_128 / eta_64)^min(1, max(0, log(H / 64) / log(2)))", unit="")
 def attention_head_eta(eta_64, eta_128, H):
     """Decode attention's rate at head size H, read between its measurements at H = 64 and 128 (power law in H,
     flat beyond them): the same KV bytes run at different rates by head size (calibrate._measure_sdpa)."""
