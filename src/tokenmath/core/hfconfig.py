@@ -19,9 +19,13 @@ multimodal config whose language model sits under `text_config` (Gemma 3, Llama 
 relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
 Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
 Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
-pairs, counts exact; moe_latent_size latent MoE). Pure recurrent models (Mamba, RWKV, Jamba...) and the
-attention variants in _NOT_YET (DeepSeek-V4, Gemma 4, MiMo-V2-Flash, MiniMax-M3, Nemotron-NAS, Kimi K3)
-are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
+pairs, counts exact; moe_latent_size latent MoE). Layers of several attention shapes are read as groups
+(records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
+num_global_key_value_heads, attention_k_eq_v), MiMo-V2-Flash (hybrid_layer_pattern, swa_* shapes, v_head_dim),
+DeepSeek-V4 (compress_ratios 0/4/128: window, CSA with a top-k indexer over FP4 keys, HCA; q/o low rank with
+o_groups; hc_mult hyper-connection mixers; expert_dtype fp4) and Llama-Nemotron NAS (block_configs: attention
+kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV, Jamba...) and the
+variants in _NOT_YET (MiniMax-M3's block-sparse attention, Kimi K3's KDA layers) are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
 quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
 per module kind.
 
@@ -405,9 +409,7 @@ FAMILY_SPECS: dict[str, _Family] = {
     "step3p7": _Family("step-3.7", moe="deepseek"),
     "qwen3_5": _Family("qwen3.5", sliding="qwen", linear="gdn", output_gate=True),
     "qwen3_5_moe": _Family("qwen3.5-moe", moe="qwen", sliding="qwen", linear="gdn", output_gate=True),
-    "gemma4": _Family("gemma-4", tie=True, moe="gemma4", groups="gemma4",
-                      notes="Gemma 4: a dense MLP runs beside the routed experts on every layer (counted as one "
-                            "shared expert of intermediate_size)."),
+    "gemma4": _Family("gemma-4", tie=True, moe="gemma4", groups="gemma4"),
     "deepseek_v4": _Family("deepseek-v4", moe="deepseek", groups="dsv4"),
     "mimo_v2_flash": _Family("mimo-v2-flash", moe="deepseek", groups="mimo_v2",
                              notes="attention sinks (one scalar per head) not counted."),
@@ -716,6 +718,8 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
         E, k = c.key("E"), c.key("k")
         if k > E:
             raise CatalogError(f"{c.path}: field {c.prefix + 'top_k_experts'!r} ({k}) exceeds the {E} experts")
+        notes.append("a dense MLP runs beside the routed experts on every layer (counted as one shared expert of "
+                     "intermediate_size).")
         return MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=1,
                    d_ff_expert=c.int("moe_intermediate_size"), d_ff_shared_expert=c.int("intermediate_size"))
     E = c.key("E")
