@@ -107,6 +107,20 @@ def _integral(v: Any) -> Any:
     return v
 
 
+def _layer_freq(v: Any) -> Any:
+    """moe_layer_freq: every n-th layer (1..4096), or a list of 0/1, one per layer (MiMo-V2-Flash, MiniMax-M3)."""
+    if v is None:
+        return v
+    if isinstance(v, list):
+        if len(v) > 4096 or any(_integral(x) not in (0, 1) for x in v):
+            raise ValueError("must be a layer step or a list of 0/1 per layer")
+        return [_integral(x) for x in v]
+    n = _integral(v)
+    if not 1 <= n <= 4096:
+        raise ValueError(f"must be at least 1, got {n}" if n < 1 else f"must be at most 4096, got {n}")
+    return n
+
+
 def _int(lo: int, hi: int):
     return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi)]
 
@@ -205,7 +219,7 @@ class _Fields(BaseModel):
     moe_intermediate_size: Size | None = None
     shared_expert_intermediate_size: _int(0, 2**20) | None = None
     first_k_dense_replace: _int(0, 4096) | None = None
-    moe_layer_freq: Step | list[_int(0, 1)] | None = None  # MiMo-V2-Flash, MiniMax-M3: one 0/1 per layer
+    moe_layer_freq: Annotated[Any, BeforeValidator(_layer_freq)] = None  # a step, or one 0/1 per layer (MiMo-V2-Flash)
     decoder_sparse_step: Step | None = None
     mlp_only_layers: list[_int(0, 4095)] | None = None
     moe_layers: list[_int(0, 4095)] | None = None
