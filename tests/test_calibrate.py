@@ -210,3 +210,11 @@ def test_check_local_times_dense_moe_and_mqa_models(torch_profile, tmp_path):
             "--layers", "1", "--rounds", "1")
     assert r.exit_code == 0, r.output
     assert "first 1 of 3 layers" in r.stdout and "extrapolated" in r.stdout
+
+
+def test_two_profiles_of_one_machine_name_keep_their_own_priors():
+    """Profiles of the same machine (same `name`) loaded in one process do not share priors."""
+    v = Path(__file__).resolve().parents[1] / "validation"
+    a, b = load_system(str(v / "profile-vm-2026-11-24.yaml")), load_system(str(v / "profile-vm-2026-11-24b.yaml"))
+    assert load_priors(a.chip.priors) != load_priors(b.chip.priors)
+    assert load_priors(load_system(str(v / "profile-vm-2026-11-24.yaml")).chip.priors) == load_priors(a.chip.priors)

@@ -74,6 +74,19 @@ def test_frontier_layouts_for_a_moe_model():
     assert {p["layout"] for p in json.loads(r.stdout)["all_points"]} == {"tp8", "tp1·ep8"}
 
 
+def test_all_layouts_is_the_envelope_of_each():
+    """'all' (the default) answers at a speed with the best of the MoE layouts; a dense model's 'all' is its TP."""
+    m, s = load_model("deepseek-v3"), load_system("hgx-b200")
+    kw = dict(isl=1024, osl=1024, chips=[8], precision="fp4", at_user_speed=40, confirm=False)
+    each = {k: frontier(m, s, layouts=(k,), **kw).at["tokens_per_s_per_chip"] for k in ("default", "tp", "tpep")}
+    env = frontier(m, s, layouts=("all",), **kw)
+    assert env.at["tokens_per_s_per_chip"] == pytest.approx(max(each.values()))
+    assert {p["layout"] for p in env.points} == {"dep8", "tp8", "tp8·ep8"}
+    d = load_model("llama-3.1-70b")
+    dk = dict(isl=512, osl=256, chips=[8], confirm=False, at_user_speed=30)
+    assert frontier(d, s, layouts=("all",), **dk).points == frontier(d, s, layouts=("tp",), **dk).points
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--at-user-speed", "-5"], "--at-user-speed"),
     (["--layout", "pp"], "--layout"),

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
         on: str = ON_OPTION,
         chips: str = typer.Option(None, "--chips", "-G", help="Chips per replica: one count or several, e.g. 4,8,16."),
-        layout: str = typer.Option("default", "--layout", help=f"Layouts to compare: {', '.join(LAYOUTS)} (comma-separated)."),
+        layout: str = typer.Option("all", "--layout", help=f"Layouts to compare: {', '.join(LAYOUTS)} (comma-separated; all: the best of those that suit the model)."),
         isl: int = typer.Option(..., "--isl", help="Prompt tokens per request."),
         osl: int = typer.Option(..., "--osl", help="Output tokens per request."),
         at_user_speed: float = typer.Option(None, "--at-user-speed", help="Best tokens/s per chip at ≥ X tokens/s per user."),

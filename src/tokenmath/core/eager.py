@@ -23,6 +23,7 @@ Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm inter
 
 Per step: the token embedding (a gather of T·D), the rotary angles, the final norm and the LM head.
 
+    t_rows  = n_row · t_row(T) + n_row_e · t_row(rows per expert)       device: GEMM output rows (weights' N)
     t_elt   = Σ_ops n_op · t_elt(bytes_op)                             device: a kernel's measured time at its bytes
     t_host  = n_ops · t_dispatch + n_route · t_dispatch_route + n_expert · t_dispatch_expert    host
     t_host_visible = (1 − o_host)·t_host + o_host·max(0, t_host − t_device)
@@ -41,7 +42,8 @@ from . import arch
 from .derive import formula
 from .records import Model
 
-__all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step",
+__all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step", "gemm_rows_per_step",
+           "gemm_rows_time",
            "expert_rows", "eager_overhead_time", "eager_step_time", "HOST_OPS"]
 
 # torch calls per unit of the step (Hugging Face's eager modules; see the module docstring)
@@ -99,6 +101,34 @@ def gemms_per_step(m: Model, T):
     return n, n_e
 
 
+def gemm_rows_per_step(m: Model, T):
+    """(weight rows N summed over the GEMM calls with T rows, the same over expert GEMMs) of one eager step.
+
+    A CPU matrix product pays per output row of its weight (the N of an [N, K] F.linear weight) besides the
+    bytes it streams: each row's dot products end in a reduction and a store, so short rows (narrow models,
+    K = D of 512–1536) stream slower than long ones. Per layer q, k, v, o: N·H + 2·K·H + D; a dense MLP:
+    2·F + D; an MoE layer: the router's E, per expert hit 2·F_e + D, per shared expert 2·F_s + D; the head V.
+    """
+    L_moe = arch.n_moe_layers(m)
+    T = np.asarray(T, dtype=float)
+    D = m.d_model
+    n = m.n_layers * (m.n_heads * m.head_dim + 2 * m.n_kv_heads * m.head_dim + D) + \
+        (m.n_layers - L_moe) * (2 * m.d_ff + D) + m.vocab_size + 0 * T
+    n_e = 0 * T
+    if L_moe:
+        e = m.moe
+        _, hit = expert_rows(m, T)
+        n = n + L_moe * (e.n_routed_experts + e.n_shared_experts * (2 * e.d_ff_expert + D))
+        n_e = L_moe * hit * (2 * e.d_ff_expert + D)
+    return n, n_e
+
+
+@formula("t_rows = n_row · t_row + n_row_e · t_row_e", unit="s")
+def gemm_rows_time(n_row, t_row, n_row_e, t_row_e):
+    """Device time of the GEMMs' per-row cost: weight rows at T token rows, and expert weight rows at theirs."""
+    return n_row * t_row + n_row_e * t_row_e
+
+
 def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     """The inventory of one decode step carrying T tokens with activations in `act_dtype`."""
     L, D, N, K, H, F = m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.head_dim, m.d_ff
@@ -154,11 +184,11 @@ def kernels_time(n_op, t_op):
     return sum(n * t for n, t in zip(n_op, t_op))
 
 
-@formula("t_overhead = t_fixed + n_gemm · t_kernel + n_gemm_e · t_kernel_e + t_elt + t_route", unit="s")
-def eager_overhead_time(t_fixed, n_gemm, t_kernel, n_gemm_e, t_kernel_e, t_elt, t_route):
+@formula("t_overhead = t_fixed + n_gemm · t_kernel + n_gemm_e · t_kernel_e + t_rows + t_elt + t_route", unit="s")
+def eager_overhead_time(t_fixed, n_gemm, t_kernel, n_gemm_e, t_kernel_e, t_rows, t_elt, t_route):
     """Device time besides streaming and attention: each GEMM call's fixed cost (at T rows; an expert's at its
-    own rows), the elementwise kernels and the routing ops."""
-    return t_fixed + n_gemm * t_kernel + n_gemm_e * t_kernel_e + t_elt + t_route
+    own rows), the GEMMs' per-row cost (gemm_rows_time), the elementwise kernels and the routing ops."""
+    return t_fixed + n_gemm * t_kernel + n_gemm_e * t_kernel_e + t_rows + t_elt + t_route
 
 
 @formula("t_step = t_device + t_host_visible", unit="s")

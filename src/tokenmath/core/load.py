@@ -325,7 +325,10 @@ def _inline_priors(data: dict, file: Path) -> str:
     data["estimates"] = tuple(k for k in data["estimates"] if not k.startswith("priors."))
     rec = {"name": name, "source": data.get("source", ""), "file": data.get("file", str(file)), **block,
            "sources": sources, "estimates": estimates}
-    _profile_priors[name] = _validate(Priors, rec, file)  # type: ignore[assignment]
+    pri = _validate(Priors, rec, file)
+    if name in _profile_priors and _profile_priors[name] != pri:  # two profiles of one machine name, one process
+        name = bind_priors(pri)
+    _profile_priors[name] = pri  # type: ignore[assignment]
     return name
 
 

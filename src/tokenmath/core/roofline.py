@@ -575,7 +575,16 @@ def _eager_overhead(m, chip, pri, prec, T, p, g, c):
         t_ke = c("t_kernel_e", "t_kernel", prec, eager.expert_rows(m, value_of(T))[0], "s") if m.moe else t_k
     else:
         t_k = t_ke = p("t_kernel", "kernel_overhead_s", "s")
-    return eager.eager_overhead_time(p("t_fixed", "step_overhead_s", "s"), n_gemm, t_k, n_gemm_e, t_ke, t_elt, t_route)
+    if has_curve(pri, "t_row", prec):  # a CPU profile: each GEMM pays per weight row besides its bytes (core.eager)
+        n_row, n_row_e = eager.gemm_rows_per_step(m, value_of(T))
+        t_r = c("t_row", "t_row", prec, T, "s")
+        t_re = c("t_row_e", "t_row", prec, eager.expert_rows(m, value_of(T))[0], "s") if m.moe else t_r
+        t_rows = eager.gemm_rows_time(g("n_row", n_row, "", "GEMM weight rows per step (core.eager)"), t_r,
+                                      g("n_row_e", n_row_e, "", "expert GEMM weight rows per step (core.eager)"), t_re)
+    else:
+        t_rows = g("t_rows", 0.0 * np.asarray(value_of(T), dtype=float), "s", "no t_row table")
+    return eager.eager_overhead_time(p("t_fixed", "step_overhead_s", "s"), n_gemm, t_k, n_gemm_e, t_ke, t_rows, t_elt,
+                                     t_route)
 
 
 def _interval(t, pri, reads, extrapolated: bool):

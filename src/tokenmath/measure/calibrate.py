@@ -12,6 +12,9 @@ for every format the backend runs (fp32, bf16, fp16; int8/fp8 matrix products wh
   (cold: eta_bw over M, fraction of W) and re-read from cache (hot: eta_mm over M, fraction of the
   format's peak F), after the fixed cost of one call t_kernel (a tiny GEMM):
       eta_bw(M) = bytes_w / (W · (t_cold − t_kernel)),   eta_mm(M) = FLOP / (F · (t_hot − t_kernel))
+  on a CPU one weight larger than the cache (32768 × D, an LM head) joins the cold calls and the fit
+  takes each weight row's own cost too (narrow rows stream slower per byte; see _fixed_rows_stream):
+      t_cold = t_kernel + N · t_row + bytes_w / (W · eta_bw)
 - decode attention through scaled_dot_product_attention (enable_gqa): KV streaming by the bytes one
   call reads (eta_kv_bytes, G = 1, cold) and the slowdown by query heads per KV head (eta_gqa over G);
 - the elementwise/norm/activation kernels of a layer (add, multiply, SiLU, square, mean, cast): the
@@ -353,6 +356,8 @@ class Plan:
     route_T: tuple
     pool_min_mib: float
     pool_max_mib: float = math.inf
+    head: tuple = ()  # (N, K) of one weight larger than the cache (an LM head), cold by its own size
+    head_max_M: int = 64
 
     @staticmethod
     def make(be: Backend, quick: bool) -> "Plan":
@@ -380,6 +385,7 @@ class Plan:
             elt_n=(1024, 65536, 2**21) if quick else (256, 2048, 16384, 131072, 2**20, 2**23),
             route_T=(1, 16, 256) if quick else (1, 4, 16, 64, 256),
             pool_min_mib=64.0,
+            head=() if gpu else (32768, D),
         )
 
 
@@ -573,20 +579,28 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
         mine = [m for m in out if m.dtype == fmt and m.what in ("gemm-hot", "gemm-cold", "ceiling")]
         peaks[fmt] = max(m.flop_per_s for m in mine)
         tiny = {m.shape[0]: m for m in out if m.dtype == fmt and m.what == "gemm-tiny"}
-        xs, tks, bws, mms, ss = [], [], [], [], []
+        xs, tks, bws, mms, ss, rws = [], [], [], [], [], []
         for M in P.Ms:
             cold = [m for m in out if m.dtype == fmt and m.what == "gemm-cold" and m.shape[0] == M]
             hot = [m for m in out if m.dtype == fmt and m.what == "gemm-hot" and m.shape[0] == M]
             if not cold:
                 continue
-            # cold calls of several sizes: t = t_kernel + bytes / (W_pool · eta_bw), the pool's own cache hits in W_pool
+            # cold calls of several sizes: t = t_kernel + bytes / (W_pool · eta_bw), the pool's own cache hits in W_pool;
+            # on a CPU also + N · t_row, each weight row's own cost (a head-sized weight, P.head, pins the slope)
             floor = tiny[M].seconds - tiny[M].flop / peaks[fmt] if M in tiny else 0.0
-            a, sec_per_byte = _fixed_plus_stream([m.bytes for m in cold], [m.seconds for m in cold], max(floor, 0.0))
+            if P.head:
+                a, t_row, sec_per_byte = _fixed_rows_stream([m.shape[1] for m in cold], [m.bytes for m in cold],
+                                                            [m.seconds for m in cold], max(floor, 0.0))
+            else:
+                (a, sec_per_byte), t_row = _fixed_plus_stream([m.bytes for m in cold], [m.seconds for m in cold],
+                                                              max(floor, 0.0)), 0.0
             w_pool = [_pool_bandwidth(C, Wc, W, hp, _pool_size(pool_bytes, m.bytes)) for m in cold]
             xs.append(M)
             tks.append(a)
+            rws.append(t_row)
             bws.append(float(np.median([1.0 / (sec_per_byte * w) for w in w_pool])))
-            mms.append(float(np.median([m.flop / (peaks[fmt] * max(m.seconds - a, 0.05 * m.seconds)) for m in hot])))
+            mms.append(float(np.median([m.flop / (peaks[fmt] * max(m.seconds - a - m.shape[1] * t_row, 0.05 * m.seconds))
+                                        for m in hot])))
             ss.append(max(m.spread for m in cold + hot))
         shapes = ", ".join(f"{n}×{k}" for n, k in P.shapes)
         t_kernels[fmt] = tks[0]
@@ -594,6 +608,12 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
                                            f"the intercept of t = t_kernel + bytes / (W · eta_bw) (fixed cost of one "
                                            f"GEMM call)", lo=1e-9, hi=math.inf)
         curves[f"t_kernel.{fmt}"]["unit"] = "s"
+        if P.head:
+            curves[f"t_row.{fmt}"] = _curve(xs, [max(r, 1e-12) for r in rws], ss,
+                                            f"{src}: the same fit, t = t_kernel + N · t_row + bytes / (W · eta_bw) with "
+                                            f"a {P.head[0]}×{P.head[1]} weight beside them: the cost of each weight row "
+                                            f"(its reduction and store) at M rows", lo=1e-12, hi=math.inf)
+            curves[f"t_row.{fmt}"]["unit"] = "s"
         curves[f"eta_bw.{fmt}"] = _curve(xs, bws, ss, f"{src}: the same fit, its slope: weights streamed from a pool "
                                          f"{pool_bytes / 2**20:.0f} MiB (its own cache hits taken out), fraction of W")
         curves[f"eta_mm.{fmt}"] = _curve(xs, mms, ss, f"{src}: F.linear over rows M, weights in cache, shapes {shapes}, "
@@ -771,6 +791,29 @@ def _fixed_plus_stream(nbytes, seconds, floor: float = 0.0) -> tuple[float, floa
     return float(a), float(max(b, 1e-15))
 
 
+def _fixed_rows_stream(rows, nbytes, seconds, floor: float = 0.0) -> tuple[float, float, float]:
+    """(a, r, s) of t = a + r·N + s·bytes fitted in relative error, a ≥ floor, r ≥ 0 (else the two-term fit).
+
+    A CPU matrix product of an [N, K] weight pays per row of it besides its bytes (the end of each row's dot
+    products: a reduction and a store), so at equal bytes a narrow layer's short rows (K = 512–1536) run slower
+    than a wide one's. Measured on this VM's check-local steps (2026-11-24, torch 2.13 CPU): a bf16 one-row
+    product streamed 49152×1536 (an LM head) at 21 GB/s and 32768×2048 at 23 GB/s; 4096×1536 at 18 GB/s.
+    """
+    N, x, t = (np.asarray(v, float) for v in (rows, nbytes, seconds))
+    if len(set(zip(N / x, x))) < 3:
+        return (*_fixed_plus_stream(x, t, floor)[:1], 0.0, _fixed_plus_stream(x, t, floor)[1])
+    A = np.stack([np.ones_like(x), N, x], axis=1) / t[:, None]
+    (a, r, s), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
+    if a < floor:
+        a = floor
+        A2 = np.stack([N, x], axis=1) / t[:, None]
+        (r, s), *_ = np.linalg.lstsq(A2, 1 - a / t, rcond=None)
+    if r < 0 or s <= 0:
+        a2, s2 = _fixed_plus_stream(x, t, floor)
+        return a2, 0.0, s2
+    return float(a), float(r), float(s)
+
+
 def _pool(be: Backend, shape: tuple, fmt: str, pool_bytes: float, b: float) -> list:
     n = max(2, math.ceil(pool_bytes / (math.prod(shape) * b)))
     return [be.rand(*shape, fmt=fmt) for _ in range(n)]
@@ -778,7 +821,8 @@ def _pool(be: Backend, shape: tuple, fmt: str, pool_bytes: float, b: float) -> l
 
 def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
     """Cold (pool) and hot (one weight) F.linear over M for each shape, a tiny GEMM, and the ceiling."""
-    for N, K in P.shapes:
+    for N, K in P.shapes + ((P.head,) if P.head else ()):
+        is_head = (N, K) == P.head
         pool = _pool(be, (N, K), fmt, pool_bytes, b)
         ring = itertools.cycle(pool)  # every call takes the next weights: between two reads of one, the pool was read
         xs = {M: be.rand(M, K, fmt=fmt) for M in P.Ms}
@@ -790,9 +834,13 @@ def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
             x = xs[M]
             if fmt in ("int8", "fp8") and M < 32:  # these kernels need M ≥ 17 (int8) / 16-aligned rows
                 continue
+            if is_head and M > P.head_max_M:  # many rows over a head-sized weight: seconds, and compute-bound
+                continue
             k = min(len(pool), 4)
             jobs.append(Job(("cold", fmt, M, N, K),
                             (lambda x=x, k=k: [(be.linear(x, next(ring), fmt), gap()) for _ in range(k)]), per=k))
+            if is_head:  # larger than the cache: it has no hot case
+                continue
             jobs.append(Job(("hot", fmt, M, N, K), (lambda x=x: [be.linear(x, pool[0], fmt) for _ in range(4)]),
                             per=4))
         res = timer.run(jobs, tick)

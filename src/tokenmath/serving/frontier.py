@@ -27,7 +27,7 @@ from .sim.fastpath import FAST_POLICIES, steady_state
 
 __all__ = ["Frontier", "frontier", "pareto", "LAYOUTS"]
 
-LAYOUTS = ("default", "tp", "ep")
+LAYOUTS = ("all", "default", "tp", "ep", "tpep")
 _KEYS = ("tokens_per_s_per_user", "tokens_per_s_per_chip", "output_tokens_per_s", "ttft_s", "tpot_s", "batch")
 
 
@@ -43,21 +43,38 @@ def pareto(user, chip) -> np.ndarray:
     return np.array(keep[::-1], dtype=int)
 
 
+def _layouts(kinds, m: Model, G: int) -> list[Layout]:
+    """The layouts to evaluate on G chips. 'all' is the envelope a dashboard's frontier is: for a dense model
+    tensor parallelism; for an MoE the default (data-parallel attention, experts over all chips, adaptive),
+    attention TP with experts over all chips ('tpep', TensorRT-LLM's and SGLang's `--tp G --ep G`), and pure
+    TP — the best of them at each per-user speed."""
+    out: list[Layout] = []
+    for kind in kinds:
+        for k in (("default", "tp", "tpep") if m.moe is not None else ("tp",)) if kind == "all" else (kind,):
+            lay = _layout(k, m, G)
+            if lay not in out:
+                out.append(lay)
+    return out
+
+
 def _layout(kind, m: Model, G: int) -> Layout:
     if isinstance(kind, Layout):
         return kind
     if kind == "tp":
         return Layout(tp=G, ep=1)
-    if kind == "ep":
+    if kind in ("ep", "tpep"):
         if m.moe is None:
-            raise InputError(f"--layout ep needs a mixture-of-experts model; {m.name} is dense")
-        return Layout(tp=1, ep=G)
+            raise InputError(f"--layout {kind} needs a mixture-of-experts model; {m.name} is dense")
+        return Layout(tp=1, ep=G) if kind == "ep" else Layout(tp=G, ep=G)
     if kind == "default":
         return default_layout(m, G)
     raise InputError(f"--layout {kind!r} is not one of {', '.join(LAYOUTS)}")
 
 
 def _name(lay: Layout) -> str:
+    """tp8, tp8·ep8, tp1·ep8; 'dep8' for the adaptive default (data-parallel attention, idle chips join as TP)."""
+    if lay.adaptive and lay.tp == 1 and lay.ep > 1:
+        return f"dep{lay.ep}"
     return f"tp{lay.tp}" + (f"·ep{lay.ep}" if lay.ep > 1 else "")
 
 
@@ -97,7 +114,8 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
              basis: str = "prior", priors: Priors | None = None, seed: int = 0) -> Frontier:
     """Tokens/s per chip against tokens/s per user over concurrency, chip counts and layouts.
 
-    `layouts` holds names ('default', 'tp', 'ep': all G chips on that axis) or `Layout` objects.
+    `layouts` holds names ('all': the best of the layouts that suit the model; 'default', 'tp', 'ep', 'tpep':
+    all G chips on that axis) or `Layout` objects.
     """
     if not osl >= 2 or not isl >= 1:
         raise InputError(f"the frontier needs --isl ≥ 1 and --osl ≥ 2 tokens (per-user speed is 1 / TPOT; got {isl}, "
@@ -113,8 +131,7 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
     points: list[dict] = []
     notes: list[str] = []
     for G in chips:
-        for kind in dict.fromkeys(layouts or ("default",)):
-            lay = _layout(kind, m, G)
+        for lay in _layouts(dict.fromkeys(layouts or ("default",)), m, G):
             try:
                 C = _concurrencies(m, system, G, isl, osl, concurrencies, lay, kw, policy)
             except InputError as e:
@@ -157,8 +174,11 @@ def _replica(best: dict, policy: str, chips: list[int]) -> int:
 
 
 def _layout_of(best: dict, m: Model, chips) -> Layout:
-    tp = int(best["layout"].split("·")[0][2:])
-    ep = int(best["layout"].split("ep")[1]) if "ep" in best["layout"] else 1
+    name = best["layout"]
+    if name.startswith("dep"):
+        return Layout(tp=1, ep=int(name[3:]), adaptive=True)
+    tp = int(name.split("·")[0][2:])
+    ep = int(name.split("ep")[1]) if "ep" in name else 1
     return Layout(tp=tp, ep=ep)
 
 

@@ -76,14 +76,14 @@ def check_frontier(kw: dict) -> None:
     """`/api/frontier`: its configurations and points, and the simulations it would run, within the caps."""
     try:
         chips = parse_grid(kw["chips"], "--chips") if kw.get("chips") else [None]
-        layouts = parse_list(kw.get("layout") or "default") or ["default"]
+        layouts = parse_list(kw.get("layout") or "all") or ["all"]
         C = parse_grid(kw["concurrency"], "--concurrency") if kw.get("concurrency") else None
     except InputError:
         return  # the command refuses it with its own line
-    configs = len(chips) * len(set(layouts))
+    n_layouts = sum(3 if k == "all" else 1 for k in set(layouts))  # 'all': up to three layouts (frontier._layouts)
+    configs = len(chips) * n_layouts
     if configs > MAX_CONFIGURATIONS:
-        raise _refuse("chip counts × layouts is", f"{MAX_CONFIGURATIONS}", f"{len(chips)} × {len(set(layouts))}",
-                      "frontier")
+        raise _refuse("chip counts × layouts is", f"{MAX_CONFIGURATIONS}", f"{len(chips)} × {n_layouts}", "frontier")
     points = configs * (len(set(C)) if C is not None else 40)
     if points > MAX_POINTS:
         raise _refuse("chip counts × layouts × concurrencies is", f"{MAX_POINTS:,} points", f"{points:,}", "frontier")

@@ -180,8 +180,15 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                 return Unexpressed(rid, g, f"a {key} measured at a per-user speed target: the frontier answers "
                                            "throughput at a speed")
 
+            # a split the row does not state: a dashboard's curve is the envelope of the configurations it ran,
+            # so the best of the layouts that suit the model at each speed (serving/frontier.py 'all')
+            from .serving import split_of  # serving.py imports this module: read at call time
+
+            stated = bool(split_of(row["parallelism"].lower())) or su.m.moe is None
+            lays = [su.layout] if stated else ["all"]
+
             def best(b):
-                fr = frontier(su.m, su.system, isl=su.ISL, osl=su.OSL, chips=[su.G], layouts=[su.layout],
+                fr = frontier(su.m, su.system, isl=su.ISL, osl=su.OSL, chips=[su.G], layouts=lays,
                               at_user_speed=regime.user_speed, at_ttft=regime.ttft_s, confirm=False, basis=b, **kw)
                 return fr.at
 
@@ -200,8 +207,9 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                       "requests_per_s": b_at["output_tokens_per_s"] / su.OSL}[key] * su.n_rep) if b_at["met"] else None
             asked = " and ".join(x for x in (f"≥ {regime.user_speed:.3g} tok/s/user" if regime.user_speed else "",
                                              f"mean TTFT ≤ {regime.ttft_s:.3g} s" if regime.ttft_s else "") if x)
-            why.insert(0, f"frontier over concurrency on {su.G} chips: best at {asked} is concurrency "
-                          f"{at['concurrency']} ({at['tokens_per_s_per_user']:.3g} tok/s/user, "
+            why.insert(0, f"frontier over concurrency on {su.G} chips"
+                          f"{'' if stated else ' and layouts (split not stated: dep, tp, tp·ep)'}: best at {asked} is "
+                          f"{at['layout']} at concurrency {at['concurrency']} ({at['tokens_per_s_per_user']:.3g} tok/s/user, "
                           f"{at['tokens_per_s_per_chip']:.4g} tok/s per chip, TTFT {at['ttft_s'] * 1e3:.3g} ms)")
             mode = "at_speed"
     except InputError as e:
