@@ -33,14 +33,14 @@ peaks, so the core needs no heavy dependency:
         t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
         eta_scaleup.allreduce(m) = 2·(n − 1)/n · m / (bw_up · (t − lat)),  where t > 2·lat
 
-Routed experts use the GEMM curves at their rows per expert (roofline critical path): on the tables'
-balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorRT-LLM's within a median
-10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
-curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
-by up to 2× — so no MoE curve is derived.
-What is read off the MoE tables is the fused MoE op's fixed cost per layer (moe_overhead_fmt, by format and
-engine: `_moe_fixed`), which a decode layer pays once in place of its two grouped expert GEMMs' and its
-top-k / permute / un-permute kernels' fixed costs (roofline.overhead_time_moe).
+What is read off the MoE tables (balanced routing, the fastest kernel path per shape) is the fused MoE op's
+fixed cost per layer (moe_overhead_fmt, by format and engine: `_moe_fixed`), which a decode layer pays once
+in place of its two grouped expert GEMMs' and its top-k / permute / un-permute kernels' fixed costs
+(roofline.overhead_time_moe), and the op's expert GEMM rates net of that cost by rows per expert M_e
+(`_moe_rates`): eta_bw_moe.<f>(M_e) where the experts' weight read dominates at the peaks, eta_mm_moe.<f>(M_e)
+where their FLOP do, over per-rank experts of ≥ 4 MB (smaller experts run slower: one curve by M_e does not
+resolve expert size). The critical path's routed experts read them where a chip has them, the dense GEMM
+curves at M_e rows elsewhere.
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
