@@ -26,7 +26,7 @@ def _configs() -> list[Path]:
 CONFIGS = _configs()
 needs_package = pytest.mark.skipif(not CONFIGS, reason="aiconfigurator-core not installed (pip install -e '.[kernels]')")
 # families refused on purpose, each for a variation the Model record does not express (hfconfig._NOT_YET)
-REFUSED = ("DeepSeek-V4", "gemma-4", "Gemma-4", "MiMo-V2-Flash", "MiniMax-M3", "Nemotron-Super-49B", "Kimi-K3")
+REFUSED = ("MiniMax-M3", "Kimi-K3")  # block-sparse attention + KDA linear layers: not yet
 
 
 def _find(stem: str) -> Path:
@@ -81,3 +81,38 @@ def test_wrappers_and_sparse_attention_read():
     assert k.mla is not None and k.moe.n_routed_experts == 384 and k.weight_dtype == "fp4"
     g = load_model(str(_find("zai-org--GLM-5.3")))
     assert g.sparse_attention.index_topk == 2048 and g.sparse_attention.n_index_layers == 21  # indexer_types: 21 "full", 57 "shared"
+
+
+@needs_package
+def test_deepseek_v4_flash_kv_by_compression_group():
+    """DeepSeek-V4-Flash, compress_ratios over 43 layers: 2 × 0 (window only), 21 × 4 (CSA), 20 × 128 (HCA).
+    One 512-wide vector per entry serves as key and value: 512 · 2 B (bf16) = 1024 B. Per token of context:
+    window-only layers keep every token (1024 B, as sliding layers count); CSA one entry per 4 tokens plus an
+    FP4 indexer key of 128/2 = 64 B: (1024 + 64) / 4 = 272 B; HCA 1024 / 128 = 8 B.
+    2·1024 + 21·272 + 20·8 = 2048 + 5712 + 160 = 7920 B. A decode step at S = 131072 reads per CSA layer the
+    window (128 entries) + top-512 entries + every indexer key (S/4 · 64 B), per HCA layer 128 + S/128 entries,
+    per window layer 128 entries."""
+    m = load_model(str(_find("deepseek-ai--DeepSeek-V4-Flash")))
+    assert [(g.n_layers, g.compress_ratio) for g in m.attention_groups] == [(21, 4), (20, 128), (2, None)]
+    assert float(kv_bytes_per_token(m)) == pytest.approx(7920, rel=1e-12)
+    S = 131072
+    read = 21 * ((128 + 512) * 1024 + S / 4 * 64) + 20 * (128 + S / 128) * 1024 + 2 * 128 * 1024
+    assert float(kv_read_bytes(m, S)) == pytest.approx(read, rel=1e-12)
+    assert m.weight_dtypes["experts"] == "mxfp4" and m.weight_dtype == "fp8"  # expert_dtype fp4 beside FP8 layers
+    q = load_model(str(_find("nvidia--DeepSeek-V4-Flash-NVFP4")))  # MIXED_PRECISION: NVFP4 experts only
+    assert q.weight_dtypes["experts"] == "nvfp4" and q.weight_dtypes["attention"] == "bf16"
+
+
+@needs_package
+def test_gemma4_sliding_and_global_shapes():
+    """Gemma 4 26B-A4B, 30 layers: 25 sliding (8 KV heads × 256, window 1024), 5 global (2 KV heads × 512;
+    attention_k_eq_v drops the V projection, but K and V are cached apart). Per token, bf16:
+    25 · 2·8·256·2 + 5 · 2·2·512·2 = 25·8192 + 5·4096 = 204800 + 20480 = 225280 B; at S beyond the window
+    the sliding layers hold only 1024 tokens."""
+    m = load_model(str(_find("google--gemma-4-26B-A4B")))
+    assert kv_bytes_per_token(m) == 225280
+    S = 100_000
+    assert float(kv_stored_bytes(m, S)) == 25 * 8192 * 1024 + 5 * 4096 * S
+    assert m.moe.n_routed_experts == 128 and m.moe.d_ff_shared_expert == 2112  # dense MLP beside the experts
+    q = load_model(str(_find("nvidia--Gemma-4-26B-A4B-NVFP4")))  # exclude_modules: attention, dense mlp, router
+    assert q.weight_dtypes["experts"] == "nvfp4" and q.weight_dtypes["shared_experts"] == "bf16"

@@ -29,7 +29,8 @@ def test_concurrency_one_tpot_is_serves_batch_one_decode_step_at_the_mean_contex
     # ... which is serve's step at the mean context up to the curvature of the measured kernel-efficiency
     # curves (attention kernels of a few kB at short contexts): within 3 %
     assert r["tpot_s"]["mean"] == pytest.approx(s.value("decode.step_time_s"), rel=3e-2)
-    assert r["ttft_s"]["mean"] == pytest.approx(serve(M8, H100, G=G, B=1, S=isl).value("prefill.step_time_s"), rel=2e-3)
+    # the prompt's step is read off a 400-point table over prompt length (linear between points): 1 %
+    assert r["ttft_s"]["mean"] == pytest.approx(serve(M8, H100, G=G, B=1, S=isl).value("prefill.step_time_s"), rel=1e-2)
 
 
 @SETTINGS

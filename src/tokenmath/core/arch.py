@@ -23,6 +23,17 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   element, LinearAttention.state_flop_per_element). Sources: the Qwen3-Next / Qwen3.5 and NemotronH
   modeling code in transformers, and aiconfigurator-core 0.12.0 sdk/models/qwen35.py
   (_gdn_state_bytes_per_request) for the same state and projection sizes.
+- Attention groups (Model.attention_groups: Gemma 4, MiMo-V2-Flash, DeepSeek-V4, NAS models): layers of several
+  shapes, each group g with L_g layers of its own N, K, H, H_v. A layer holds
+  N_attn,g = Q + D·K·H + D·K·H_v (no V projection where values come from the keys) + O + N_extra, with
+  Q = D·N·H (or D·r_q + r_q·N·H through a bottleneck) and O = N·H_v·D (or N·H_v·r_o + G_o·r_o·D, DeepSeek-V4's
+  grouped low-rank output). Each token of context leaves an entry of e_g = K·(H + H_v)·b bytes (K·H·b where
+  one cached vector serves as key and value); a window keeps the last w tokens, compression one entry per r
+  tokens of the whole context, and an indexer's key i_g bytes per entry. Held: L_g·(e_g·(min(S, w) + S/r) +
+  i_g·S/r); read per decode step: L_g·(e_g·(min(S, w) + min(S/r, top-k)) + i_g·S/r) (r = 1 without
+  compression; a window-only layer keeps no body). Attention FLOP per key read 2·N·(H + H_v), per indexed
+  entry 2·n_idx·d_idx. Sources: aiconfigurator-core 0.12.0 sdk/models/gemma4.py and deepseek_v4.py
+  (get_kvcache_bytes_per_sequence) for the same per-group KV.
 - Output-gated attention (Qwen3.5): the query projection also yields a gate, + D·N·H parameters.
 - Latent MoE (Nemotron 3 Super/Ultra): routed experts work in d_lat, N_expert = m·d_lat·F_e, plus a
   D×d_lat projection in and out per MoE layer (always active).
@@ -52,7 +63,7 @@ __all__ = [
     "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
-    "is_native", "n_linear_layers", "linear_layer_params", "state_bytes_per_sequence",
+    "is_native", "n_linear_layers", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
 ]
 
 
@@ -109,6 +120,53 @@ def state_bytes_per_sequence(m: Model) -> float:
         return 0.0
     return float(linear_state_bytes(la.n_layers, la.key_heads, la.key_dim, la.value_heads, la.value_dim,
                                     bytes_per(la.state_dtype), la.conv_kernel, bytes_per("bf16")))
+
+
+def group_layer_params(g, D: int) -> float:
+    """Parameters of one layer of an attention group (AttentionGroup): Q + K + V + O + extra."""
+    q = D * g.q_lora_rank + g.q_lora_rank * g.n_heads * g.head_dim if g.q_lora_rank else D * g.n_heads * g.head_dim
+    kv = D * g.n_kv_heads * g.head_dim + (0 if g.values_from_keys else D * g.n_kv_heads * g.h_v)
+    o = g.n_heads * g.h_v * g.o_lora_rank + g.o_groups * g.o_lora_rank * D if g.o_lora_rank else g.n_heads * g.h_v * D
+    return float(q + kv + o + g.extra_params)
+
+
+def _group_label(g) -> str:
+    return f"{g.n_layers} {g.name or 'layers'}"
+
+
+def _group_entry_bytes(g, b: float) -> float:
+    """Bytes one cached entry of a group holds: K·(H + H_v)·b, or K·H·b where one vector is key and value."""
+    return g.n_kv_heads * (g.head_dim + (0 if g.one_kv_vector else g.h_v)) * b
+
+
+def _group_kv(m: Model, S, kv_dtype: str | None, read: bool):
+    """KV bytes held (read=False) or read by one decode step (read=True) for one sequence at context S, summed
+    over the attention groups, plus each group's fixed per-sequence buffers (held only)."""
+    S = np.asarray(S, dtype=float)
+    b = bytes_per(kv_dtype or m.kv_dtype)
+    out = 0.0
+    for g in m.attention_groups:
+        e = _group_entry_bytes(g, b)
+        win = np.minimum(S, g.window) if g.window else 0.0
+        body = S / g.compress_ratio if g.compress_ratio else (0.0 * S if g.window else S)
+        kept = np.minimum(body, g.topk) if read and g.topk else body
+        out = out + g.n_layers * (e * (win + kept) + g.index_bytes_per_entry * body
+                                  + (0.0 if read else g.state_bytes))
+    return out
+
+
+def _group_attention_flop(m: Model, S, causal: bool):
+    """Attention FLOP for one token over the groups: 2·N·(H + H_v) per key read, 2·n_idx·d_idx per indexed entry."""
+    out = 0.0
+    for g in m.attention_groups:
+        per_key = 2 * g.n_heads * (g.head_dim + g.h_v)
+        full = _mean_context(S, None, causal)
+        win = _mean_context(S, g.window, causal) if g.window else 0.0
+        body = full / g.compress_ratio if g.compress_ratio else (0.0 * full if g.window else full)
+        kept = np.minimum(body, g.topk) if g.topk else body
+        idx = 2 * (g.index_n_heads or 0) * (g.index_head_dim or 0) * body
+        out = out + g.n_layers * (per_key * (win + kept) + idx)
+    return out
 
 
 def _n_index_layers(m: Model) -> int:
@@ -214,6 +272,11 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
         if not r_q:  # no Q bottleneck: the Q projection is D·N·(d_nope + d_rope)
             extra = m.d_model * m.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
             n_attn = _plus(n_attn, extra, "N_attn", "Q projection without bottleneck")
+    elif m.attention_groups:
+        L_grp = sum(gr.n_layers for gr in m.attention_groups)
+        n_attn = lift(explain, "N_attn", sum(gr.n_layers * group_layer_params(gr, m.d_model) for gr in m.attention_groups)
+                      / L_grp, "params", f"{src}: mean over the attention groups, Σ_g L_g·N_attn,g / L_attn "
+                      f"({', '.join(_group_label(gr) for gr in m.attention_groups)})")
     else:
         n_attn = attn_params_gqa(D, N, K, H)
         if m.attention_output_gate:
@@ -249,7 +312,8 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
     else:
         E, E_sh, k, n_exp, n_sh = g("E", 0), g("E_shared", 0), g("k", 0), g("N_expert", 0), g("N_shared", 0)
     n_emb = g("n_emb", 1 if m.tie_embeddings else 2)
-    L_attn = g("L_attn", m.n_layers - L_lin) if L_lin else L
+    L_attn_n = sum(gr.n_layers for gr in m.attention_groups) if m.attention_groups else m.n_layers - L_lin
+    L_attn = g("L_attn", L_attn_n) if L_attn_n != m.n_layers else L
     tot = total_params(L_attn, n_attn, g("L_dense", L_dense), n_mlp, g("L_moe", L_moe), E, n_exp, E_sh, n_sh,
                        D, V, n_emb)
     if extra:
@@ -260,7 +324,7 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
     mat = matmul_params(act, V, D, n_emb)
     emb = m.vocab_size * m.d_model * (1 if m.tie_embeddings else 2)
     nE, nS = (m.moe.n_routed_experts, m.moe.n_shared_experts) if m.moe else (0, 0)
-    by_kind = {"attention": (m.n_layers - L_lin) * v(n_attn) + extra.get("attention", 0.0),
+    by_kind = {"attention": L_attn_n * v(n_attn) + extra.get("attention", 0.0),
                "mlp": L_dense * v(n_mlp), "experts": L_moe * nE * v(n_exp),
                "shared_experts": L_moe * nS * v(n_sh) + extra.get("shared_experts", 0.0),
                "router": L_moe * m.d_model * nE, "embeddings": float(emb)}
@@ -305,6 +369,17 @@ def kv_per_token(L, kv_layer, idx_layer):
 def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = False):
     """KV bytes per token of context over all layers, as if every layer kept every token."""
     src = m.file or m.name
+    if m.attention_groups:  # each group: entry bytes per token, 1/r of them where compressed
+        b = bytes_per(kv_dtype or m.kv_dtype)
+        grp = m.attention_groups
+        kv = sum(gr.n_layers * _group_entry_bytes(gr, b) / (gr.compress_ratio or 1) for gr in grp) / m.n_layers
+        ix = sum(gr.n_layers * gr.index_bytes_per_entry / (gr.compress_ratio or 1) for gr in grp) / m.n_layers
+        what = "; ".join(f"{_group_label(gr)}: {_group_entry_bytes(gr, b):g} B"
+                         + (f"/{gr.compress_ratio}" if gr.compress_ratio else "") for gr in grp)
+        return kv_per_token(lift(explain, "L", m.n_layers, "", src),
+                            lift(explain, "kv_layer", kv, "B/tok", f"mean over layers of K·(H + H_v)·b per group "
+                                 f"({what}), {kv_dtype or m.kv_dtype} ({src})"),
+                            lift(explain, "idx_layer", ix, "B/tok", "indexer keys per compressed entry"))
     idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) / m.n_layers if m.sparse_attention \
         else 0.0
     kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
@@ -320,6 +395,9 @@ def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
     """KV bytes held for one sequence of S tokens: sliding layers keep only their window; a hybrid's
     linear-attention layers hold their fixed state whatever S."""
     S = np.asarray(S, dtype=float)
+    if m.attention_groups:
+        state = state_bytes_per_sequence(m)
+        return _group_kv(m, S, kv_dtype, read=False) + (state if state else 0.0)
     full, sliding = layer_kinds(m)
     per = _kv_per_attention_layer(m, kv_dtype)
     idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
@@ -336,6 +414,9 @@ def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
     (2 × state bytes, whatever S).
     """
     S = np.asarray(S, dtype=float)
+    if m.attention_groups:
+        state = state_bytes_per_sequence(m)
+        return _group_kv(m, S, kv_dtype, read=True) + (2 * state if state else 0.0)
     full, sliding = layer_kinds(m)
     per = _kv_per_attention_layer(m, kv_dtype)
     S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention else S
@@ -363,6 +444,10 @@ def _mean_context(S, window, causal: bool):
 def attention_flop_per_token(m: Model, S, phase: str = "decode"):
     """Attention FLOP for one token at context S (decode) or averaged over a causal prompt of S (prefill)."""
     causal = phase == "prefill"
+    la = m.linear_attention
+    recur = la.n_layers * la.state_flop_per_element * la.value_heads * la.key_dim * la.value_dim if la else 0.0
+    if m.attention_groups:
+        return _group_attention_flop(m, S, causal) + recur
     full, sliding = layer_kinds(m)
     if m.mla is not None:
         a = m.mla
@@ -373,8 +458,6 @@ def attention_flop_per_token(m: Model, S, phase: str = "decode"):
     else:
         d_qk = d_v = m.head_dim
     per_key = 2 * m.n_heads * (d_qk + d_v)
-    la = m.linear_attention
-    recur = la.n_layers * la.state_flop_per_element * la.value_heads * la.key_dim * la.value_dim if la else 0.0
     if m.sparse_attention is not None:
         sa = m.sparse_attention
         ctx = np.minimum(_mean_context(S, None, causal), sa.index_topk)

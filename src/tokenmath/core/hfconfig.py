@@ -19,9 +19,13 @@ multimodal config whose language model sits under `text_config` (Gemma 3, Llama 
 relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
 Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
 Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
-pairs, counts exact; moe_latent_size latent MoE). Pure recurrent models (Mamba, RWKV, Jamba...) and the
-attention variants in _NOT_YET (DeepSeek-V4, Gemma 4, MiMo-V2-Flash, MiniMax-M3, Nemotron-NAS, Kimi K3)
-are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
+pairs, counts exact; moe_latent_size latent MoE). Layers of several attention shapes are read as groups
+(records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
+num_global_key_value_heads, attention_k_eq_v), MiMo-V2-Flash (hybrid_layer_pattern, swa_* shapes, v_head_dim),
+DeepSeek-V4 (compress_ratios 0/4/128: window, CSA with a top-k indexer over FP4 keys, HCA; q/o low rank with
+o_groups; hc_mult hyper-connection mixers; expert_dtype fp4) and Llama-Nemotron NAS (block_configs: attention
+kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV, Jamba...) and the
+variants in _NOT_YET (MiniMax-M3's block-sparse attention, Kimi K3's KDA layers) are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
 quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
 per module kind.
 
@@ -74,7 +78,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from .errors import CatalogError
 from .files import read_text
-from .records import MLA, MODULE_KINDS, LinearAttention, Model, MoE, SparseAttention
+from .records import MLA, MODULE_KINDS, AttentionGroup, LinearAttention, Model, MoE, SparseAttention
 
 __all__ = ["model_from_hf_config", "read_hf_config", "FAMILIES", "MAX_CONFIG_BYTES"]
 
@@ -101,6 +105,20 @@ def _integral(v: Any) -> Any:
     if not isinstance(v, int):
         raise ValueError(f"must be an integer, got {_short(v)}")
     return v
+
+
+def _layer_freq(v: Any) -> Any:
+    """moe_layer_freq: every n-th layer (1..4096), or a list of 0/1, one per layer (MiMo-V2-Flash, MiniMax-M3)."""
+    if v is None:
+        return v
+    if isinstance(v, list):
+        if len(v) > 4096 or any(_integral(x) not in (0, 1) for x in v):
+            raise ValueError("must be a layer step or a list of 0/1 per layer")
+        return [_integral(x) for x in v]
+    n = _integral(v)
+    if not 1 <= n <= 4096:
+        raise ValueError(f"must be at least 1, got {n}" if n < 1 else f"must be at most 4096, got {n}")
+    return n
 
 
 def _int(lo: int, hi: int):
@@ -201,7 +219,7 @@ class _Fields(BaseModel):
     moe_intermediate_size: Size | None = None
     shared_expert_intermediate_size: _int(0, 2**20) | None = None
     first_k_dense_replace: _int(0, 4096) | None = None
-    moe_layer_freq: Step | None = None
+    moe_layer_freq: Annotated[Any, BeforeValidator(_layer_freq)] = None  # a step, or one 0/1 per layer (MiMo-V2-Flash)
     decoder_sparse_step: Step | None = None
     mlp_only_layers: list[_int(0, 4095)] | None = None
     moe_layers: list[_int(0, 4095)] | None = None
@@ -248,6 +266,26 @@ class _Fields(BaseModel):
     share_expert_dim: Size | None = None
     indexer_types: list[StrictStr] | None = None
     mtp_num_hidden_layers: Count | None = None
+    # several attention shapes: Gemma 4, MiMo-V2-Flash, DeepSeek-V4, NAS blocks
+    top_k_experts: Experts | None = None
+    enable_moe_block: StrictBool | None = None
+    global_head_dim: Size | None = None
+    num_global_key_value_heads: Size | None = None
+    attention_k_eq_v: StrictBool | None = None
+    hidden_size_per_layer_input: _int(0, 2**20) | None = None
+    num_kv_shared_layers: Count | None = None
+    swa_num_attention_heads: Size | None = None
+    swa_num_key_value_heads: Size | None = None
+    swa_head_dim: Size | None = None
+    swa_v_head_dim: Size | None = None
+    hybrid_layer_pattern: list[_int(0, 1)] | None = None
+    o_lora_rank: Size | None = None
+    o_groups: Size | None = None
+    hc_mult: _int(1, 64) | None = None
+    compress_ratios: list[_int(0, 2**16)] | None = None
+    num_hash_layers: Count | None = None
+    expert_dtype: StrictStr | None = None
+    block_configs: list["_Block"] | None = None
     # formats
     torch_dtype: StrictStr | None = None
     dtype: StrictStr | None = None
@@ -260,6 +298,30 @@ class _Fields(BaseModel):
 class _AttnCfg(BaseModel):
     model_config = ConfigDict(extra="ignore")
     kv_n_heads: Size | None = None
+
+
+class _BlockAttn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    no_op: StrictBool = False
+    replace_with_linear: StrictBool = False
+    n_heads_in_group: Size | None = None
+    window_length: Tokens | None = None
+    sparsify: Any = None
+
+
+class _BlockFfn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    no_op: StrictBool = False
+    replace_with_linear: StrictBool = False
+    ffn_mult: Annotated[float, Field(gt=0, le=1024, allow_inf_nan=False)] | None = None
+    sparsify: Any = None
+
+
+class _Block(BaseModel):
+    """One layer of a NAS-searched model (Llama-Nemotron: DeciLM block_configs)."""
+    model_config = ConfigDict(extra="ignore")
+    attention: _BlockAttn
+    ffn: _BlockFfn
 
 
 class _FfnCfg(BaseModel):
@@ -309,6 +371,7 @@ class _Family:
     expert_ff: tuple[str, ...] = ("moe_intermediate_size",)
     mla: bool = False
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
+    groups: str | None = None  # several attention shapes (records.AttentionGroup): gemma4, mimo_v2, dsv4, nas
     linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     pattern: int = 0  # default sliding_window_pattern
@@ -360,6 +423,11 @@ FAMILY_SPECS: dict[str, _Family] = {
     "step3p7": _Family("step-3.7", moe="deepseek"),
     "qwen3_5": _Family("qwen3.5", sliding="qwen", linear="gdn", output_gate=True),
     "qwen3_5_moe": _Family("qwen3.5-moe", moe="qwen", sliding="qwen", linear="gdn", output_gate=True),
+    "gemma4": _Family("gemma-4", tie=True, moe="gemma4", groups="gemma4"),
+    "deepseek_v4": _Family("deepseek-v4", moe="deepseek", groups="dsv4"),
+    "mimo_v2_flash": _Family("mimo-v2-flash", moe="deepseek", groups="mimo_v2",
+                             notes="attention sinks (one scalar per head) not counted."),
+    "nemotron-nas": _Family("nemotron-nas", groups="nas"),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -370,7 +438,7 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
             "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
             "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
-            "kimi_k25": "deepseek_v3"}
+            "kimi_k25": "deepseek_v3", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
@@ -383,19 +451,8 @@ _NOT_ATTENTION = {
 }
 # attention transformers whose variations the Model record does not express yet: refused with the reason
 _NOT_YET = {
-    "deepseek_v4": "compressed sparse attention (compress_ratios 4/128 per layer over a 512-wide single KV head), "
-                   "hyper-connections (hc_mult) and a grouped low-rank output projection",
-    "deepseek_ref": "compressed sparse attention (compress_ratios 4/128 per layer over a 512-wide single KV head), "
-                    "hyper-connections (hc_mult) and a grouped low-rank output projection",
-    "gemma4": "global layers with their own head size and KV heads (global_head_dim, num_global_key_value_heads), "
-              "keys reused as values (attention_k_eq_v)",
-    "gemma4_text": "global layers with their own head size and KV heads (global_head_dim, num_global_key_value_heads), "
-                   "keys reused as values (attention_k_eq_v)",
-    "mimo_v2_flash": "sliding-window layers with their own KV heads (swa_num_key_value_heads) and value head size "
-                     "(v_head_dim) beside the full layers'",
     "minimax_m3": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
     "minimax_m3_vl": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
-    "nemotron-nas": "per-layer NAS blocks (block_configs: attention removed or replaced, FFN width per layer)",
     "kimi_k3": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
     "kimi_linear": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
 }
@@ -415,7 +472,7 @@ _KEYS = {  # Model field -> config keys, first present wins
     "V": ("vocab_size", "padded_vocab_size"),
     "ctx": ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"),
     "E": ("num_local_experts", "num_experts", "n_routed_experts"),
-    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k"),
+    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k_experts"),
 }
 
 
@@ -511,8 +568,9 @@ def _module_kinds(pattern: str) -> set[str]:
     return kinds
 
 
-def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, str]:
-    """(matmul format, storage format per module kind where it differs, KV dtype or None, how decided)."""
+def _formats(c: _Cfg, top: _Fields, mlp_beside_experts: bool = False) -> tuple[str, dict[str, str], str | None, str]:
+    """(matmul format, storage format per module kind where it differs, KV dtype or None, how decided).
+    `mlp_beside_experts`: a module named mlp is the dense MLP beside the experts, not their parent (Gemma 4)."""
     td = str(c.get("torch_dtype") or c.get("dtype") or top.torch_dtype or top.dtype or "bfloat16")
     base = _TORCH_DTYPES.get(td.replace("torch.", ""), "bf16")
     q = c.get("quantization_config") or top.quantization_config
@@ -556,7 +614,10 @@ def _formats(c: _Cfg, top: _Fields) -> tuple[str, dict[str, str], str | None, st
         return base, {}, kv, f"torch_dtype {td} (quantization_config {method or algo or '?'} not read)"
     kept = {"embeddings", "router"}  # quantisers leave the tables and the routers in the model's dtype
     for p in (q.modules_to_not_convert or []) + (q.ignore or []) + (q.exclude_modules or []):
-        kept |= _module_kinds(p)
+        ks = _module_kinds(p)
+        if mlp_beside_experts and ks == {"mlp", "experts", "shared_experts"} and "expert" not in p.lower():
+            ks = {"mlp", "shared_experts"}
+        kept |= ks
     per = {k: (base if k in kept else store) for k in MODULE_KINDS}
     overrides = {k: v for k, v in per.items() if v != compute}
     how = f"quantization_config {method or algo}: {store} linear layers, {'/'.join(sorted(kept))} in {base}"
@@ -665,6 +726,16 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
                                "ffn_hidden_size)")
         return MoE(n_routed_experts=ffn.moe_num_experts, experts_per_token=ffn.moe_top_k or 1,
                    d_ff_expert=ffn.ffn_hidden_size)
+    if kind == "gemma4":  # routed experts beside a dense MLP of intermediate_size on every layer
+        if not c.get("enable_moe_block"):
+            return None
+        E, k = c.key("E"), c.key("k")
+        if k > E:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'top_k_experts'!r} ({k}) exceeds the {E} experts")
+        notes.append("a dense MLP runs beside the routed experts on every layer (counted as one shared expert of "
+                     "intermediate_size).")
+        return MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=1,
+                   d_ff_expert=c.int("moe_intermediate_size"), d_ff_shared_expert=c.int("intermediate_size"))
     E = c.key("E")
     k = c.key("k")
     if k > E:
@@ -683,10 +754,15 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
         if sh:
             shared, F_sh = 1, sh
     elif kind == "deepseek":
-        k0, freq = c.int("first_k_dense_replace", default=0), c.int("moe_layer_freq", default=1)
+        k0, freq = c.int("first_k_dense_replace", default=0), c.get("moe_layer_freq", 1)
         if k0 > L:
             raise CatalogError(f"{c.path}: field {c.prefix + 'first_k_dense_replace'!r} ({k0}) exceeds the {L} layers")
-        layers = [i for i in range(k0, L) if i % freq == 0]
+        if isinstance(freq, list):  # one 0/1 per layer (MiMo-V2-Flash)
+            if len(freq) != L:
+                raise CatalogError(f"{c.path}: field {c.prefix + 'moe_layer_freq'!r} has {len(freq)} entries for {L} layers")
+            layers = [i for i, f in enumerate(freq) if f and i >= k0]
+        else:
+            layers = [i for i in range(k0, L) if i % freq == 0]
         first, lstep, note = _layer_step(L, layers)
         notes += [note] if note else []
         shared = c.int("n_shared_experts", default=0)
@@ -782,6 +858,156 @@ def _nemotron_h(c: _Cfg, top: _Fields, L_blocks: int, notes: list[str]):
     return L, lin, moe, (n["mlp"] if n["mlp"] != L - n["moe"] else None)
 
 
+# ---- several attention shapes: records.AttentionGroup -------------------------------------------------
+
+def _gemma4(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
+    """Gemma 4: layer_types sliding_attention (num_key_value_heads × head_dim, window sliding_window) and
+    full_attention (num_global_key_value_heads × global_head_dim; attention_k_eq_v: no V projection, the
+    values are the key projection's output, normed apart, so the cache still holds K and V: aiconfigurator-core
+    0.12.0 sdk/models/gemma4.py)."""
+    for key, what in (("hidden_size_per_layer_input", "per-layer input embeddings"),
+                      ("num_kv_shared_layers", "layers sharing another layer's KV cache")):
+        if c.get(key):
+            raise CatalogError(f"{c.path}: field {c.prefix + key!r} ({c.get(key)}): model_type 'gemma4' with {what} "
+                               "is not supported yet (the small Gemma 4 models; not represented in tokenmath's model record)")
+    types = c.get("layer_types")
+    if not types or len(types) != L or set(types) - {"sliding_attention", "full_attention"}:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} must list sliding_attention / full_attention "
+                           f"for each of the {L} layers")
+    K, H = c.key("K", default=N), c.key("H", default=D // N)
+    n_sw = types.count("sliding_attention")
+    groups = [AttentionGroup(name="sliding_attention", n_layers=n_sw, n_heads=N, n_kv_heads=K, head_dim=H,
+                             window=c.int("sliding_window"))] if n_sw else []
+    if L - n_sw:
+        groups.append(AttentionGroup(name="full_attention", n_layers=L - n_sw, n_heads=N,
+                                     n_kv_heads=c.int("num_global_key_value_heads", default=K),
+                                     head_dim=c.int("global_head_dim", default=H),
+                                     values_from_keys=bool(c.get("attention_k_eq_v"))))
+    return groups, {}
+
+
+def _mimo_v2(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
+    """MiMo-V2-Flash: hybrid_layer_pattern 1 = sliding-window layers (swa_* heads and sizes, window
+    sliding_window), 0 = full attention (num_key_value_heads, head_dim, v_head_dim)."""
+    pat = c.get("hybrid_layer_pattern")
+    if pat is None or len(pat) != L:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'hybrid_layer_pattern'!r} must give 0/1 for each of the {L} layers")
+    K, H = c.key("K", default=N), c.key("H", default=D // N)
+    Hv = c.int("v_head_dim", default=H)
+    n_sw = sum(pat)
+    notes.append("hybrid_layer_pattern 1 read as sliding-window layers (estimate: the 0s sit at layer 0 and every "
+                 "6th layer, where Gemma-style 5:1 hybrids put their full layers; aiconfigurator-core 0.12.0 reads "
+                 "1 as global).")
+    groups = []
+    if n_sw:
+        groups.append(AttentionGroup(name="sliding_attention", n_layers=n_sw,
+                                     n_heads=c.int("swa_num_attention_heads", default=N),
+                                     n_kv_heads=c.int("swa_num_key_value_heads", default=K),
+                                     head_dim=c.int("swa_head_dim", default=H), v_head_dim=c.int("swa_v_head_dim", default=Hv),
+                                     window=c.int("sliding_window")))
+    if L - n_sw:
+        groups.append(AttentionGroup(name="full_attention", n_layers=L - n_sw, n_heads=N, n_kv_heads=K, head_dim=H,
+                                     v_head_dim=Hv))
+    return groups, {}
+
+
+def _dsv4(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
+    """DeepSeek-V4: every layer is MQA over one head_dim-wide vector that serves as key and value (wkv: D×H),
+    queries through q_lora_rank, a grouped low-rank output (o_groups groups into o_lora_rank each, then
+    G_o·r_o → D), and a window of sliding_window recent tokens. compress_ratios per layer (entries beyond
+    num_hidden_layers are the MTP layer's): 0 = window only; 4 = CSA: one compressed entry per 4 tokens
+    (overlapping, coff = 2), of which a top-index_topk is read, chosen by an indexer (wq_b r_q × n_idx·d_idx,
+    weights D × n_idx, its own compressor) over FP4 keys of d_idx/2 bytes; 128 = HCA: one entry per 128
+    tokens, all read. Compressor per layer: wkv and wgate D × coff·H and a position bias r × coff·H; its
+    FP32 decode buffers (kv and score, r × coff·H each, + the indexer's) are held per sequence — sizes as in
+    aiconfigurator-core 0.12.0 sdk/models/deepseek_v4.py get_kvcache_bytes_per_sequence. Hyper-connections
+    (hc_mult copies of the residual): a mixer of hc·D × (2 + hc)·hc before attention and before the MoE of
+    each layer, counted with attention."""
+    ratios = c.get("compress_ratios")
+    if ratios is None or len(ratios) < L:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'compress_ratios'!r} must give a ratio for each of the {L} layers")
+    ratios = ratios[:L]
+    bad = set(ratios) - {0, 4, 128}
+    if bad:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'compress_ratios'!r} has ratio {sorted(bad)[0]}: "
+                           "not supported yet (DeepSeek-V4 uses 0, 4 and 128)")
+    H, r_q, r_o, G_o = c.int("head_dim"), c.int("q_lora_rank"), c.int("o_lora_rank"), c.int("o_groups", default=1)
+    w, topk, n_idx, d_idx = c.int("sliding_window"), c.int("index_topk"), c.int("index_n_heads"), c.int("index_head_dim")
+    hc = c.int("hc_mult", default=1)
+    mhc = 2 * (hc * D) * (2 + hc) * hc if hc > 1 else 0
+    shape = dict(n_heads=N, n_kv_heads=c.key("K", default=1), head_dim=H, q_lora_rank=r_q, o_lora_rank=r_o, o_groups=G_o,
+                 values_from_keys=True, one_kv_vector=True, window=w)
+    groups = []
+    for r, name in ((4, "CSA (1/4, top-k)"), (128, "HCA (1/128)"), (0, "sliding window")):
+        n = ratios.count(r)
+        if not n:
+            continue
+        if r == 0:
+            groups.append(AttentionGroup(name=name, n_layers=n, extra_params=mhc, **shape))
+            continue
+        coff = 2 if r == 4 else 1
+        comp = 2 * D * coff * H + r * coff * H
+        state = 2 * r * coff * H * 4
+        idx = {}
+        if r == 4:
+            comp += r_q * n_idx * d_idx + D * n_idx + 2 * D * coff * d_idx + r * coff * d_idx
+            state += 2 * r * coff * d_idx * 4
+            idx = dict(topk=topk, index_n_heads=n_idx, index_head_dim=d_idx, index_bytes_per_entry=d_idx * 0.5)
+        groups.append(AttentionGroup(name=name, n_layers=n, compress_ratio=r, extra_params=comp + mhc,
+                                     state_bytes=state, **idx, **shape))
+    notes.append(f"compress_ratios: {', '.join(f'{g.n_layers} {g.name}' for g in groups)} layers; window "
+                 f"{w}, one {H}-wide key/value vector per entry. The config does not state the KV cache's "
+                 "format: bf16 assumed (estimate); the indexer's keys FP4 (d_idx/2 bytes, as aiconfigurator-core). "
+                 f"{c.get('num_hash_layers') or 0} hash-routed layers counted with a router; hyper-connection "
+                 f"mixers (hc_mult {hc}) counted with attention.")
+    return groups, {}
+
+
+def _ffn_width(mult: float, D: int) -> int:
+    """DeciLM's FFN width: 2·mult·D/3 rounded up to a multiple of 256 (transformers' modeling_decilm)."""
+    f = int(2 * mult * D / 3)
+    return -(-f // 256) * 256
+
+
+def _nas(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
+    """Llama-Nemotron NAS (DeciLM block_configs): per layer, attention kept (N / n_heads_in_group KV heads,
+    optional window_length) or removed (no_op), and an FFN of _ffn_width(ffn_mult) or none. Layers of one KV
+    width and window form one group; the FFN widths are summed (F·n_dense equals their sum: parameters and
+    FLOP exact)."""
+    blocks = c.get("block_configs")
+    if not blocks or len(blocks) != L:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'block_configs'!r} must describe each of the {L} layers")
+    if any(b.attention.replace_with_linear or b.ffn.replace_with_linear or b.attention.sparsify or b.ffn.sparsify
+           for b in blocks):
+        raise CatalogError(f"{c.path}: model_type 'nemotron-nas' with blocks replaced by linear layers or sparsified "
+                           "is not supported yet (not represented in tokenmath's model record)")
+    shapes: dict[tuple, int] = {}
+    for b in blocks:
+        if not b.attention.no_op:
+            g = b.attention.n_heads_in_group
+            if not g or N % g:
+                raise CatalogError(f"{c.path}: block_configs n_heads_in_group {g} does not divide the {N} heads")
+            key = (N // g, b.attention.window_length)
+            shapes[key] = shapes.get(key, 0) + 1
+    if not shapes:
+        raise CatalogError(f"{c.path}: block_configs keep no attention layer")
+    H = c.key("H", default=D // N)
+    groups = sorted((AttentionGroup(name="attention" + (f" window {w}" if w else ""), n_layers=n, n_heads=N,
+                                    n_kv_heads=K, head_dim=H, window=w) for (K, w), n in shapes.items()),
+                    key=lambda g: -g.n_layers)
+    widths = [_ffn_width(b.ffn.ffn_mult or 0, D) for b in blocks if not b.ffn.no_op and b.ffn.ffn_mult]
+    total = sum(widths)
+    n = next(n for n in range(min(L, len(widths) or 1), 0, -1) if total % n == 0) if total else 0
+    n_attn = sum(shapes.values())
+    notes.append(f"NAS blocks: {n_attn} of {L} layers keep attention, {len(widths)} an FFN (widths "
+                 f"{min(widths)}..{max(widths)}, sum {total}: modelled as {n} of width {total // max(n, 1)}, "
+                 "parameters and FLOP exact).")
+    return groups, {"F": total // n if n else 1, "n_dense_mlp": n}
+
+
+_GROUPS = {"gemma4": _gemma4, "mimo_v2": _mimo_v2, "dsv4": _dsv4, "nas": _nas}
+
+
 # ---- reading ---------------------------------------------------------------------------------------
 
 def _depth(x: Any, limit: int) -> bool:
@@ -850,9 +1076,9 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     tc = cfg.get("text_config")
     if tc is not None and not isinstance(tc, dict):
         raise CatalogError(f"{path}: field 'text_config' must be an object, got {type(tc).__name__}")
-    if cfg.get("model_type") in ("gemma3", "llama4") and tc is None:
+    if cfg.get("model_type") in ("gemma3", "gemma4", "llama4") and tc is None:
         raise CatalogError(f"{path}: field 'text_config' missing")
-    if isinstance(tc, dict) and (not c.set & set(_KEYS["D"]) or cfg.get("model_type") in ("gemma3", "llama4")):
+    if isinstance(tc, dict) and (not c.set & set(_KEYS["D"]) or cfg.get("model_type") in ("gemma3", "gemma4", "llama4")):
         sub = tc.get("model_type")
         if isinstance(sub, str) and _SAME_AS.get(sub, sub) in FAMILY_SPECS:
             fam = _SAME_AS.get(sub, sub)
@@ -903,7 +1129,13 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
     moe = blocks_moe if spec.linear == "mamba2" else _moe(spec, c, L, D, notes)
-    if fam == "llama4":
+    groups, over = _GROUPS[spec.groups](c, L, D, N, notes) if spec.groups else (None, {})
+    if groups:  # the largest group names the model's main shape (layouts split its KV heads)
+        K, H = groups[0].n_kv_heads, groups[0].head_dim
+        n_dense_mlp = over.get("n_dense_mlp", n_dense_mlp)
+    if "F" in over:
+        F = over["F"]
+    elif fam == "llama4":
         F = c.int("intermediate_size_mlp", "intermediate_size")
     elif fam == "dbrx":
         F = moe.d_ff_expert
@@ -916,12 +1148,16 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         F = c.key("F", default=ratio * D)
     else:
         F = c.key("F")
-    window, n_sliding, note = _sliding(spec, c, L)
+    window, n_sliding, note = _sliding(spec, c, L) if not groups else (None, 0, "")
     notes += [note] if note else []
     if spec.notes:
         notes.append(spec.notes)
-    dtype, per_kind, kv, how = _formats(c, top)
+    dtype, per_kind, kv, how = _formats(c, top, mlp_beside_experts=fam == "gemma4")
     notes.append(f"weight formats from {how}.")
+    if c.get("expert_dtype") == "fp4" and per_kind.get("experts", dtype) not in ("fp4", "mxfp4", "nvfp4"):
+        per_kind = {**per_kind, "experts": "mxfp4"}  # DeepSeek-V4's own release: FP4 experts beside FP8 layers
+        notes.append("expert_dtype fp4: routed experts stored in FP4, taken as MXFP4 (one 8-bit scale per 32 "
+                     "values, 4.25 bits; estimate: the config names no scale layout).")
     attention = "mla" if mla else "mha" if K == N else "mqa" if K == 1 else "gqa"
     gate = c.get("attn_output_gate")
     gate = spec.output_gate if gate is None else gate
@@ -945,7 +1181,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            linear_attention=lin, attention_output_gate=bool(gate) and mla is None, n_dense_mlp_layers=n_dense_mlp,
+            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate) and mla is None, n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )

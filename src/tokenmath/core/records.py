@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "AttentionGroup", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -254,6 +254,50 @@ class LinearAttention(Part):
     state_flop_per_element: float = 7.0
 
 
+class AttentionGroup(Part):
+    """Attention layers that share one shape, where a model mixes several (Model.attention_groups): Gemma 4's
+    sliding and global layers (own KV heads and head sizes), MiMo-V2-Flash's, DeepSeek-V4's compressed
+    layers, a NAS model's layers that keep attention. Per layer: queries N × H (through a rank-r_q bottleneck
+    where q_lora_rank is set), keys K × H, values K × H_v (none where `values_from_keys`: values come from the
+    key projection), output N·H_v → D (grouped low rank where o_lora_rank is set: N·H_v·r_o + G_o·r_o·D). The
+    cache keeps, per token, an entry of K·(H + H_v)·b bytes (K·H·b where `one_kv_vector`: one cached vector is
+    read as key and as value, DeepSeek-V4). `window` keeps the last w tokens uncompressed; with
+    `compress_ratio` r the whole context is also kept as one entry per r tokens (DeepSeek-V4 CSA r = 4, HCA
+    r = 128); `topk` caps the entries (tokens, or compressed entries) one decode step reads, chosen by an
+    indexer whose key costs `index_bytes_per_entry` per entry and 2·n_idx·d_idx FLOP to score.
+    `extra_params` are a layer's parameters outside those projections (compressors, indexer, mixers), and
+    `state_bytes` a fixed per-sequence buffer per layer (a compressor's partial window). arch.py owns the
+    formulas."""
+
+    RANGES = {k: "[1, 1e9]" for k in ("n_layers", "n_heads", "n_kv_heads", "head_dim", "v_head_dim", "q_lora_rank",
+                                      "o_lora_rank", "o_groups", "window", "compress_ratio", "topk",
+                                      "index_n_heads", "index_head_dim")}
+    RANGES.update({"index_bytes_per_entry": "[0, 1e6]", "extra_params": "[0, 1e12]", "state_bytes": "[0, 1e12]"})
+    name: str = ""  # what the config calls these layers (sliding_attention, full_attention, csa...)
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    v_head_dim: int | None = None  # value head size where it differs from head_dim
+    q_lora_rank: int | None = None
+    o_lora_rank: int | None = None
+    o_groups: int = 1
+    values_from_keys: bool = False
+    one_kv_vector: bool = False
+    window: int | None = None
+    compress_ratio: int | None = None
+    topk: int | None = None
+    index_n_heads: int | None = None
+    index_head_dim: int | None = None
+    index_bytes_per_entry: float = 0.0
+    extra_params: float = 0.0
+    state_bytes: float = 0.0
+
+    @property
+    def h_v(self) -> int:
+        return self.v_head_dim or self.head_dim
+
+
 class MoE(Part):
     RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
               "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]", "d_latent": "[1, 1e6]"}
@@ -302,6 +346,10 @@ class Model(Record):
     moe: MoE | None = None
     # hybrids: linear_attention.n_layers of the n_layers mix tokens through a fixed-size state, not attention
     linear_attention: LinearAttention | None = None
+    # layers of several attention shapes (Gemma 4, MiMo-V2-Flash, DeepSeek-V4, NAS models): when set, these
+    # groups, not n_heads/n_kv_heads/head_dim/sliding_window/mla, are the attention layers (n_heads... then
+    # name the largest group, for layouts); layers in no group and not linear have no token mixer
+    attention_groups: tuple[AttentionGroup, ...] | None = None
     attention_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (Qwen3-Next / Qwen3.5)
     n_dense_mlp_layers: int | None = None  # layers with a dense MLP where not every non-MoE layer has one (Nemotron-H)
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
@@ -342,6 +390,11 @@ class Model(Record):
         if self.linear_attention and self.linear_attention.state_dtype not in PRECISION_BYTES:
             raise ValueError(f"linear_attention.state_dtype {self.linear_attention.state_dtype!r} is not one of "
                              f"{', '.join(PRECISION_BYTES)}")
+        if self.attention_groups is not None:
+            n_grp = sum(g.n_layers for g in self.attention_groups)
+            if not self.attention_groups or n_grp + n_lin > self.n_layers or self.n_sliding_layers or self.mla:
+                raise ValueError("attention_groups need at least one group, at most n_layers layers with the "
+                                 "linear-attention ones, and no n_sliding_layers or mla beside them")
         if self.n_dense_mlp_layers is not None and not 0 <= self.n_dense_mlp_layers <= self.n_layers:
             raise ValueError("n_dense_mlp_layers must be between 0 and n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:

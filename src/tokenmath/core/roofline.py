@@ -669,8 +669,12 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
         W_e = expert_bytes_chip(L_moeq, hits, pc.expert, b_exp, mtp)
         M_e = expert_rows(load, hits)
-        t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e, prec))
-        t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw", prec, M_e))
+        # the fused MoE op's measured rates by rows per expert where the chip has MoE tables (their fixed cost is
+        # t_moe in the overhead, already taken out of these curves); else the dense GEMM curves at M_e rows
+        moe_mm, moe_bw = (not spec and has_curve(pri, n, prec) for n in ("eta_mm_moe", "eta_bw_moe"))
+        t_mm_e = expert_gemm_time(flop_e, F_mm, c("eta_mm_e", "eta_mm_moe", prec, M_e) if moe_mm
+                                  else eta_mm_at("eta_mm_e", M_e, prec))
+        t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw_moe" if moe_bw else "eta_bw", prec, M_e))
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
     else:
         zero = 0.0 * np.asarray(value_of(T), dtype=float)

@@ -33,14 +33,14 @@ peaks, so the core needs no heavy dependency:
         t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
         eta_scaleup.allreduce(m) = 2·(n − 1)/n · m / (bw_up · (t − lat)),  where t > 2·lat
 
-Routed experts use the GEMM curves at their rows per expert (roofline critical path): on the tables'
-balanced-routing MoE ops of large experts (D·F ≥ 6e6) that reproduces TensorRT-LLM's within a median
-10-24 % (slightly fast: routing and token permutation are not GEMMs), while one MoE-op efficiency
-curve by rows per expert, blind to expert size and dominated by the engines' slower MoE paths, was off
-by up to 2× — so no MoE curve is derived.
-What is read off the MoE tables is the fused MoE op's fixed cost per layer (moe_overhead_fmt, by format and
-engine: `_moe_fixed`), which a decode layer pays once in place of its two grouped expert GEMMs' and its
-top-k / permute / un-permute kernels' fixed costs (roofline.overhead_time_moe).
+What is read off the MoE tables (balanced routing, the fastest kernel path per shape) is the fused MoE op's
+fixed cost per layer (moe_overhead_fmt, by format and engine: `_moe_fixed`), which a decode layer pays once
+in place of its two grouped expert GEMMs' and its top-k / permute / un-permute kernels' fixed costs
+(roofline.overhead_time_moe), and the op's expert GEMM rates net of that cost by rows per expert M_e
+(`_moe_rates`): eta_bw_moe.<f>(M_e) where the experts' weight read dominates at the peaks, eta_mm_moe.<f>(M_e)
+where their FLOP do, over per-rank experts of ≥ 4 MB (smaller experts run slower: one curve by M_e does not
+resolve expert size). The critical path's routed experts read them where a chip has them, the dense GEMM
+curves at M_e rows elsewhere.
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
@@ -557,6 +557,93 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"median over shapes with D·F ≥ 6e6 where that read is ≤ 1/4 of the op; '<format>' the median over engines")
 
 
+MOE_MIN_EXPERT_BYTES = 4e6  # model-sized experts per rank (Qwen3-30B's FP8 expert is 4.7 MB, DeepSeek-V3's 22-44 MB)
+
+
+def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """The routed experts' GEMM rates inside the fused MoE op, by rows per expert M_e (after `_moe_fixed`):
+
+        balanced routing of T tokens (the tables count every rank's tokens) over E experts, ep ranks:
+        load = max(1, T·k/ep),  hits = min(E/ep, load),  M_e = load / hits     (roofline critical path)
+        bytes = hits · 3·D·F/moe_tp · b_w,  FLOP = 2 · 3·D·F/moe_tp · load,  X = max(FLOP/F, bytes/W)
+        eta = X / (t − t_moe)     (t_moe: the same engine's moe_overhead_fmt, so the op's fixed cost is not
+                                   counted twice; median over shapes at each M_e, factor-2 bins)
+        eta_bw_moe.<f>(M_e): M_e where bytes/W ≥ FLOP/F at the peaks, held non-increasing in M_e
+        eta_mm_moe.<f>(M_e): the compute-bound M_e
+    over gated shapes (the fastest kernel path per shape) whose per-rank expert is model-sized (≥ 4 MB):
+    smaller experts stream at a fraction of this (0.03-0.5 of W on B200 NVFP4 below 2 MB), which one
+    curve by M_e does not resolve."""
+    folder = root / "data" / sysdir / "moe"
+    if not folder.is_dir():
+        return
+    W = chip.hbm_bandwidth_bytes_per_s
+    for fmt_, names in MOE_FORMATS.items():
+        F, b = chip.peak(fmt_), bytes_per(fmt_)
+        per, bounds, used = [], [], []
+        for eng_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+            t_moe = out.moe_fmt.get(f"{fmt_}@{eng_dir.name}")
+            if t_moe is None:
+                continue
+            files = sorted((p / "moe_perf.parquet" for p in eng_dir.iterdir() if (p / "moe_perf.parquet").is_file()),
+                           key=lambda f: _version_key(f.parent.name), reverse=True)
+            found = None
+            for name in names:
+                for f in files:
+                    df = _read(f)
+                    sub = df[(df.moe_dtype == name) & (df.distribution == "balanced")
+                             & ~df.kernel_source.astype(str).str.contains("nongated")]
+                    if len(sub):
+                        found = (f.parent.name, sub)
+                        break
+                if found:
+                    break
+            if not found:
+                continue
+            keys = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size"]
+            g = found[1].groupby(keys, as_index=False).latency.min()
+            T, D, Fi, k, E, tp, ep = (g[c].to_numpy(dtype=float) for c in keys)
+            t = g.latency.to_numpy() * 1e-3
+            load = np.maximum(1.0, T * k / ep)
+            hits = np.minimum(E / ep, load)
+            size = 3 * D * Fi / tp * b
+            flop_t, bytes_t = 2 * 3 * D * Fi / tp * load / F, hits * size / W
+            s = (size >= MOE_MIN_EXPERT_BYTES) & (t > t_moe)
+            Me = (load / hits)[s]
+            eta = np.maximum(flop_t, bytes_t)[s] / (t[s] - t_moe)
+            mem = (bytes_t >= flop_t)[s]
+            pts, bound = {}, {}
+            for e in range(0, 16):
+                m = (Me >= 2.0 ** (e - 0.5)) & (Me < 2.0 ** (e + 0.5))
+                if m.sum() >= 5:
+                    pts[2.0 ** e] = float(np.median(eta[m]))
+                    bound[2.0 ** e] = bool(np.mean(mem[m]) < 0.5)
+            if pts:
+                per.append(pts)
+                bounds.append(bound)
+                used.append(f"{eng_dir.name} {found[0]}")
+        if not per:
+            continue
+        src = (f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}; {'/'.join(names)}, balanced routing, fastest "
+               f"gated kernel path per shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB): "
+               f"max(FLOP/F, bytes/W) / (t − moe_overhead_fmt) by rows per expert M_e, against F = "
+               f"{F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip {chip.name}")
+        for suffix, group in _by_engine(list(zip(per, bounds, used))):
+            xs, med, spread = _across_engines([g_[0] for g_ in group])
+            compute = [x for x in xs if np.mean([g_[1].get(x, False) for g_ in group]) >= 0.5]
+            memory = [x for x in xs if x not in compute]
+            text = src.format(engines=", ".join(g_[2] for g_ in group)) + ("; median over engines" if not suffix else "")
+            if compute:
+                i = [xs.index(x) for x in compute]
+                out.curves[f"eta_mm_moe.{fmt_}{suffix}"] = _curve(compute, [med[j] for j in i],
+                                                                  [spread[j] for j in i], text + "; compute-bound M_e")
+            if memory:
+                i = [xs.index(x) for x in memory]
+                y = np.minimum.accumulate([med[j] for j in i])
+                out.curves[f"eta_bw_moe.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
+                                                                  text + "; memory-bound M_e, held non-increasing",
+                                                                  work=False)
+
+
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     """One catalog chip's priors from the tables of its system."""
     sysdir, name, gen = TABLE_SYSTEMS[chip_name]
@@ -570,6 +657,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
     _moe_fixed(root, sysdir, chip, out)
+    _moe_rates(root, sysdir, chip, out)
     return out
 
 

@@ -74,6 +74,8 @@ def mtp_module(m: Model, layers: int = 1) -> Model:
         "name": f"{m.name}-mtp{layers}", "n_layers": layers, "moe": moe, "n_sliding_layers": 0,
         "n_kv_layers": None if m.n_kv_layers is None else min(layers, m.n_kv_layers),
         "linear_attention": None, "n_dense_mlp_layers": None,  # a hybrid's MTP blocks are attention + MLP/MoE
+        "attention_groups": None if m.attention_groups is None else  # the main (largest) group's shape
+        (m.attention_groups[0].model_copy(update={"n_layers": layers}),),
         "published_total_params": None, "published_active_params": None})
 
 
