@@ -24,7 +24,7 @@ MOE8 = str(DATA / "tiny-moe8-config.json")  # 8 experts top-2, bf16
 MQA = str(DATA / "tiny-mqa-config.json")  # one KV head, tied embeddings, fp32
 
 TINY_PLAN = Plan(rounds=1, min_time_s=0.0, stream_mib=(2, 4, 8, 16), D=128, Ms=(1, 4, 16), shapes=((128, 128), (256, 128)),
-                 ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32, H_wide=128,
+                 ceiling_n=128, sdpa_bytes=((4, 64), (8, 256)), sdpa_G=(1, 4), sdpa_mid=(8, 64), H=32, H_wide=128, widths=(64, 256), width_elems=16384,
                  elt_n=(1024, 16384), route_T=(1, 8), pool_min_mib=2.0, pool_max_mib=4.0)
 
 
@@ -76,9 +76,18 @@ def test_torch_profile_measures_each_format_and_the_host(torch_profile):
 
 def test_decode_attention_is_read_at_the_models_head_size_between_the_two_measured(torch_profile):
     pri = load_priors(load_system(torch_profile).chip.priors)
-    assert {"eta_kv_bytes_h128.fp32", "eta_gqa_h128.fp32"} <= set(pri.curves)
+    assert {"eta_kv_bytes_h128.fp32", "eta_gqa_h128.fp32", "gemm_width.bf16", "gemm_width_m16.bf16"} <= set(pri.curves)
     e = attention_head_eta(0.5, 0.8, np.array([32.0, 64.0, 64 * 2 ** 0.5, 128.0, 256.0]))
     assert e == pytest.approx([0.5, 0.5, 0.5 * 1.6 ** 0.5, 0.8, 0.8])
+
+
+def test_weight_streaming_is_read_at_each_gemms_width(torch_profile):
+    dense, expert = eager.gemm_widths(load_model(MOE8))
+    assert {k for _, k in dense} >= {load_model(MOE8).d_model} and len(expert) == 2
+    s, m = load_system(torch_profile), load_model(TINY)
+    st = step(m, s, G=1, B=4, S=64, phase="decode", precision="bf16", kv_dtype="bf16", explain=True)
+    text = st.t_step.explain(max_depth=40)
+    assert "eta_bw_K = eta_bw / r_width" in text
 
 
 def test_a_format_the_profile_did_not_measure_is_refused_in_one_line(profile):

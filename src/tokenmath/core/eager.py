@@ -43,7 +43,7 @@ from .derive import formula
 from .records import Model
 
 __all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step", "gemm_rows_per_step",
-           "gemm_rows_time",
+           "gemm_rows_time", "gemm_widths", "width_share_ratio",
            "expert_rows", "eager_overhead_time", "eager_step_time", "HOST_OPS"]
 
 # torch calls per unit of the step (Hugging Face's eager modules; see the module docstring)
@@ -121,6 +121,34 @@ def gemm_rows_per_step(m: Model, T):
         n = n + L_moe * (e.n_routed_experts + e.n_shared_experts * (2 * e.d_ff_expert + D))
         n_e = L_moe * hit * (2 * e.d_ff_expert + D)
     return n, n_e
+
+
+def gemm_widths(m: Model) -> tuple[list, list]:
+    """([(weight elements, K)] of the GEMMs with T rows, the same for one routed expert) of one eager step.
+
+    A CPU matrix product streams a weight at a rate that depends on its row length K (the reduction width:
+    kernel blocking, the end of each row's dot product), so a step's weight time is read at each GEMM's own
+    K: per layer q, k, v (K = D), o (K = N·H); a dense MLP gate, up (K = D), down (K = F); an MoE layer's
+    router and shared experts; the head (K = D). An expert's gate, up (K = D) and down (K = F_e).
+    """
+    D, L, H = m.d_model, m.n_layers, m.head_dim
+    L_moe = arch.n_moe_layers(m)
+    dense = [(L * (m.n_heads + 2 * m.n_kv_heads) * H * D, D), (L * D * m.n_heads * H, m.n_heads * H),
+             ((L - L_moe) * 2 * m.d_ff * D, D), ((L - L_moe) * m.d_ff * D, m.d_ff), (m.vocab_size * D, D)]
+    expert: list = []
+    if L_moe:
+        e = m.moe
+        Fs = e.d_ff_expert * e.n_shared_experts
+        dense += [(L_moe * e.n_routed_experts * D, D), (L_moe * 2 * Fs * D, D), (L_moe * Fs * D, max(Fs, 1))]
+        expert = [(2 * e.d_ff_expert * D, D), (e.d_ff_expert * D, e.d_ff_expert)]
+    return [(n, k) for n, k in dense if n], expert
+
+
+@formula("r_width = Σ n_w / eta_w / Σ n_w", unit="")
+def width_share_ratio(n_w, eta_w):
+    """A step's weight-streaming time relative to the calibration's fit: each GEMM's measured rate relative to
+    the fit at its width K (eta_w), weighted by its weight elements."""
+    return sum(n / e for n, e in zip(n_w, eta_w)) / sum(n_w)
 
 
 @formula("t_rows = n_row · t_row + n_row_e · t_row_e", unit="s")

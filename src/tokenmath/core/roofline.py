@@ -463,6 +463,10 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     extras: dict = {"layout": layout, "precision": prec, "ideal": ideal}
     if ideal:
         eta_bw = c("eta_bw", "eta_bw", kf, T)  # weight streaming by the GEMMs' rows M = T
+        if has("gemm_width", kf) and not spec:  # a CPU profile: streaming rate by each GEMM's width K
+            dense_w, exp_w = eager.gemm_widths(m)
+            hit = eager.expert_rows(m, value_of(T))[1] if exp_w else 0.0
+            eta_bw = _width_eta(eta_bw, dense_w + [(n * hit * arch.n_moe_layers(m), k) for n, k in exp_w], T, kf, c, g)
         flop_attn = attention_flop(T, attn_pt)
         flop_mm = matmul_flop(pc.matmul, T)
         eta_mm = eta_mm_at("eta_mm", T)
@@ -547,6 +551,29 @@ def _act_dtype(prec: str) -> str:
 @formula("ws = W_touched + B · kv_seq", unit="B")
 def working_set(W_touched, B, kv_seq):
     return W_touched + B * kv_seq
+
+
+@formula("eta_bw_K = eta_bw / r_width", unit="")
+def width_eta(eta_bw, r_width):
+    """Weight streaming at the step's GEMM widths: the fitted rate over the measured ratio at those widths."""
+    return eta_bw / r_width
+
+
+@formula("eta_w = eta_w1 · (eta_w16 / eta_w1)^min(1, max(0, log(M) / log(16)))", unit="")
+def width_ratio_at_rows(eta_w1, eta_w16, M):
+    """A width's rate relative to the fit at M rows, read between its measurements at M = 1 and 16 (power law in
+    M, flat beyond)."""
+    return eta_w1 * (eta_w16 / eta_w1) ** np.clip(np.log(np.maximum(np.asarray(M, dtype=float), 1.0)) / np.log(16.0), 0.0, 1.0)
+
+
+def _width_eta(eta_bw, widths, M, fmt_, c, g, tag=""):
+    """eta_bw over the element-weighted time ratio of the GEMMs' widths (calibrate: gemm_width, gemm_width_m16)."""
+    e = [width_ratio_at_rows(value_of(c(f"eta_w1_K{k}{tag}", "gemm_width", fmt_, k)),
+                             value_of(c(f"eta_w16_K{k}{tag}", "gemm_width_m16", fmt_, k)), value_of(M)) for _, k in widths]
+    n_w = [n for n, _ in widths]
+    return width_eta(eta_bw, g(f"r_width{tag}", eager.width_share_ratio(n_w, e), "",
+                               f"Σ n/eta_w(K) / Σ n over the step's {len(widths)} GEMM widths (core.eager.gemm_widths), "
+                               f"eta_w read at M rows between gemm_width (M = 1) and gemm_width_m16"))
 
 
 @formula("eta_kv = eta_64 · (eta_128 / eta_64)^min(1, max(0, log(H / 64) / log(2)))", unit="")
@@ -646,6 +673,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     kf_dense, F_dense = kf_dense or prec, F_mm if F_dense is None else F_dense
     eta_mm = eta_mm_at("eta_mm", T_dp, kf_dense)  # dense GEMMs: M = the DP group's tokens
     eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)
+    if has_curve(pri, "gemm_width", kf_dense) and not spec:  # a CPU profile: streaming rate by each GEMM's width K
+        eta_bw = _width_eta(eta_bw, eager.gemm_widths(m)[0], T_dp, kf_dense, c, g)
     t_mm_d = dense_gemm_time(flop_dense, F_dense, eta_mm)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
@@ -674,7 +703,10 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         moe_mm, moe_bw = (not spec and has_curve(pri, n, prec) for n in ("eta_mm_moe", "eta_bw_moe"))
         t_mm_e = expert_gemm_time(flop_e, F_mm, c("eta_mm_e", "eta_mm_moe", prec, M_e) if moe_mm
                                   else eta_mm_at("eta_mm_e", M_e, prec))
-        t_w_e = expert_weight_time(W_e, W, c("eta_bw_e", "eta_bw_moe" if moe_bw else "eta_bw", prec, M_e))
+        eta_bw_e = c("eta_bw_e", "eta_bw_moe" if moe_bw else "eta_bw", prec, M_e)
+        if not moe_bw and has_curve(pri, "gemm_width", prec) and not spec:
+            eta_bw_e = _width_eta(eta_bw_e, eager.gemm_widths(m)[1], M_e, prec, c, g, "_e")
+        t_w_e = expert_weight_time(W_e, W, eta_bw_e)
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
     else:
         zero = 0.0 * np.asarray(value_of(T), dtype=float)

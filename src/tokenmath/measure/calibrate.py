@@ -358,6 +358,8 @@ class Plan:
     pool_max_mib: float = math.inf
     head: tuple = ()  # (N, K) of one weight larger than the cache (an LM head), cold by its own size
     head_max_M: int = 64
+    widths: tuple = ()  # K of the cold F.linear width sweep (a CPU): curves gemm_width, gemm_width_m16
+    width_elems: int = 8 * 2**20  # elements of each weight in that sweep (the same bytes at every width)
     H_wide: int = 0  # a second head size for decode attention (0: only H); curves eta_kv_bytes_h<H_wide>, eta_gqa_h<H_wide>
 
     @staticmethod
@@ -388,6 +390,7 @@ class Plan:
             pool_min_mib=64.0,
             head=() if gpu else (32768, D),
             H_wide=128,
+            widths=() if gpu else ((512, 2048, 8192) if quick else (512, 1024, 2048, 4096, 8192)),
         )
 
 
@@ -622,6 +625,9 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
                                          f"less t_kernel: FLOP rate, fraction of the {fmt} peak")
         if gemm_only:
             continue
+        if P.widths and be.torch is not None:
+            _measure_widths(be, timer, P, fmt, b, pool_bytes, out, tick, curves, lambda by: _pool_bandwidth(
+                C, Wc, W, hp, _pool_size(pool_bytes, by)), src)
         tick = stage(f"{fmt} attention decode")
         _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick)
         for H in (P.H, P.H_wide) if P.H_wide else (P.H,):
@@ -877,6 +883,63 @@ def _measure_gemms(be, timer, P, fmt, b, pool_bytes, out, tick):
         else:
             out.append(Measurement("gemm-tiny", (M, 256, 256), fmt, s, flop=kernels.gemm_flop(M, 256, 256),
                                    bytes=256 * 256 * b, spread=sp))
+
+
+def _measure_widths(be, timer, P, fmt, b, pool_bytes, out, tick, curves, w_pool, src):
+    """Cold F.linear of equal bytes at widths K (P.widths), M = 1 and 16: each one's time over what the fit
+    t_kernel + N · t_row + bytes / (W_pool · eta_bw) prices it at, as a rate relative to the fit (fit / measured)
+    -> curves gemm_width (M = 1), gemm_width_m16.
+
+    On this VM (2026-11-24, torch 2.13 CPU, 8-34 MB weights) bf16 ran 1.1-1.5x over the fit at K = 512-1024 and
+    1.5x at K = 8192 with one row (1.05x with 16), about 1.0 at K = 2048-4096 (the pool's widths); fp32 within
+    ~10 % at every width: the fit's widths do not speak for narrow or very wide rows. Where the fit misses by
+    more than 1.5x at the pool's own width D, that is the weight's size, not its width (fp16 ran these 16 MiB
+    weights 5x slower than the fit at every width, 2026-11-24): the ratios are then taken relative to D's."""
+    NK = P.width_elems
+    gap = be.gap_ops(fmt)
+    jobs = [Job(("gap", fmt, "w"), lambda: [gap() for _ in range(4)], per=4)]
+    pools = []
+    for K in P.widths:
+        N = NK // K
+        pool = _pool(be, (N, K), fmt, pool_bytes, b)
+        pools.append(pool)
+        ring = itertools.cycle(pool)
+        for M in (1, 16):
+            x, k = be.rand(M, K, fmt=fmt), min(len(pool), 4)
+            jobs.append(Job(("width", fmt, M, N, K),
+                            (lambda x=x, k=k, r=ring: [(be.linear(x, next(r), fmt), gap()) for _ in range(k)]), per=k))
+    res = timer.run(jobs, tick)
+    t_gap = res[jobs[0].key][0] + timer.dispatch_s
+    ratios: dict = {1: [], 16: []}
+    spreads: dict = {1: [], 16: []}
+    for j in jobs[1:]:
+        _, _, M, N, K = j.key
+        sec, sp = res[j.key]
+        sec = max(sec - t_gap, 0.5 * sec)
+        by = N * K * b
+        out.append(Measurement("gemm-width", (M, N, K), fmt, sec, flop=kernels.gemm_flop(M, N, K), bytes=by, spread=sp))
+        fit = (kernels.curve_value(_as_curve(curves[f"t_kernel.{fmt}"]), M)
+               + N * (kernels.curve_value(_as_curve(curves[f"t_row.{fmt}"]), M) if f"t_row.{fmt}" in curves else 0.0)
+               + by / (w_pool(by) * kernels.curve_value(_as_curve(curves[f"eta_bw.{fmt}"]), M)))
+        ratios[M].append(float(fit) / sec)
+        spreads[M].append(sp)
+    del pools, jobs
+    ref = int(np.argmin([abs(math.log(K / P.D)) for K in P.widths]))  # the pool's own width: the fit holds there
+    for M, name in ((1, "gemm_width"), (16, "gemm_width_m16")):
+        level = ratios[M][ref] if not 2 / 3 <= ratios[M][ref] <= 1.5 else 1.0
+        over = f", over its value at the pool's width K = {P.widths[ref]}" if level != 1 else ""
+        curves[f"{name}.{fmt}"] = _curve(list(P.widths), [r / level for r in ratios[M]], spreads[M],
+                                         f"{src}: F.linear of {NK * b / 2**20:.0f} MiB weights [N, K] at widths K, "
+                                         f"M = {M}, cold (a pool, a norm between calls): the fit t_kernel + N · t_row + "
+                                         f"bytes / (W · eta_bw) at the same M over the measured time (rate relative "
+                                         f"to the fit){over}", lo=0.2, hi=1.5)
+
+
+class _as_curve:
+    """A curve dict (as `_curve` builds it) read by kernels.curve_value."""
+
+    def __init__(self, d: dict):
+        self.x, self.y = d["x"], d["y"]
 
 
 def _measure_sdpa(be, timer, P, fmt, b, pool_bytes, out, tick):
