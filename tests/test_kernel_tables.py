@@ -147,14 +147,14 @@ def test_routed_experts_read_the_moe_curve_at_their_rows_per_expert_and_chips_wi
 
     m, kw = load_model("deepseek-v3"), dict(G=8, B=64, S=2048, precision="fp4", layout=Layout(tp=1, ep=8))
     pri = load_priors("b200-kernels").for_engine("trtllm")
-    dense = pri.evolve(curves={k: c for k, c in pri.curves.items() if "_moe." not in k})
+    dense = pri.evolve(curves={k: c for k, c in pri.curves.items() if "_moe" not in k})
     s = step(m, load_system("hgx-b200"), priors=pri, **kw)
     d = step(m, load_system("hgx-b200"), priors=dense, **kw)
     M_e, W_e, W = s.extras["M_e"], value_of(s.extras["W_experts"]), load_chip("b200").hbm_bandwidth_bytes_per_s
     assert 1 < M_e < 8  # 64 tokens · 8 experts over 8 ranks of 32 experts
     assert s.v("t_weights") - d.v("t_weights") == pytest.approx(
-        W_e / W * (1 / curve_value(pri.curves["eta_bw_moe.fp4"], M_e) - 1 / curve_value(pri.curves["eta_bw.fp4"], M_e)),
-        rel=1e-6)
+        W_e / W * (1 / curve_value(pri.curves["eta_bw_moe_ep1.fp4"], M_e) - 1 / curve_value(pri.curves["eta_bw.fp4"], M_e)),
+        rel=1e-6)  # attention DP (tp 1 of 8): the all-to-all hands each rank's op only its own pairs, as at ep 1
     assert s.v("t_weights") < d.v("t_weights")  # the MoE op streams experts faster than the dense FP4 GEMM
     mi = load_system("mi300x-8")  # no kernel tables: experts stream at the spec-sheet eta_bw like every weight
     p = load_priors(mi.chip.priors)
@@ -162,3 +162,22 @@ def test_routed_experts_read_the_moe_curve_at_their_rows_per_expert_and_chips_wi
     t = step(m, mi, priors=p, **{**kw, "precision": "fp8"})
     assert t.v("t_weights") == pytest.approx(value_of(t.extras["W_touched"]) / (mi.chip.hbm_bandwidth_bytes_per_s * p.eta_bw),
                                              rel=1e-6)
+
+
+def test_moe_curves_by_expert_parallel_width_and_mxfp4_experts_read_their_own_table():
+    from tokenmath.core.kernels import curve_value
+    from tokenmath.core.load import load_model
+    from tokenmath.core.roofline import moe_curve_name, moe_format
+
+    pri = load_priors("b200-kernels").for_engine("trtllm")
+    assert moe_curve_name(pri, "eta_bw_moe", "fp4", 8) == "eta_bw_moe_ep8"
+    assert moe_curve_name(pri, "eta_bw_moe", "fp4", 72) == "eta_bw_moe_ep64"  # the nearest width measured
+    assert moe_curve_name(pri, "eta_bw_moe", "fp4", 3) == "eta_bw_moe_ep4"  # nearest in log2
+    assert moe_curve_name(load_priors("default"), "eta_bw_moe", "fp4", 8) == "eta_bw_moe"  # no tables: unchanged
+    # the op slows as its experts are split wider, at equal rows per expert (the reason for the per-width curves)
+    at = [curve_value(pri.curves[f"eta_bw_moe_ep{w}.fp4"], 64.0) for w in (1, 8, 64)]
+    assert at[0] > at[1] > at[2]
+    assert all(max(c.y) <= 1.0 for k, c in pri.curves.items() if "_moe" in k)
+    gpt = load_model("gpt-oss-120b")  # MXFP4 experts: the MXFP4 kernels' table, not NVFP4's
+    assert moe_format("mxfp4", "fp4", pri) == "mxfp4" and moe_format("nvfp4", "fp4", pri) == "fp4"
+    assert "mxfp4@trtllm" in load_priors("b200-kernels").moe_overhead_fmt and gpt.moe is not None

@@ -91,7 +91,7 @@ from .records import Model, Priors, System
 from .units import COMPUTE_FORMAT
 
 __all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-           "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
+           "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "moe_curve_name", "MOE_PEAK", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
@@ -178,6 +178,42 @@ def kernel_format(m: Model, prec: str, pri: Priors) -> str:
         return "fp8_block" if any(k.split("@")[0] in ("eta_mm.fp8_block", "eta_bw.fp8_block") for k in pri.curves) \
             else "fp8"
     return prec
+
+
+# the peak a fused MoE op's rates are a fraction of, where it is not its format's own: MXFP4 experts multiply MXFP8
+# activations (Blackwell's kind::mxf8f6f4 MMA, at the FP8 rate) or BF16 ones (Hopper, which has no FP4 tensor
+# cores; vLLM's default on Blackwell) — never at the FP4 peak. One reference (FP8) for both; the curves say how far
+# each engine's kernel is from it (measure/kernel_tables.py derives them against the same peak)
+MOE_PEAK = {"mxfp4": "fp8"}
+
+
+def moe_format(fe: str, kf_e: str, pri: Priors) -> str:
+    """The format whose fused-MoE curves and fixed cost the routed experts read: MXFP4 experts (gpt-oss,
+    DeepSeek-V4) their own ('mxfp4': the tables' `w4a8_mxfp4_mxfp8` / `w4a16_mxfp4` kernels, the one each engine
+    runs), where the priors measured it; else the GEMM kernel format `kf_e` (before 2026-11-24 round 6 MXFP4
+    experts read the NVFP4 table at the FP4 peak, a kernel no engine runs for them)."""
+    if fe == "mxfp4" and ("eta_bw_moe.mxfp4" in pri.curves or "mxfp4" in pri.moe_overhead_fmt):
+        return "mxfp4"
+    return kf_e
+
+
+def moe_curve_name(pri: Priors, name: str, fmt: str, ep) -> str:
+    """The fused-MoE curve `name` measured at the expert-parallel ways nearest `ep` (`<name>_ep<w>.<fmt>`, w a
+    power of two; the nearest in log2, the fewer ways on a tie), else the curve over every ep (`name`).
+
+    The MoE tables time one rank's op with the whole group's T tokens routed through it, and at equal rows per
+    expert M_e = T·k/E the op runs slower the more ways its experts are split (B200 TensorRT-LLM NVFP4,
+    M_e = 64: 0.73 of W at ep 1, 0.21 at ep 8, 0.09 at ep 64; the routing, permute and combine of all T tokens
+    do not shrink with the rank's share of experts). One curve by M_e over every ep read a prefill at ep 2 at
+    the rate of the tables' ep-64 rows (round 5, VLLM-002); the curve of the step's own ep does not. The caller
+    passes ep = 1 under attention data parallelism, where the all-to-all gives each rank's op only its own pairs."""
+    pre, post = f"{name}_ep", f".{fmt}"
+    ways = [int(k[len(pre):-len(post)]) for k in pri.curves if k.startswith(pre) and k.endswith(post)
+            and k[len(pre):-len(post)].isdigit()]
+    if not ways:
+        return name
+    e = float(np.max(np.asarray(ep, dtype=float)))
+    return f"{name}_ep{min(ways, key=lambda w: (abs(np.log2(w) - np.log2(max(e, 1.0))), w))}"
 
 
 def gemms_per_layer(m: Model, fused_moe: bool = False) -> float:
@@ -494,10 +530,17 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             kf_dense, kf_exp = kernel_format(m, fa, pri), kernel_format(m, fe, pri)
             if chip.peak_precision(fa) != chip.peak_precision(prec):
                 F_dense = g("F_dense", chip.peak(fa), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fa)}"))
+        kf_moe, F_moe = kf_exp, None
+        if native and m.moe is not None:
+            kf_moe = moe_format(arch.weight_formats(m)["experts"], kf_exp, pri)
+            if kf_moe in MOE_PEAK:
+                pk = chip.peak_precision(MOE_PEAK[kf_moe])
+                F_moe = g("F_moe", chip.peak(pk), "FLOP/s", chip.source_of(f"peak_flop_per_s.{pk}")
+                          + f" ({kf_moe} experts: the MMA rate of their activations, roofline.MOE_PEAK)")
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
-            kf_dense=kf_dense, F_dense=F_dense)
+            kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe)
         extras.update(more)
 
     if spec:
@@ -510,6 +553,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
         kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri) if native else kf
+        kf_e = moe_format(arch.weight_formats(m)["experts"], kf_e, pri) if native else kf_e
         t_moe, t_moe_src = pri.moe_overhead(kf_e) if m.moe is not None and arch.n_moe_layers(m) else (None, "")
         fused = t_moe is not None
         if t_k or pri.aux_kernel_s:
@@ -639,7 +683,7 @@ def _interval(t, pri, reads, extrapolated: bool):
 
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
-                   kf_dense: str | None = None, F_dense=None):
+                   kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -700,11 +744,17 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         M_e = expert_rows(load, hits)
         # the fused MoE op's measured rates by rows per expert where the chip has MoE tables (their fixed cost is
         # t_moe in the overhead, already taken out of these curves); else the dense GEMM curves at M_e rows
-        moe_mm, moe_bw = (not spec and has_curve(pri, n, prec) for n in ("eta_mm_moe", "eta_bw_moe"))
-        t_mm_e = expert_gemm_time(flop_e, F_mm, c("eta_mm_e", "eta_mm_moe", prec, M_e) if moe_mm
+        kf_moe = kf_moe or prec
+        # attention TP: every rank's op routes the group's T tokens, as the tables' rows at this ep do; attention DP:
+        # the all-to-all hands each rank only its own (token, expert) pairs, as the tables' ep-1 op sees them
+        ep_op = 1 if np.max(np.asarray(dp)) > 1 else ep
+        n_mm, n_bw = (moe_curve_name(pri, n, kf_moe, ep_op) for n in ("eta_mm_moe", "eta_bw_moe"))
+        moe_mm, moe_bw = (not spec and has_curve(pri, n, kf_moe) for n in (n_mm, n_bw))
+        t_mm_e = expert_gemm_time(flop_e, F_moe if moe_mm and F_moe is not None else F_mm,
+                                  c("eta_mm_e", n_mm, kf_moe, M_e) if moe_mm
                                   else eta_mm_at("eta_mm_e", M_e, prec))
-        eta_bw_e = c("eta_bw_e", "eta_bw_moe" if moe_bw else "eta_bw", prec, M_e)
-        if not moe_bw and has_curve(pri, "gemm_width", prec) and not spec:
+        eta_bw_e = c("eta_bw_e", n_bw, kf_moe, M_e) if moe_bw else c("eta_bw_e", "eta_bw", prec, M_e)
+        if not moe_bw and has_curve(pri, "gemm_width", prec) and not spec:  # a CPU profile: by each GEMM's K
             eta_bw_e = _width_eta(eta_bw_e, eager.gemm_widths(m)[1], M_e, prec, c, g, "_e")
         t_w_e = expert_weight_time(W_e, W, eta_bw_e)
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)

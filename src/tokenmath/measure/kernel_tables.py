@@ -40,7 +40,17 @@ in place of its two grouped expert GEMMs' and its top-k / permute / un-permute k
 (`_moe_rates`): eta_bw_moe.<f>(M_e) where the experts' weight read dominates at the peaks, eta_mm_moe.<f>(M_e)
 where their FLOP do, over per-rank experts of ≥ 4 MB (smaller experts run slower: one curve by M_e does not
 resolve expert size). The critical path's routed experts read them where a chip has them, the dense GEMM
-curves at M_e rows elsewhere.
+curves at M_e rows elsewhere. Since round 6 (2026-11-24):
+- each expert-parallel width has its own curves too (`eta_bw_moe_ep<w>.<f>`, `eta_mm_moe_ep<w>.<f>`, w = 1 … 64,
+  read at the layout's ep by roofline.moe_curve_name): at equal M_e the tables' op runs slower the wider its
+  experts are split (every rank still routes, permutes and combines the group's T tokens), so one curve over
+  every ep read an ep-2 prefill at the rate of the ep-64 rows;
+- rows faster than the peaks (eta > 1: at ep 1 TensorRT-LLM's NVFP4 rows read "1.4-14 × W", their routing
+  reaching fewer experts than min(E/ep, T·k/ep)) are left out, not held at 1;
+- MXFP4 experts ('mxfp4': gpt-oss, DeepSeek-V4) read the MXFP4 kernel each engine runs (`MOE_FORMATS`), as
+  fractions of the FP8 peak (roofline.MOE_PEAK), no longer the NVFP4 table at the FP4 peak.
+Beyond a curve's last M_e (≈ 1-4k rows per expert: prefill of tens of thousands of tokens) the rate is held at
+its last point, the grouped GEMM's compute plateau; the tables measure up to 16-32k tokens per op.
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
@@ -65,6 +75,7 @@ from ..core.arch import bytes_per
 from ..core.errors import InputError
 from ..core.load import PACKAGE_CATALOG, load_chip
 from ..core.records import ENGINES
+from ..core.roofline import MOE_PEAK
 from ..core.units import COMPUTE_FORMAT
 
 __all__ = ["TABLE_SYSTEMS", "Derived", "find_tables", "derive_priors", "derive_all", "write_priors", "priors_yaml"]
@@ -189,6 +200,28 @@ def _by_engine(items: list[tuple]) -> list[tuple[str, list[tuple]]]:
     return out
 
 
+def _store_split(out: Derived, key_mm: str, key_bw: str, per: list[dict], bounds: list[dict], used: list[str],
+                 src: str, what: str, held: str = "") -> None:
+    """Each engine's points (and the median over engines) split where they turn compute-bound: `key_mm` for the
+    compute-bound sizes, `key_bw` for the memory-bound ones, held non-increasing (a weight read never gets
+    cheaper with more rows on it)."""
+    for suffix, group in _by_engine(list(zip(per, bounds, used))):
+        xs, med, spread = _across_engines([g[0] for g in group])
+        compute = [x for x in xs if np.mean([g[1].get(x, False) for g in group]) >= 0.5]
+        memory = [x for x in xs if x not in compute]
+        text = src.format(engines=", ".join(g[2] for g in group)) + ("; median over engines" if not suffix else "")
+        if compute:
+            i = [xs.index(x) for x in compute]
+            out.curves[f"{key_mm}{suffix}"] = _curve(compute, [med[j] for j in i], [spread[j] for j in i],
+                                                     text + f"; compute-bound {what}")
+        if memory:
+            i = [xs.index(x) for x in memory]
+            y = np.minimum.accumulate([med[j] for j in i])
+            out.curves[f"{key_bw}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
+                                                     text + f"; memory-bound {what}, held non-increasing{held}",
+                                                     work=False)
+
+
 def _store_curves(out: Derived, key: str, per: list[dict], used: list[str], src: str, cap: float = 1.0) -> None:
     """The engines' median curve under `key`, and each engine's own under `key@<engine>`."""
     for suffix, group in _by_engine(list(zip(per, used))):
@@ -271,22 +304,7 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                f" / eta at model-sized shapes (memory-bound M: the slope; compute-bound M: median of "
                f"max(FLOP/F, bytes/W)/(t − t_kernel)), against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s "
                f"of catalog chip {chip.name}")
-        for suffix, group in _by_engine(list(zip(per, bounds, used))):
-            xs, med, spread = _across_engines([g[0] for g in group])
-            compute = [x for x in xs if np.mean([g[1].get(x, False) for g in group]) >= 0.5]
-            memory = [x for x in xs if x not in compute]
-            text = src.format(engines=", ".join(g[2] for g in group)) + (
-                "; median over engines" if not suffix else "")
-            if compute:
-                i = [xs.index(x) for x in compute]
-                out.curves[f"eta_mm.{fmt_}{suffix}"] = _curve(compute, [med[j] for j in i], [spread[j] for j in i],
-                                                              text + "; compute-bound rows")
-            if memory:
-                i = [xs.index(x) for x in memory]
-                y = np.minimum.accumulate([med[j] for j in i])  # a weight read never gets cheaper with more rows
-                out.curves[f"eta_bw.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
-                                                              text + "; memory-bound rows, held non-increasing in M",
-                                                              work=False)
+        _store_split(out, f"eta_mm.{fmt_}", f"eta_bw.{fmt_}", per, bounds, used, src, "rows", " in M")
     if kernels:
         out.scalars["kernel_overhead_s"] = float(np.median(kernels))
         out.sources["kernel_overhead_s"] = (f"{PACKAGE} {out.version} {sysdir}/gemm: median over engines of the BF16 "
@@ -507,9 +525,26 @@ def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
 
 # ---- all of it -----------------------------------------------------------------------------------
 
-# our GEMM format -> the MoE tables' formats, in order of preference (gpt-oss's MXFP4 experts run where NVFP4 has no table)
-MOE_FORMATS = {"bf16": ("bfloat16",), "fp8": ("fp8",), "fp8_block": ("fp8_block",),
-               "fp4": ("nvfp4", "w4a8_mxfp4_mxfp8", "w4a16_mxfp4")}
+# our expert format -> the MoE tables' formats, in order of preference. NVFP4 ('fp4') reads NVFP4 only. MXFP4 experts
+# (gpt-oss, DeepSeek-V4) read the MXFP4 kernel each engine runs for such a checkpoint (`_moe_names`): on Blackwell
+# TensorRT-LLM and SGLang quantise the activations to MXFP8 (`w4a8_mxfp4_mxfp8`: TensorRT-LLM's newest Blackwell
+# collection, 1.3.0rc23, measured only that mode; SGLang's flashinfer MXFP4 MoE, default precision), vLLM keeps BF16
+# activations (`w4a16_mxfp4`, the table's GptOssMxfp4MoE flashinfer mxfp4_bf16 kernel; MXFP8 only by opt-in env); on
+# Hopper every engine runs `w4a16_mxfp4` (no FP4 tensor cores: weights dequantised in the kernel).
+MOE_FORMATS = {"bf16": ("bfloat16",), "fp8": ("fp8",), "fp8_block": ("fp8_block",), "fp4": ("nvfp4",),
+               "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4")}
+MOE_ENGINE_FORMATS = {("mxfp4", "vllm"): ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8")}
+
+
+def _moe_names(fmt_: str, engine: str) -> tuple[str, ...]:
+    return MOE_ENGINE_FORMATS.get((fmt_, engine), MOE_FORMATS[fmt_])
+
+
+def _moe_bytes(fmt_: str, name: str) -> float:
+    """Bytes per expert weight of a MoE table format (NVFP4: 4.5 bits with its scales, MXFP4: 4.25)."""
+    if fmt_ == "mxfp4":
+        return bytes_per("mxfp4")
+    return {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0}.get(name, 0.5625)
 
 
 def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -529,12 +564,13 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
         files = sorted((p / "moe_perf.parquet" for p in eng_dir.iterdir() if (p / "moe_perf.parquet").is_file()),
                        key=lambda f: _version_key(f.parent.name), reverse=True)
         tables = [(f.parent.name, _read(f)) for f in files]
-        for fmt_, names in MOE_FORMATS.items():
+        for fmt_ in MOE_FORMATS:
+            names = _moe_names(fmt_, eng_dir.name)
             for name, ver, df in ((n, v, d) for n in names for v, d in tables):  # preferred format, newest version
                 sub = df[(df.moe_dtype == name) & (df.distribution == "balanced") & (df.num_tokens == 1)]
                 if len(sub) == 0:
                     continue
-                b = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0}.get(name, 0.5625)
+                b = _moe_bytes(fmt_, name)
                 g = sub.groupby(["hidden_size", "inter_size", "topk", "moe_tp_size", "moe_ep_size"]).latency.min()
                 a = []
                 for (D, F, k, tp, ep), lat_ms in g.items():
@@ -546,7 +582,7 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
                     v = float(np.median(a))
                     out.moe_fmt[f"{fmt_}@{eng_dir.name}"] = v
                     per_fmt.setdefault(fmt_, []).append(v)
-                    used.append(f"{eng_dir.name} {ver}")
+                    used.append(f"{eng_dir.name} {ver} {name}")
                 break
     for fmt_, v in per_fmt.items():
         out.moe_fmt[fmt_] = float(np.median(v))
@@ -557,6 +593,10 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"median over shapes with D·F ≥ 6e6 where that read is ≤ 1/4 of the op; '<format>' the median over engines")
 
 
+# expert-parallel ways with a curve of their own (roofline.moe_curve_name reads the nearest): at equal M_e the op
+# runs slower the more ways its experts are split (B200 TensorRT-LLM NVFP4, M_e = 64: 0.73 of W at ep 1, 0.21 at 8,
+# 0.09 at 64), because every rank's op still routes, permutes and combines all T tokens of the group
+MOE_EP_WAYS = (1, 2, 4, 8, 16, 32, 64)
 MOE_MIN_EXPERT_BYTES = 4e6  # model-sized experts per rank (Qwen3-30B's FP8 expert is 4.7 MB, DeepSeek-V3's 22-44 MB)
 
 
@@ -572,14 +612,17 @@ def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
         eta_mm_moe.<f>(M_e): the compute-bound M_e
     over gated shapes (the fastest kernel path per shape) whose per-rank expert is model-sized (≥ 4 MB):
     smaller experts stream at a fraction of this (0.03-0.5 of W on B200 NVFP4 below 2 MB), which one
-    curve by M_e does not resolve."""
+    curve by M_e does not resolve. Rows with eta > 1 are left out (they cannot run what is counted). Each
+    MOE_EP_WAYS width also gets curves from its own rows (`eta_bw_moe_ep<w>.<f>`): the op's time at equal M_e
+    grows with ep (B200 TensorRT-LLM NVFP4, M_e = 64: 0.73 of W at ep 1, 0.21 at 8, 0.09 at 64), which a rate by
+    M_e alone folds into one median."""
     folder = root / "data" / sysdir / "moe"
     if not folder.is_dir():
         return
     W = chip.hbm_bandwidth_bytes_per_s
-    for fmt_, names in MOE_FORMATS.items():
-        F, b = chip.peak(fmt_), bytes_per(fmt_)
-        per, bounds, used = [], [], []
+    for fmt_ in MOE_FORMATS:
+        F = chip.peak(MOE_PEAK.get(fmt_, fmt_))
+        rows = []
         for eng_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
             t_moe = out.moe_fmt.get(f"{fmt_}@{eng_dir.name}")
             if t_moe is None:
@@ -587,13 +630,13 @@ def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
             files = sorted((p / "moe_perf.parquet" for p in eng_dir.iterdir() if (p / "moe_perf.parquet").is_file()),
                            key=lambda f: _version_key(f.parent.name), reverse=True)
             found = None
-            for name in names:
+            for name in _moe_names(fmt_, eng_dir.name):
                 for f in files:
                     df = _read(f)
                     sub = df[(df.moe_dtype == name) & (df.distribution == "balanced")
                              & ~df.kernel_source.astype(str).str.contains("nongated")]
                     if len(sub):
-                        found = (f.parent.name, sub)
+                        found = (f"{f.parent.name} {name}", sub)
                         break
                 if found:
                     break
@@ -603,45 +646,51 @@ def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
             g = found[1].groupby(keys, as_index=False).latency.min()
             T, D, Fi, k, E, tp, ep = (g[c].to_numpy(dtype=float) for c in keys)
             t = g.latency.to_numpy() * 1e-3
+            b = bytes_per(fmt_)
             load = np.maximum(1.0, T * k / ep)
             hits = np.minimum(E / ep, load)
             size = 3 * D * Fi / tp * b
             flop_t, bytes_t = 2 * 3 * D * Fi / tp * load / F, hits * size / W
-            s = (size >= MOE_MIN_EXPERT_BYTES) & (t > t_moe)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                eta_all = np.maximum(flop_t, bytes_t) / (t - t_moe)
+            # a row faster than the peaks does not run what the accounting counts (its routing reaches fewer experts
+            # than min(E/ep, T·k/ep): at ep 1 most of TensorRT-LLM's NVFP4 rows read "1.4-14 × W"): left out
+            s = (size >= MOE_MIN_EXPERT_BYTES) & (t > t_moe) & (eta_all <= 1.0)
             Me = (load / hits)[s]
-            eta = np.maximum(flop_t, bytes_t)[s] / (t[s] - t_moe)
+            eta = eta_all[s]
             mem = (bytes_t >= flop_t)[s]
-            pts, bound = {}, {}
-            for e in range(0, 16):
-                m = (Me >= 2.0 ** (e - 0.5)) & (Me < 2.0 ** (e + 0.5))
-                if m.sum() >= 5:
-                    pts[2.0 ** e] = float(np.median(eta[m]))
-                    bound[2.0 ** e] = bool(np.mean(mem[m]) < 0.5)
-            if pts:
-                per.append(pts)
-                bounds.append(bound)
-                used.append(f"{eng_dir.name} {found[0]}")
-        if not per:
+            rows.append((Me, eta, mem, ep[s], f"{eng_dir.name} {found[0]}"))
+        if not rows:
             continue
-        src = (f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}; {'/'.join(names)}, balanced routing, fastest "
-               f"gated kernel path per shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB): "
+        src = (f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}; balanced routing, fastest "
+               f"gated kernel path per shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB{{ways}}): "
                f"max(FLOP/F, bytes/W) / (t − moe_overhead_fmt) by rows per expert M_e, against F = "
-               f"{F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s of catalog chip {chip.name}")
-        for suffix, group in _by_engine(list(zip(per, bounds, used))):
-            xs, med, spread = _across_engines([g_[0] for g_ in group])
-            compute = [x for x in xs if np.mean([g_[1].get(x, False) for g_ in group]) >= 0.5]
-            memory = [x for x in xs if x not in compute]
-            text = src.format(engines=", ".join(g_[2] for g_ in group)) + ("; median over engines" if not suffix else "")
-            if compute:
-                i = [xs.index(x) for x in compute]
-                out.curves[f"eta_mm_moe.{fmt_}{suffix}"] = _curve(compute, [med[j] for j in i],
-                                                                  [spread[j] for j in i], text + "; compute-bound M_e")
-            if memory:
-                i = [xs.index(x) for x in memory]
-                y = np.minimum.accumulate([med[j] for j in i])
-                out.curves[f"eta_bw_moe.{fmt_}{suffix}"] = _curve(memory, list(y), [spread[j] for j in i],
-                                                                  text + "; memory-bound M_e, held non-increasing",
-                                                                  work=False)
+               f"{F / 1e12:g} TFLOP/s ({MOE_PEAK.get(fmt_, fmt_)} peak) and W = {W / 1e12:g} TB/s of catalog chip {chip.name}")
+        for ways in (None,) + MOE_EP_WAYS:
+            per, bounds, used = [], [], []
+            for Me, eta, mem, eps, label in rows:
+                sel = np.ones(len(Me), bool) if ways is None else eps == ways
+                pts, bound = _moe_bins(Me[sel], eta[sel], mem[sel])
+                if pts:
+                    per.append(pts)
+                    bounds.append(bound)
+                    used.append(label)
+            name = "" if ways is None else f"_ep{ways}"
+            text = src.replace("{ways}", "") if ways is None else (
+                f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}): as eta_bw_moe / eta_mm_moe, over the rows with "
+                f"moe_ep_size = {ways} only")
+            _store_split(out, f"eta_mm_moe{name}.{fmt_}", f"eta_bw_moe{name}.{fmt_}", per, bounds, used, text, "M_e")
+
+
+def _moe_bins(Me, eta, mem) -> tuple[dict, dict]:
+    """Median eta by factor-2 bins of M_e (≥ 5 shapes a bin), and whether each bin is mostly compute-bound."""
+    pts, bound = {}, {}
+    for e in range(0, 16):
+        m = (Me >= 2.0 ** (e - 0.5)) & (Me < 2.0 ** (e + 0.5))
+        if m.sum() >= 5:
+            pts[2.0 ** e] = float(np.median(eta[m]))
+            bound[2.0 ** e] = bool(np.mean(mem[m]) < 0.5)
+    return pts, bound
 
 
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
