@@ -394,3 +394,15 @@ def test_other_names_of_an_architecture_load():
         assert load_model(n).name in {"deepseek-v3", "llama-3.1-8b", "llama-3.3-70b"}
     with pytest.raises(CatalogError):
         load_model("deepseek-ai/no-such-model")
+
+
+def test_grouped_attention_entries_hold_their_kv_by_group():
+    """The catalog's DeepSeek-V4-Flash and Gemma 4 26B-A4B (no optional package needed; the hand derivations are
+    in tests/test_hfconfig_package.py): V4-Flash 7,920 B per token (21 CSA + 20 HCA + 2 window-only layers),
+    Gemma 4 26B-A4B 25 · 8,192 + 5 · 4,096 = 225,280 B, its sliding layers holding 1,024 tokens past the window."""
+    v4 = load_model("deepseek-v4-flash")
+    assert [(g.n_layers, g.compress_ratio) for g in v4.attention_groups] == [(21, 4), (20, 128), (2, None)]
+    assert float(kv_bytes_per_token(v4)) == pytest.approx(7920, rel=1e-12)
+    g4 = load_model("gemma-4-26b-a4b")
+    assert float(kv_bytes_per_token(g4)) == 225280
+    assert float(kv_stored_bytes(g4, 100_000)) == 25 * 8192 * 1024 + 5 * 4096 * 100_000
