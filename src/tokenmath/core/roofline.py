@@ -90,8 +90,11 @@ from .load import load_priors
 from .records import Model, Priors, System
 from .units import COMPUTE_FORMAT
 
-__all__ = ["Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-           "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "moe_curve_name", "MOE_PEAK", "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"]
+__all__ = [
+    "Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
+    "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "moe_curve_name", "MOE_PEAK",
+    "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"
+]
 
 BASES = ("spec", "prior")
 PHASES = ("prefill", "decode")
