@@ -14,6 +14,7 @@ import pytest
 
 from tokenmath.core.arch import (
     kv_bytes_per_token,
+    kv_read_bytes,
     kv_stored_bytes,
     n_moe_layers,
     param_counts,
@@ -406,3 +407,17 @@ def test_grouped_attention_entries_hold_their_kv_by_group():
     g4 = load_model("gemma-4-26b-a4b")
     assert float(kv_bytes_per_token(g4)) == 225280
     assert float(kv_stored_bytes(g4, 100_000)) == 25 * 8192 * 1024 + 5 * 4096 * 100_000
+
+
+def test_block_sparse_and_kda_entries_hold_their_kv():
+    """The catalog's MiniMax-M3 and Kimi K3 (no optional package needed; the hand derivations are in
+    tests/test_hfconfig_package.py): MiniMax-M3 60 · 2,048 + 57 · 1,024 (index keys) = 181,248 B per token, a
+    decode step on a block-sparse layer reading (16 + 1) · 128 = 2,176 tokens of KV; Kimi K3 24 MLA layers ·
+    1,152 = 27,648 B per token beside a fixed 69 · 6,512,640 = 449,372,160 B of KDA state per sequence."""
+    m3 = load_model("minimax-m3")
+    assert float(kv_bytes_per_token(m3)) == 181248
+    S = 131072
+    assert float(kv_read_bytes(m3, S)) == 57 * (2176 * 2048 + S * 1024) + 3 * S * 2048
+    k3 = load_model("kimi-k3")
+    assert float(kv_bytes_per_token(k3)) == pytest.approx(27648, rel=1e-12)
+    assert float(kv_stored_bytes(k3, S)) == pytest.approx(27648 * S + 449372160, rel=1e-12)

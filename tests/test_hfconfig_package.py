@@ -26,7 +26,7 @@ def _configs() -> list[Path]:
 CONFIGS = _configs()
 needs_package = pytest.mark.skipif(not CONFIGS, reason="aiconfigurator-core not installed (pip install -e '.[kernels]')")
 # families refused on purpose, each for a variation the Model record does not express (hfconfig._NOT_YET)
-REFUSED = ("MiniMax-M3", "Kimi-K3")  # block-sparse attention + KDA linear layers: not yet
+REFUSED: tuple[str, ...] = ()  # every config in aiconfigurator-core 0.12.0 imports
 
 
 def _find(stem: str) -> Path:
@@ -116,3 +116,38 @@ def test_gemma4_sliding_and_global_shapes():
     assert m.moe.n_routed_experts == 128 and m.moe.d_ff_shared_expert == 2112  # dense MLP beside the experts
     q = load_model(str(_find("nvidia--Gemma-4-26B-A4B-NVFP4")))  # exclude_modules: attention, dense mlp, router
     assert q.weight_dtypes["experts"] == "nvfp4" and q.weight_dtypes["shared_experts"] == "bf16"
+
+
+@needs_package
+def test_minimax_m3_block_sparse_attention_kv():
+    """MiniMax-M3, 60 layers of GQA (4 KV heads × 128), K and V in bf16: 2·4·128·2 = 2048 B per token per layer.
+    sparse_attention_freq marks 57 layers block-sparse: each also keeps an index key of sparse_num_index_heads ×
+    sparse_index_dim = 4·128 in bf16 = 1024 B (the estimate the reader states). Per token:
+    60·2048 + 57·1024 = 122880 + 58368 = 181248 B. A decode step at S = 131072 reads on a sparse layer
+    (16 top + 1 local) blocks of 128 = 2176 tokens of KV and every token's index key, on the 3 dense layers all S."""
+    m = load_model(str(_find("MiniMaxAI--MiniMax-M3")))
+    assert [(g.n_layers, g.topk) for g in m.attention_groups] == [(57, 2176), (3, None)]
+    assert float(kv_bytes_per_token(m)) == 181248
+    S = 131072
+    assert float(kv_stored_bytes(m, S)) == 181248 * S
+    assert float(kv_read_bytes(m, S)) == 57 * (2176 * 2048 + S * 1024) + 3 * S * 2048
+    assert m.d_ff == 12288 and m.moe.first_dense_layers == 3 and m.moe.n_shared_experts == 1
+    q = load_model(str(_find("nvidia--MiniMax-M3-NVFP4")))  # text_config + MIXED_PRECISION: NVFP4 experts, MXFP8 rest
+    assert q.attention_groups == m.attention_groups and q.d_ff == m.d_ff and q.moe == m.moe
+    assert q.weight_dtypes["experts"] == "nvfp4" and q.weight_dtypes["attention"] == "fp8"
+
+
+@needs_package
+def test_kimi_k3_kda_layers_hold_state_mla_layers_kv():
+    """Kimi-K3, 93 layers: linear_attn_config puts KDA on 69 and MLA on 24. MLA caches its latent,
+    (kv_lora_rank 512 + rope 64) · 2 B = 1152 B per token per layer: 24·1152 = 27648 B per token. Each KDA layer
+    holds per sequence a 96 heads × 128 × 128 FP32 state (6291456 B) and a conv window of 3 taps over q, k, v
+    (3·96·128 · 3 · 2 B = 221184 B): 69 · 6512640 = 449372160 B, read and written once per decode step."""
+    m = load_model(str(_find("moonshotai--Kimi-K3")))
+    assert (m.linear_attention.kind, m.linear_attention.n_layers, m.mla.kv_lora_rank) == ("kda", 69, 512)
+    assert float(kv_bytes_per_token(m)) == pytest.approx(27648, rel=1e-12)
+    assert state_bytes_per_sequence(m) == 449372160
+    S = 131072
+    assert float(kv_read_bytes(m, S)) == pytest.approx(27648 * S + 2 * 449372160, rel=1e-12)
+    assert m.moe.d_latent == 3584 and m.moe.n_shared_experts == 2 and m.moe.experts_per_token == 16
+    assert m.attention_output_gate and m.weight_dtypes["experts"] == "mxfp4" and m.weight_dtypes["attention"] == "bf16"

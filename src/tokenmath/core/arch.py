@@ -12,7 +12,7 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
 - KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
   attention adds its indexer's key per token per layer.
-- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Nemotron-H's Mamba2): L_lin of the L layers
+- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Kimi K3's KDA, Nemotron-H's Mamba2): L_lin of the L layers
   mix tokens through a fixed-size state instead of attention, so only the L − L_lin attention layers
   keep KV that grows with context. A linear layer holds
   N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c
@@ -34,7 +34,8 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   compression; a window-only layer keeps no body). Attention FLOP per key read 2·N·(H + H_v), per indexed
   entry 2·n_idx·d_idx. Sources: aiconfigurator-core 0.12.0 sdk/models/gemma4.py and deepseek_v4.py
   (get_kvcache_bytes_per_sequence) for the same per-group KV.
-- Output-gated attention (Qwen3.5): the query projection also yields a gate, + D·N·H parameters.
+- Output-gated attention (Qwen3.5): the query projection also yields a gate, + D·N·H parameters (MLA, Kimi K3:
+  + D·N·d_v).
 - Latent MoE (Nemotron 3 Super/Ultra): routed experts work in d_lat, N_expert = m·d_lat·F_e, plus a
   D×d_lat projection in and out per MoE layer (always active).
 - Weight bytes: each module kind (attention, dense MLP, routed experts, shared experts, routers,
@@ -103,8 +104,9 @@ def linear_layer_params(m: Model, explain: bool = False):
         return 0
     src = m.file or m.name
     g = lambda sym, v: lift(explain, sym, v, "", src)  # noqa: E731
-    return linear_attn_params(g("D", m.d_model), g("h_k", la.key_heads), g("d_k", la.key_dim), g("h_v", la.value_heads),
-                              g("d_v", la.value_dim), g("g", la.gates_per_head), g("c", la.conv_kernel))
+    n = linear_attn_params(g("D", m.d_model), g("h_k", la.key_heads), g("d_k", la.key_dim), g("h_v", la.value_heads),
+                           g("d_v", la.value_dim), g("g", la.gates_per_head), g("c", la.conv_kernel))
+    return _plus(n, la.extra_params, "N_lin", "forget-gate projection D·d_k + d_k·h_v·d_k") if la.extra_params else n
 
 
 @formula("state_bytes = L_lin·(h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·(c − 1)·b_conv)", unit="B")
@@ -272,6 +274,8 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
         if not r_q:  # no Q bottleneck: the Q projection is D·N·(d_nope + d_rope)
             extra = m.d_model * m.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
             n_attn = _plus(n_attn, extra, "N_attn", "Q projection without bottleneck")
+        if m.attention_output_gate:  # Kimi K3: a D → N·d_v gate on the attention output
+            n_attn = _plus(n_attn, m.d_model * m.n_heads * a.v_head_dim, "N_attn", "output gate D·N·d_v")
     elif m.attention_groups:
         L_grp = sum(gr.n_layers for gr in m.attention_groups)
         n_attn = lift(explain, "N_attn", sum(gr.n_layers * group_layer_params(gr, m.d_model) for gr in m.attention_groups)

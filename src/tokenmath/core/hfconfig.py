@@ -19,13 +19,16 @@ multimodal config whose language model sits under `text_config` (Gemma 3, Llama 
 relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
 Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
 Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
-pairs, counts exact; moe_latent_size latent MoE). Layers of several attention shapes are read as groups
+pairs, counts exact; moe_latent_size latent MoE), and Kimi K3's Kimi Delta Attention layers beside MLA
+(`kimi_linear`: linear_attn_config kda_layers / full_attn_layers; mla_use_output_gate; routed_expert_hidden_size
+latent MoE; num_experts_per_token, num_shared_experts). Layers of several attention shapes are read as groups
 (records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
 num_global_key_value_heads, attention_k_eq_v), MiMo-V2-Flash (hybrid_layer_pattern, swa_* shapes, v_head_dim),
 DeepSeek-V4 (compress_ratios 0/4/128: window, CSA with a top-k indexer over FP4 keys, HCA; q/o low rank with
-o_groups; hc_mult hyper-connection mixers; expert_dtype fp4) and Llama-Nemotron NAS (block_configs: attention
+o_groups; hc_mult hyper-connection mixers; expert_dtype fp4), MiniMax-M3 (sparse_attention_config: block-sparse
+layers reading the top sparse_topk_blocks + local blocks, index keys estimated; dense_intermediate_size) and Llama-Nemotron NAS (block_configs: attention
 kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV, Jamba...) and the
-variants in _NOT_YET (MiniMax-M3's block-sparse attention, Kimi K3's KDA layers) are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
+variants in _NOT_YET are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
 quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
 per module kind.
 
@@ -286,6 +289,14 @@ class _Fields(BaseModel):
     num_hash_layers: Count | None = None
     expert_dtype: StrictStr | None = None
     block_configs: list["_Block"] | None = None
+    sparse_attention_config: "_SparseAttnCfg | None" = None
+    linear_attn_config: "_KdaCfg | None" = None
+    num_experts_per_token: Experts | None = None
+    num_shared_experts: Count | None = None
+    routed_expert_hidden_size: Size | None = None
+    mla_use_output_gate: StrictBool | None = None
+    attn_res_block_size: Count | None = None
+    dense_intermediate_size: Size | None = None
     # formats
     torch_dtype: StrictStr | None = None
     dtype: StrictStr | None = None
@@ -324,6 +335,29 @@ class _Block(BaseModel):
     ffn: _BlockFfn
 
 
+class _SparseAttnCfg(BaseModel):
+    """MiniMax-M3's block-sparse attention (MSA): which layers index, the block size, how many blocks a query reads."""
+    model_config = ConfigDict(extra="ignore")
+    use_sparse_attention: StrictBool = True
+    sparse_attention_freq: list[_int(0, 1)] | None = None
+    sparse_block_size: Tokens | None = None
+    sparse_topk_blocks: _int(1, 2**20) | None = None
+    sparse_local_block: _int(0, 2**20) = 0
+    sparse_init_block: _int(0, 2**20) = 0
+    sparse_num_index_heads: Size | None = None
+    sparse_index_dim: Size | None = None
+
+
+class _KdaCfg(BaseModel):
+    """Kimi K3 (kimi_linear): which layers are Kimi Delta Attention, which full attention (1-based), and the KDA shape."""
+    model_config = ConfigDict(extra="ignore")
+    kda_layers: list[_int(0, 2**16)] | None = None
+    full_attn_layers: list[_int(0, 2**16)] | None = None
+    num_heads: Size | None = None
+    head_dim: Size | None = None
+    short_conv_kernel_size: _int(1, 64) = 4
+
+
 class _FfnCfg(BaseModel):
     model_config = ConfigDict(extra="ignore")
     ffn_hidden_size: Size | None = None
@@ -332,6 +366,8 @@ class _FfnCfg(BaseModel):
 
 
 _Group.model_rebuild()
+_SparseAttnCfg.model_rebuild()
+_KdaCfg.model_rebuild()
 _Quant.model_rebuild()
 _Fields.model_rebuild()
 
@@ -391,6 +427,10 @@ FAMILY_SPECS: dict[str, _Family] = {
     "deepseek_v2": _Family("deepseek-v3", moe="deepseek", mla=True),
     "deepseek_v3": _Family("deepseek-v3", moe="deepseek", mla=True),
     "kimi_k2": _Family("deepseek-v3", moe="deepseek", mla=True),
+    "kimi_linear": _Family("kimi-k3", moe="deepseek", mla=True, linear="kda",
+                           notes="mla_use_nope: the rope slice is cached without positions (same size). Attention "
+                                 "residuals (attn_res_block_size) mix earlier blocks' outputs per token: elementwise, "
+                                 "no parameters or cache counted."),
     "deepseek_v32": _Family("deepseek-v3", moe="deepseek", mla=True),
     "glm4": _Family("glm-4"), "glm4_moe": _Family("glm-4-moe", moe="deepseek",
                                                   notes="partial RoPE does not change the accounting."),
@@ -416,6 +456,8 @@ FAMILY_SPECS: dict[str, _Family] = {
     "granite": _Family("granite"), "granitemoe": _Family("granite-moe", moe="mixtral", expert_ff=_MOE_FF),
     "stablelm": _Family("stablelm"), "internlm2": _Family("internlm2"), "nemotron": _Family("nemotron", mlp=2),
     "minimax_m2": _Family("minimax-m2", moe="mixtral", expert_ff=_MOE_FF),
+    "minimax_m3": _Family("minimax-m3", moe="deepseek", groups="msa", expert_ff=("moe_intermediate_size", "intermediate_size"),
+                          notes="partial RoPE and per-head QK norms do not change the accounting."),
     "exaone": _Family("exaone"), "seed_oss": _Family("seed-oss"), "smollm3": _Family("smollm3"),
     "glm_moe_dsa": _Family("glm-5", moe="deepseek", mla=True,
                            notes="GLM-5: DeepSeek-V3.2's MLA and sparse-attention indexer at GLM's sizes."),
@@ -438,7 +480,7 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
             "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
             "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
-            "kimi_k25": "deepseek_v3", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4"}
+            "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
@@ -450,12 +492,9 @@ _NOT_ATTENTION = {
     "granitemoehybrid": "Mamba hybrid", "xlstm": "recurrent (xLSTM)",
 }
 # attention transformers whose variations the Model record does not express yet: refused with the reason
-_NOT_YET = {
-    "minimax_m3": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
-    "minimax_m3_vl": "block-sparse attention on 57 of 60 layers (sparse_attention_config: top blocks of 128 tokens)",
-    "kimi_k3": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
-    "kimi_linear": "Kimi Delta Attention (KDA) linear layers with full-rank gates, a latent MoE and attention residuals",
-}
+# families whose variation the model record does not express yet, each with the reason (none of the configs in
+# aiconfigurator-core 0.12.0 since MiniMax-M3 and Kimi K3 import)
+_NOT_YET: dict[str, str] = {}
 
 _ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
 
@@ -472,7 +511,7 @@ _KEYS = {  # Model field -> config keys, first present wins
     "V": ("vocab_size", "padded_vocab_size"),
     "ctx": ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"),
     "E": ("num_local_experts", "num_experts", "n_routed_experts"),
-    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k_experts"),
+    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k_experts", "num_experts_per_token"),
 }
 
 
@@ -602,12 +641,9 @@ def _formats(c: _Cfg, top: _Fields, mlp_beside_experts: bool = False) -> tuple[s
         for group in q.config_groups.values():
             w = group.weights
             if w and w.num_bits:
-                if w.type == "float":
-                    store = {8: "fp8", 4: "nvfp4" if w.group_size == 16 else "fp4"}.get(w.num_bits)
-                else:
-                    store = {8: "int8", 4: "int4"}.get(w.num_bits)
+                store = _scheme_format(w)
                 break
-        compute = {"nvfp4": "fp4"}.get(store or "", store)
+        compute = {"nvfp4": "fp4", "mxfp4": "fp4"}.get(store or "", store)
     if store is None and q.bits in (4, 8):
         store = compute = f"int{q.bits}"
     if store is None:
@@ -624,13 +660,15 @@ def _formats(c: _Cfg, top: _Fields, mlp_beside_experts: bool = False) -> tuple[s
     return compute, overrides, kv, how
 
 
-_ALGO_FORMAT = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "W4A8_NVFP4_FP8": "nvfp4", "MXFP4": "mxfp4",
+# MXFP8 (MiniMax-M3's NVIDIA release): 8-bit values with an E8M0 scale per 32, read as FP8 (scales, 3 % of the
+# bytes, left out)
+_ALGO_FORMAT = {"MXFP8": "fp8", "FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "W4A8_NVFP4_FP8": "nvfp4", "MXFP4": "mxfp4",
                 "W4A16_AWQ": "int4_g128", "W4A8_AWQ": "int4_g128", "INT8_SQ": "int8"}
 
 
 def _scheme_format(w: _Scheme) -> str | None:
     if w.type == "float":
-        return {8: "fp8", 4: "nvfp4" if w.group_size == 16 else "fp4"}.get(w.num_bits or 0)
+        return {8: "fp8", 4: {16: "nvfp4", 32: "mxfp4"}.get(w.group_size or 0, "fp4")}.get(w.num_bits or 0)
     return {8: "int8", 4: "int4"}.get(w.num_bits or 0)
 
 
@@ -765,8 +803,10 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
             layers = [i for i in range(k0, L) if i % freq == 0]
         first, lstep, note = _layer_step(L, layers)
         notes += [note] if note else []
-        shared = c.int("n_shared_experts", default=0)
+        shared = c.int("n_shared_experts", "num_shared_experts", default=0)
         F_sh = c.get("share_expert_dim") if shared else None  # Step-3.7: the shared expert's own width
+        lat = c.int("routed_expert_hidden_size", required=False)  # Kimi K3's latent MoE
+        lat = lat if lat and lat != D else None
     else:  # llama4
         step = c.int("interleave_moe_layer_step", default=1)
         layers = c.get("moe_layers")
@@ -781,7 +821,8 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
     if first >= L:
         return None
     return MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=shared, d_ff_expert=F_e,
-               d_ff_shared_expert=F_sh, first_dense_layers=first, layer_step=lstep)
+               d_ff_shared_expert=F_sh, first_dense_layers=first, layer_step=lstep,
+               d_latent=lat if kind == "deepseek" else None)
 
 
 # ---- hybrids: layers that are not attention ---------------------------------------------------------
@@ -809,6 +850,27 @@ def _gated_deltanet(c: _Cfg, top: _Fields, L: int) -> LinearAttention:
                            value_dim=c.int("linear_value_head_dim"), gates_per_head=2,
                            conv_kernel=c.int("linear_conv_kernel_dim"), state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"),
                            state_flop_per_element=7.0)
+
+
+def _kda(c: _Cfg, L: int, D: int) -> LinearAttention:
+    """Kimi K3 (kimi_linear): the layers linear_attn_config.kda_layers names are Kimi Delta Attention, the
+    full_attn_layers MLA. A KDA layer: q, k, v and a full-rank output gate of num_heads × head_dim each from D,
+    a β per head, a per-channel forget gate through a rank-head_dim bottleneck (D·d + d·h·d, extra_params),
+    a short convolution over q, k, v, the output projection, and a state of h × d × d (FP32) per sequence:
+    shapes as aiconfigurator-core 0.12.0 sdk/models/kimi_k3.py (qkvg, bfa and fb GEMMs; _kda_state_bytes_per_request).
+    The decay is per key channel, not per head: 1 FLOP per state element either way (7 in all, as Gated DeltaNet)."""
+    la = c.get("linear_attn_config")
+    if la is None or la.kda_layers is None or la.full_attn_layers is None or not la.num_heads or not la.head_dim:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'linear_attn_config'!r} must give kda_layers, full_attn_layers, "
+                           "num_heads and head_dim")
+    kda, full = set(la.kda_layers), set(la.full_attn_layers)
+    if len(kda) != len(la.kda_layers) or kda & full or len(kda) + len(full) != L:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'linear_attn_config'!r}: kda_layers ({len(la.kda_layers)}) and "
+                           f"full_attn_layers ({len(la.full_attn_layers)}) must split the {L} layers")
+    h, d = la.num_heads, la.head_dim
+    return LinearAttention(kind="kda", n_layers=len(kda), key_heads=h, key_dim=d, value_heads=h, value_dim=d,
+                           gates_per_head=1, conv_kernel=la.short_conv_kernel_size, state_dtype="fp32",
+                           state_flop_per_element=7.0, extra_params=float(D * d + d * h * d))
 
 
 _NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
@@ -1005,7 +1067,45 @@ def _nas(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[Attent
     return groups, {"F": total // n if n else 1, "n_dense_mlp": n}
 
 
-_GROUPS = {"gemma4": _gemma4, "mimo_v2": _mimo_v2, "dsv4": _dsv4, "nas": _nas}
+def _msa(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
+    """MiniMax-M3: GQA (num_key_value_heads × head_dim) on every layer; the layers sparse_attention_freq marks
+    index their keys in blocks of sparse_block_size tokens and attend to the top sparse_topk_blocks blocks
+    plus sparse_local_block recent and sparse_init_block first blocks: top-k = (topk + local + init)·block
+    tokens read per step, all tokens held. The indexer (index_q_proj, index_k_proj in NVIDIA's release) scores
+    every token's index key with sparse_num_index_heads heads of sparse_index_dim. The dense MLP of the
+    first_k_dense_replace layers is dense_intermediate_size wide (intermediate_size is the experts')."""
+    sa = c.get("sparse_attention_config")
+    K, H = c.key("K", default=N), c.key("H", default=D // N)
+    groups = []
+    n_sp = 0
+    if sa is not None and sa.use_sparse_attention:
+        freq = sa.sparse_attention_freq
+        if freq is None or len(freq) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'sparse_attention_config.sparse_attention_freq'!r} must give "
+                               f"0/1 for each of the {L} layers")
+        for key in ("sparse_block_size", "sparse_topk_blocks", "sparse_num_index_heads", "sparse_index_dim"):
+            if getattr(sa, key) is None:
+                raise CatalogError(f"{c.path}: field {c.prefix + 'sparse_attention_config.' + key!r} missing")
+        n_sp = sum(freq)
+        blocks = sa.sparse_topk_blocks + sa.sparse_local_block + sa.sparse_init_block
+        n_idx, d_idx = sa.sparse_num_index_heads, sa.sparse_index_dim
+        if n_sp:
+            groups.append(AttentionGroup(name="block_sparse_attention", n_layers=n_sp, n_heads=N, n_kv_heads=K,
+                                         head_dim=H, topk=blocks * sa.sparse_block_size, index_n_heads=n_idx,
+                                         index_head_dim=d_idx, index_bytes_per_entry=n_idx * d_idx * 2,
+                                         extra_params=2 * D * n_idx * d_idx))
+        notes.append(f"block-sparse attention on {n_sp} of {L} layers: {sa.sparse_topk_blocks} top + "
+                     f"{sa.sparse_local_block} local + {sa.sparse_init_block} initial blocks of {sa.sparse_block_size} "
+                     f"tokens read per step (all tokens held). Estimate (the config does not say): each token keeps an "
+                     f"index key of sparse_num_index_heads × sparse_index_dim = {n_idx}×{d_idx} in BF16 beside its KV, "
+                     f"and the indexer's q and k projections are D × {n_idx * d_idx} each.")
+    if L - n_sp:
+        groups.append(AttentionGroup(name="full_attention", n_layers=L - n_sp, n_heads=N, n_kv_heads=K, head_dim=H))
+    over = {"F": c.int("dense_intermediate_size")} if "dense_intermediate_size" in c.set else {}
+    return groups, over
+
+
+_GROUPS = {"gemma4": _gemma4, "mimo_v2": _mimo_v2, "dsv4": _dsv4, "nas": _nas, "msa": _msa}
 
 
 # ---- reading ---------------------------------------------------------------------------------------
@@ -1096,6 +1196,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         L, lin, blocks_moe, n_dense_mlp = _nemotron_h(c, top, L, notes)
     elif spec.linear == "gdn":
         lin = _gated_deltanet(c, top, L)
+    elif spec.linear == "kda":
+        lin = _kda(c, L, D)
     if c.get("multi_query") and fam in ("falcon", "gpt_bigcode") and not c.get("new_decoder_architecture"):
         K = 1
     else:
@@ -1161,6 +1263,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     attention = "mla" if mla else "mha" if K == N else "mqa" if K == 1 else "gqa"
     gate = c.get("attn_output_gate")
     gate = spec.output_gate if gate is None else gate
+    if mla is not None:  # Kimi K3: a gate on the MLA output
+        gate = bool(c.get("mla_use_output_gate"))
     if lin is not None:
         notes.append(f"{lin.n_layers} of {L} layers are {lin.kind.replace('_', ' ')} (fixed state per sequence, "
                      f"{lin.state_dtype}), {L - lin.n_layers} attention.")
@@ -1181,7 +1285,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate) and mla is None, n_dense_mlp_layers=n_dense_mlp,
+            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )

@@ -230,7 +230,8 @@ class SparseAttention(Part):
 
 class LinearAttention(Part):
     """Token mixers that keep a fixed-size recurrent state per sequence instead of a KV cache that grows with
-    context: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H, Nemotron 3). One shape covers both:
+    context: Gated DeltaNet (Qwen3-Next / Qwen3.5), Kimi Delta Attention (Kimi K3; a gated delta rule with a decay
+    per key channel) and Mamba2 (Nemotron-H, Nemotron 3). One shape covers both:
     keys of key_heads × key_dim (Mamba2: the B and C projections, n_groups × d_state), values of value_heads ×
     value_dim (Mamba2: x, heads × head_dim), an output gate of the value width (GDN z, Mamba2 z),
     `gates_per_head` scalars per value head (GDN a and b; Mamba2 dt), a depthwise causal convolution of
@@ -239,8 +240,9 @@ class LinearAttention(Part):
 
     RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[1, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
               "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[1, 64]",
-              "state_flop_per_element": "[0, 100]"}
-    kind: Literal["gated_deltanet", "mamba2"]
+              "state_flop_per_element": "[0, 100]",
+              "extra_params": "[0, 1e12]"}
+    kind: Literal["gated_deltanet", "mamba2", "kda"]
     n_layers: int  # layers whose token mixer this is, in place of softmax attention
     key_heads: int
     key_dim: int
@@ -252,6 +254,9 @@ class LinearAttention(Part):
     # FLOP per state element per token in decode (recurrent form): gated delta rule decay 1 + S·k 2 + rank-1
     # update 2 + S·q 2 = 7; Mamba2 decay·h + dt·x⊗B 3 + C·h 2 = 5
     state_flop_per_element: float = 7.0
+    # a layer's parameters outside the projections above (Kimi Delta Attention: its forget gate's low-rank
+    # projection D·d_k + d_k·h_v·d_k)
+    extra_params: float = 0.0
 
 
 class AttentionGroup(Part):
