@@ -25,8 +25,9 @@ import numpy as np
 
 from .derive import formula
 from .errors import InputError
+from .units import PRECISION_BYTES
 
-__all__ = ["gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
+__all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
            "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
            "has_curve", "check_formats"]
 
@@ -77,6 +78,14 @@ def curve_value(curve, x):
     return np.exp(np.interp(lx, np.log(np.asarray(curve.x, dtype=float)), np.log(np.asarray(curve.y, dtype=float))))
 
 
+@formula("y = y0 · (y1 / y0)^min(1, max(0, log(x / x0) / log(x1 / x0)))", unit="")
+def between_sizes(y0, y1, x, x0, x1):
+    """`curve_value`'s law between two measurements y0 at x0 and y1 at x1 whose values are themselves arrays (read
+    off other curves): a power law in x between them, flat beyond."""
+    lx = np.log(np.maximum(np.asarray(x, dtype=float), 1e-300) / x0)
+    return y0 * (y1 / y0) ** np.clip(lx / np.log(x1 / x0), 0.0, 1.0)
+
+
 def efficiency(priors, name: str, precision: str | None, x):
     """The prior `name` at size x: the precision's measured curve, else the plain curve, else the scalar.
 
@@ -96,15 +105,12 @@ def efficiency(priors, name: str, precision: str | None, x):
                                                f"(not measured; extrapolated)"
 
 
-_WIDTH = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5}
-
-
 def _nearest_format_curve(priors, name: str, precision: str | None):
     keys = [k for k in priors.curves if k.startswith(name + ".")]
     if not keys:
         return None
-    w = _WIDTH.get(precision or "", 2)
-    return min(keys, key=lambda k: (abs(np.log2(_WIDTH.get(k.split(".", 1)[1], 2) / w)), k))
+    w = PRECISION_BYTES.get(precision or "", 2.0)
+    return min(keys, key=lambda k: (abs(np.log2(PRECISION_BYTES.get(k.split(".", 1)[1], 2.0) / w)), k))
 
 
 

@@ -78,6 +78,7 @@ from .critical_path import (
 from .derive import Q, formula, lift, value_of
 from .errors import InputError
 from .kernels import (
+    between_sizes,
     cache_hit_share,
     check_formats,
     curve_spread,
@@ -606,11 +607,9 @@ def width_eta(eta_bw, r_width):
     return eta_bw / r_width
 
 
-@formula("eta_w = eta_w1 · (eta_w16 / eta_w1)^min(1, max(0, log(M) / log(16)))", unit="")
 def width_ratio_at_rows(eta_w1, eta_w16, M):
-    """A width's rate relative to the fit at M rows, read between its measurements at M = 1 and 16 (power law in
-    M, flat beyond)."""
-    return eta_w1 * (eta_w16 / eta_w1) ** np.clip(np.log(np.maximum(np.asarray(M, dtype=float), 1.0)) / np.log(16.0), 0.0, 1.0)
+    """A width's rate relative to the fit at M rows, read between its measurements at M = 1 and 16."""
+    return between_sizes(eta_w1, eta_w16, M, 1.0, 16.0)
 
 
 def _width_eta(eta_bw, widths, M, fmt_, c, g, tag=""):
@@ -623,11 +622,10 @@ def _width_eta(eta_bw, widths, M, fmt_, c, g, tag=""):
                                f"eta_w read at M rows between gemm_width (M = 1) and gemm_width_m16"))
 
 
-@formula("eta_kv = eta_64 · (eta_128 / eta_64)^min(1, max(0, log(H / 64) / log(2)))", unit="")
 def attention_head_eta(eta_64, eta_128, H):
-    """Decode attention's rate at head size H, read between its measurements at H = 64 and 128 (power law in H,
-    flat beyond them): the same KV bytes run at different rates by head size (calibrate._measure_sdpa)."""
-    return eta_64 * (eta_128 / eta_64) ** np.clip(np.log2(np.asarray(H, dtype=float) / 64.0), 0.0, 1.0)
+    """Decode attention's rate at head size H, read between its measurements at H = 64 and 128: the same KV bytes
+    run at different rates by head size (calibrate._measure_sdpa)."""
+    return between_sizes(eta_64, eta_128, H, 64.0, 128.0)
 
 
 @formula("eta_kv = eta_kv_bytes · eta_gqa", unit="")
