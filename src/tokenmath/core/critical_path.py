@@ -34,7 +34,8 @@ __all__ = [
     "blom_z", "dp_batch", "dp_tokens", "dense_matmul_params", "dense_bytes_chip", "dense_flop_chip",
     "attention_flop_chip", "busiest_rank_load", "busiest_rank_experts", "expert_rows", "expert_flop_chip",
     "expert_bytes_chip", "dense_gemm_time", "expert_gemm_time", "attention_time_chip", "dense_weight_time",
-    "expert_weight_time", "kv_time_chip", "math_time_chip", "weight_time_chip", "serial_kernel_time_chip"
+    "expert_weight_time", "kv_time_chip", "math_time_chip", "weight_time_chip", "serial_kernel_time_chip",
+    "expert_op_math_time", "expert_op_stream_time", "serial_kernel_time_moe_op",
 ]
 
 def blom_z(n: int) -> float:
@@ -122,6 +123,20 @@ def expert_gemm_time(FLOP_experts, F_mm, eta_mm_e):
     return FLOP_experts / (F_mm * eta_mm_e)
 
 
+@formula("t_mm_experts = FLOP_experts / (F_mm · eta_mm_e) + L_moe · c_route · T_op · k · D · 2 / W", unit="s")
+def expert_op_math_time(FLOP_experts, F_mm, eta_mm_e, L_moe, c_route, T_op, k, D, W):
+    """The fused MoE op's work that grows with its tokens (measurement.kernel_tables._moe_law): the experts' FLOP,
+    and c_route passes over the T_op·k routed BF16 activations (permute, un-permute, combine)."""
+    return FLOP_experts / (F_mm * eta_mm_e) + L_moe * c_route * T_op * k * D * 2.0 / W
+
+
+@formula("t_w_experts = W_experts / (W · eta_bw_e) + L_moe · hit_max · t_e", unit="s")
+def expert_op_stream_time(W_experts, W, eta_bw_e, L_moe, hit_max, t_e):
+    """The fused MoE op's work that grows with the experts it runs: their weight read, and each one's fixed
+    cost t_e (its grouped-GEMM tiles' fill and drain: what makes small experts stream slowly)."""
+    return W_experts / (W * eta_bw_e) + L_moe * hit_max * t_e
+
+
 @formula("t_attn = FLOP_attn / (F_attn · eta_attn)", unit="s")
 def attention_time_chip(FLOP_attn, F_attn, eta_attn):
     return FLOP_attn / (F_attn * eta_attn)
@@ -150,6 +165,16 @@ def math_time_chip(t_mm_dense, t_mm_experts, t_attn):
 @formula("t_weights = t_w_dense + t_w_experts", unit="s")
 def weight_time_chip(t_w_dense, t_w_experts):
     return t_w_dense + t_w_experts
+
+
+@formula("t_serial = max(t_mm_dense, t_w_dense) + t_mm_experts + t_w_experts + max(t_attn, t_kv) "
+         "− max(t_math, t_weights + t_kv)", unit="s")
+def serial_kernel_time_moe_op(t_mm_dense, t_w_dense, t_mm_experts, t_w_experts, t_attn, t_kv, t_math, t_weights):
+    """`serial_kernel_time_chip` where the routed experts run as one fused MoE op whose measured time is the SUM
+    of its stream and its math (kernel_tables._moe_law: at serving's few rows per expert the grouped GEMM does
+    not hide its weight read under its MMAs)."""
+    return np.maximum(np.maximum(t_mm_dense, t_w_dense) + t_mm_experts + t_w_experts
+                      + np.maximum(t_attn, t_kv) - np.maximum(t_math, t_weights + t_kv), 0.0)
 
 
 @formula("t_serial = max(t_mm_dense, t_w_dense) + max(t_mm_experts, t_w_experts) + max(t_attn, t_kv) "

@@ -413,13 +413,14 @@ class Curve(Part):
     """An efficiency measured at several sizes x (rows M, context S, message bytes...): read in between as
     a power law (log y linear in log x), held flat beyond the ends (kernels.curve_value). `spread` is each
     point's relative spread (repeat-to-repeat, or across engines), when it was measured. With `unit: s` the
-    curve is a time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M)."""
+    curve is a time by size instead (e.g. `t_kernel.bf16`, one GEMM call's fixed cost over rows M), with
+    `unit: count` a positive count (e.g. `moe_route.fp8`, passes over the routed activations, by ep)."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
     spread: tuple[float, ...] | None = None
     source: str = ""
-    unit: Literal["", "s"] = ""
+    unit: Literal["", "s", "count"] = ""
 
     RANGES = {"x": "(0, 1e15]", "spread": "[0, 10]"}
 
@@ -429,8 +430,8 @@ class Curve(Part):
             raise ValueError("a curve needs x and y (and spread, if given) of the same non-zero length")
         if any(not v > 0 for v in self.x) or any(b <= a for a, b in zip(self.x, self.x[1:])):
             raise ValueError("curve x must be positive and strictly increasing")
-        if self.unit == "s" and any(not v > 0 for v in self.y):
-            raise ValueError("a curve of times needs positive y")
+        if self.unit in ("s", "count") and any(not v > 0 for v in self.y):
+            raise ValueError(f"a curve of {'times' if self.unit == 's' else 'counts'} needs positive y")
         if self.unit == "" and any(not 1e-3 <= v <= 1.5 for v in self.y):
             raise ValueError("curve y is an efficiency: a fraction of a peak in [0.001, 1.5]")
         return self

@@ -53,6 +53,9 @@ import numpy as np
 
 from . import arch, eager
 from .critical_path import (
+    expert_op_math_time,
+    expert_op_stream_time,
+    serial_kernel_time_moe_op,
     attention_flop_chip,
     attention_time_chip,
     blom_z,
@@ -93,7 +96,7 @@ from .units import COMPUTE_FORMAT
 
 __all__ = [
     "Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-    "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "moe_curve_name", "MOE_PEAK",
+    "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "MOE_PEAK",
     "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"
 ]
 
@@ -196,28 +199,9 @@ def moe_format(fe: str, kf_e: str, pri: Priors) -> str:
     DeepSeek-V4) their own ('mxfp4': the tables' `w4a8_mxfp4_mxfp8` / `w4a16_mxfp4` kernels, the one each engine
     runs), where the priors measured it; else the GEMM kernel format `kf_e` (before 2026-11-24 round 6 MXFP4
     experts read the NVFP4 table at the FP4 peak, a kernel no engine runs for them)."""
-    if fe == "mxfp4" and ("eta_bw_moe.mxfp4" in pri.curves or "mxfp4" in pri.moe_overhead_fmt):
+    if fe == "mxfp4" and ("moe_eta_bw.mxfp4" in pri.curves or "mxfp4" in pri.moe_overhead_fmt):
         return "mxfp4"
     return kf_e
-
-
-def moe_curve_name(pri: Priors, name: str, fmt: str, ep) -> str:
-    """The fused-MoE curve `name` measured at the expert-parallel ways nearest `ep` (`<name>_ep<w>.<fmt>`, w a
-    power of two; the nearest in log2, the fewer ways on a tie), else the curve over every ep (`name`).
-
-    The MoE tables time one rank's op with the whole group's T tokens routed through it, and at equal rows per
-    expert M_e = T·k/E the op runs slower the more ways its experts are split (B200 TensorRT-LLM NVFP4,
-    M_e = 64: 0.73 of W at ep 1, 0.21 at ep 8, 0.09 at ep 64; the routing, permute and combine of all T tokens
-    do not shrink with the rank's share of experts). One curve by M_e over every ep read a prefill at ep 2 at
-    the rate of the tables' ep-64 rows (round 5, VLLM-002); the curve of the step's own ep does not. The caller
-    passes ep = 1 under attention data parallelism, where the all-to-all gives each rank's op only its own pairs."""
-    pre, post = f"{name}_ep", f".{fmt}"
-    ways = [int(k[len(pre):-len(post)]) for k in pri.curves if k.startswith(pre) and k.endswith(post)
-            and k[len(pre):-len(post)].isdigit()]
-    if not ways:
-        return name
-    e = float(np.max(np.asarray(ep, dtype=float)))
-    return f"{name}_ep{min(ways, key=lambda w: (abs(np.log2(w) - np.log2(max(e, 1.0))), w))}"
 
 
 def gemms_per_layer(m: Model, fused_moe: bool = False) -> float:
@@ -559,7 +543,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri) if native else kf
         kf_e = moe_format(arch.weight_formats(m)["experts"], kf_e, pri) if native else kf_e
         t_moe, t_moe_src = pri.moe_overhead(kf_e) if m.moe is not None and arch.n_moe_layers(m) else (None, "")
-        fused = t_moe is not None
+        t_moe_q = extras.get("t_moe_op")  # the fused op's law: its fixed cost read at the step's ep
+        fused = t_moe is not None or t_moe_q is not None
         if t_k or pri.aux_kernel_s:
             args = (p("t_fixed", "step_overhead_s", "s"), g("L", m.n_layers, "", src_m),
                     g("n_gemm", gemms_per_layer(m, fused), "", "matmul kernels per layer (roofline.gemms_per_layer)"
@@ -570,7 +555,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                       + ("; routing in the MoE op" if fused else "")),
                     p("t_aux", "aux_kernel_s", "s"))
             t_over = overhead_time_moe(*args, g("L_moe", arch.n_moe_layers(m), "", src_m),
-                                       g("t_moe", t_moe, "s", t_moe_src)) if fused else overhead_time(*args)
+                                       t_moe_q if t_moe_q is not None else g("t_moe", t_moe, "s", t_moe_src)) \
+                if fused else overhead_time(*args)
         overlap = p("overlap", "comm_overlap")
         if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
             t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)
@@ -729,6 +715,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv)
     t_kv = kv_time_chip(B_dp, kv_seq, f_kvq, W, eta_kv)
     extras: dict = {"B_dp": B_dp, "T_dp": T_dp, "W_dense": W_dense}
+    moe_sum = False
     if moe is not None and L_moe:
         ep = layout.ep
         imb = layout.imbalance if layout.imbalance is not None else pri.ep_imbalance
@@ -743,21 +730,28 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         flop_e = expert_flop_chip(L_moeq, pc.expert, load, mtp)
         W_e = expert_bytes_chip(L_moeq, hits, pc.expert, b_exp, mtp)
         M_e = expert_rows(load, hits)
-        # the fused MoE op's measured rates by rows per expert where the chip has MoE tables (their fixed cost is
-        # t_moe in the overhead, already taken out of these curves); else the dense GEMM curves at M_e rows
         kf_moe = kf_moe or prec
         # attention TP: every rank's op routes the group's T tokens, as the tables' rows at this ep do; attention DP:
         # the all-to-all hands each rank only its own (token, expert) pairs, as the tables' ep-1 op sees them
         ep_op = 1 if np.max(np.asarray(dp)) > 1 else ep
-        n_mm, n_bw = (moe_curve_name(pri, n, kf_moe, ep_op) for n in ("eta_mm_moe", "eta_bw_moe"))
-        moe_mm, moe_bw = (not spec and has_curve(pri, n, kf_moe) for n in (n_mm, n_bw))
-        t_mm_e = expert_gemm_time(flop_e, F_moe if moe_mm and F_moe is not None else F_mm,
-                                  c("eta_mm_e", n_mm, kf_moe, M_e) if moe_mm
-                                  else eta_mm_at("eta_mm_e", M_e, prec))
-        eta_bw_e = c("eta_bw_e", n_bw, kf_moe, M_e) if moe_bw else c("eta_bw_e", "eta_bw", prec, M_e)
-        if not moe_bw and has_curve(pri, "gemm_width", prec) and not spec:  # a CPU profile: by each GEMM's K
-            eta_bw_e = _width_eta(eta_bw_e, eager.gemm_widths(m)[1], M_e, prec, c, g, "_e")
-        t_w_e = expert_weight_time(W_e, W, eta_bw_e)
+        if not spec and has_curve(pri, "moe_eta_bw", kf_moe):  # the fused MoE op's law, measured by ep (module doc)
+            epo = g("ep_op", ep_op, "", "expert-parallel ways the op is read at (1 under attention data parallelism)")
+            T_op = g("T_op", T if ep_op == ep and np.max(np.asarray(dp)) <= 1 else np.asarray(value_of(load), dtype=float) / moe.experts_per_token,
+                     "tok", "tokens routed through the rank's op: the group's T (attention TP), else load_max / k")
+            F_e = F_moe if F_moe is not None else F_mm
+            t_mm_e = expert_op_math_time(flop_e, F_e, c("eta_mm_e", "moe_eta_mm", kf_moe, epo), L_moeq,
+                                         c("c_route", "moe_route", kf_moe, epo), T_op, k,
+                                         g("D", m.d_model, "", src_m), W)
+            t_w_e = expert_op_stream_time(W_e, W, c("eta_bw_e", "moe_eta_bw", kf_moe, epo), L_moeq, hits,
+                                          c("t_e", "moe_t_expert", kf_moe, epo, "s"))
+            extras["t_moe_op"] = c("t_moe", "moe_t0", kf_moe, epo, "s")
+            moe_sum = True
+        else:  # no MoE tables: the dense GEMM curves at M_e rows (a CPU profile: by each GEMM's width K)
+            t_mm_e = expert_gemm_time(flop_e, F_mm, eta_mm_at("eta_mm_e", M_e, prec))
+            eta_bw_e = c("eta_bw_e", "eta_bw", prec, M_e)
+            if has_curve(pri, "gemm_width", prec) and not spec:
+                eta_bw_e = _width_eta(eta_bw_e, eager.gemm_widths(m)[1], M_e, prec, c, g, "_e")
+            t_w_e = expert_weight_time(W_e, W, eta_bw_e)
         extras.update(load_max=load, hit_max=hits, M_e=M_e, W_experts=W_e)
     else:
         zero = 0.0 * np.asarray(value_of(T), dtype=float)
@@ -768,7 +762,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     extras["W_touched"] = value_of(W_dense) + value_of(extras.get("W_experts", 0.0))
     if spec:
         return t_math, t_weights, t_kv, None, extras
-    t_serial = serial_kernel_time_chip(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
+    serial = serial_kernel_time_moe_op if moe_sum else serial_kernel_time_chip
+    t_serial = serial(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
     extras.update(t_attn=t_attn, t_mm=value_of(t_mm_d) + value_of(t_mm_e))
     return t_math, t_weights, t_kv, t_serial, extras
 

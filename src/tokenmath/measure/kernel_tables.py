@@ -33,24 +33,22 @@ peaks, so the core needs no heavy dependency:
         t = lat + 2·(n − 1)/n · m / (bw_up · eta);  lat = median t at m ≤ 4 kB;
         eta_scaleup.allreduce(m) = 2·(n − 1)/n · m / (bw_up · (t − lat)),  where t > 2·lat
 
-What is read off the MoE tables (balanced routing, the fastest kernel path per shape) is the fused MoE op's
-fixed cost per layer (moe_overhead_fmt, by format and engine: `_moe_fixed`), which a decode layer pays once
-in place of its two grouped expert GEMMs' and its top-k / permute / un-permute kernels' fixed costs
-(roofline.overhead_time_moe), and the op's expert GEMM rates net of that cost by rows per expert M_e
-(`_moe_rates`): eta_bw_moe.<f>(M_e) where the experts' weight read dominates at the peaks, eta_mm_moe.<f>(M_e)
-where their FLOP do, over per-rank experts of ≥ 4 MB (smaller experts run slower: one curve by M_e does not
-resolve expert size). The critical path's routed experts read them where a chip has them, the dense GEMM
-curves at M_e rows elsewhere. Since round 6 (2026-11-24):
-- each expert-parallel width has its own curves too (`eta_bw_moe_ep<w>.<f>`, `eta_mm_moe_ep<w>.<f>`, w = 1 … 64,
-  read at the layout's ep by roofline.moe_curve_name): at equal M_e the tables' op runs slower the wider its
-  experts are split (every rank still routes, permutes and combines the group's T tokens), so one curve over
-  every ep read an ep-2 prefill at the rate of the ep-64 rows;
-- rows faster than the peaks (eta > 1: at ep 1 TensorRT-LLM's NVFP4 rows read "1.4-14 × W", their routing
-  reaching fewer experts than min(E/ep, T·k/ep)) are left out, not held at 1;
-- MXFP4 experts ('mxfp4': gpt-oss, DeepSeek-V4) read the MXFP4 kernel each engine runs (`MOE_FORMATS`), as
-  fractions of the FP8 peak (roofline.MOE_PEAK), no longer the NVFP4 table at the FP4 peak.
-Beyond a curve's last M_e (≈ 1-4k rows per expert: prefill of tens of thousands of tokens) the rate is held at
-its last point, the grouped GEMM's compute plateau; the tables measure up to 16-32k tokens per op.
+What is read off the MoE tables (balanced routing, the fastest gated kernel path per shape) is the fused MoE
+op's law on one rank (`_moe_law`, round 7, 2026-11-24), fitted per format, engine and expert-parallel width ep:
+
+    t = t0 + hits · t_e + bytes / (W · eta_bw) + FLOP / (F · eta_mm) + c_route · T·k·D·2 / W
+
+a sum, not a max: at serving's few rows per expert the grouped GEMM does not hide its weight read under its
+MMAs. t0 replaces, once per MoE layer, the two grouped expert GEMMs' and the top-k / permute / un-permute
+kernels' fixed costs (roofline.overhead_time_moe); t_e is each expert's own fixed cost (what makes small
+experts stream slowly); c_route the passes over the group's routed activations (why the op slows with ep at
+equal rows per expert). Stored as curves by ep (`moe_t0`, `moe_t_expert`, `moe_eta_bw`, `moe_eta_mm`,
+`moe_route`), read at the layout's ep (1 under attention data parallelism). It replaced rates by rows per
+expert M_e (rounds 5-6), whose curves, held non-increasing from a low first point, read Hopper TensorRT-LLM
+FP8 experts at ep ≥ 8 at a quarter of the bandwidth the tables show (median miss on the tables' own rows
+60-126 %, of the law 5-17 %). MXFP4 experts ('mxfp4': gpt-oss, DeepSeek-V4) read the MXFP4 kernel each engine
+runs (`MOE_FORMATS`), as fractions of the FP8 peak (roofline.MOE_PEAK). `moe_overhead_fmt` (the op at one
+token, `_moe_fixed`) is kept for priors without the law.
 
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
@@ -567,7 +565,8 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
         for fmt_ in MOE_FORMATS:
             names = _moe_names(fmt_, eng_dir.name)
             for name, ver, df in ((n, v, d) for n in names for v, d in tables):  # preferred format, newest version
-                sub = df[(df.moe_dtype == name) & (df.distribution == "balanced") & (df.num_tokens == 1)]
+                sub = df[(df.moe_dtype == name) & (df.distribution == "balanced") & (df.num_tokens == 1)
+                         & ~df.kernel_source.astype(str).str.contains("nongated")]
                 if len(sub) == 0:
                     continue
                 b = _moe_bytes(fmt_, name)
@@ -593,40 +592,66 @@ def _moe_fixed(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"median over shapes with D·F ≥ 6e6 where that read is ≤ 1/4 of the op; '<format>' the median over engines")
 
 
-# expert-parallel ways with a curve of their own (roofline.moe_curve_name reads the nearest): at equal M_e the op
-# runs slower the more ways its experts are split (B200 TensorRT-LLM NVFP4, M_e = 64: 0.73 of W at ep 1, 0.21 at 8,
-# 0.09 at 64), because every rank's op still routes, permutes and combines all T tokens of the group
+# expert-parallel widths fitted on their own (read at the layout's ep, roofline._critical_path): every rank's op still
+# routes, permutes and combines the group's T tokens, and its fixed and per-expert costs change with the split
 MOE_EP_WAYS = (1, 2, 4, 8, 16, 32, 64)
-MOE_MIN_EXPERT_BYTES = 4e6  # model-sized experts per rank (Qwen3-30B's FP8 expert is 4.7 MB, DeepSeek-V3's 22-44 MB)
+MOE_MIN_EXPERT_BYTES = 1e6  # per-rank experts of at least 1 MB (a 0.6 MB expert is Qwen3-30B's FP8 one split 8 ways)
+# the law's terms, curves by ep, and their units
+MOE_LAW = {"moe_t0": "s", "moe_t_expert": "s", "moe_eta_bw": "", "moe_eta_mm": "", "moe_route": "count"}
 
 
-def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
-    """The routed experts' GEMM rates inside the fused MoE op, by rows per expert M_e (after `_moe_fixed`):
+def _nnls(A: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """min |A x − y| with x ≥ 0 (active set: solve on the free columns, drop those that go negative)."""
+    scale = np.maximum(np.linalg.norm(A, axis=0), 1e-300)
+    As = A / scale
+    free = np.ones(A.shape[1], bool)
+    x = np.zeros(A.shape[1])
+    for _ in range(A.shape[1] + 1):
+        sol, *_ = np.linalg.lstsq(As[:, free], y, rcond=None)
+        if np.all(sol >= 0):
+            x[:] = 0.0
+            x[free] = sol
+            break
+        idx = np.flatnonzero(free)
+        free[idx[sol < 0]] = False
+        if not free.any():
+            break
+    return x / scale
 
-        balanced routing of T tokens (the tables count every rank's tokens) over E experts, ep ranks:
-        load = max(1, T·k/ep),  hits = min(E/ep, load),  M_e = load / hits     (roofline critical path)
-        bytes = hits · 3·D·F/moe_tp · b_w,  FLOP = 2 · 3·D·F/moe_tp · load,  X = max(FLOP/F, bytes/W)
-        eta = X / (t − t_moe)     (t_moe: the same engine's moe_overhead_fmt, so the op's fixed cost is not
-                                   counted twice; median over shapes at each M_e, factor-2 bins)
-        eta_bw_moe.<f>(M_e): M_e where bytes/W ≥ FLOP/F at the peaks, held non-increasing in M_e
-        eta_mm_moe.<f>(M_e): the compute-bound M_e
-    over gated shapes (the fastest kernel path per shape) whose per-rank expert is model-sized (≥ 4 MB):
-    smaller experts stream at a fraction of this (0.03-0.5 of W on B200 NVFP4 below 2 MB), which one
-    curve by M_e does not resolve. Rows with eta > 1 are left out (they cannot run what is counted). Each
-    MOE_EP_WAYS width also gets curves from its own rows (`eta_bw_moe_ep<w>.<f>`): the op's time at equal M_e
-    grows with ep (B200 TensorRT-LLM NVFP4, M_e = 64: 0.73 of W at ep 1, 0.21 at 8, 0.09 at 64), which a rate by
-    M_e alone folds into one median."""
+
+def _moe_law(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """The fused MoE op's time on one rank, by expert-parallel width ep, read off the tables' own rows:
+
+        t = t0 + hits · t_e + bytes / (W · eta_bw) + FLOP / (F · eta_mm) + c_route · T·k·D·2 / W
+
+        balanced routing of T tokens (the tables count every rank's) over E experts, ep ranks:
+        load = max(1, T·k/ep),  hits = min(E/ep, load),  bytes = hits · 3·D·F_e/moe_tp · b_w,
+        FLOP = 2 · 3·D·F_e/moe_tp · load
+
+    a SUM, not a max: at the few rows per expert of serving (M_e = load/hits ≲ 10³) the grouped GEMM does
+    not hide its weight stream under its MMAs (H200 TensorRT-LLM FP8, Llama-4-Maverick's 126 MB experts at
+    ep 8: 0.52 ms at T = 256, 0.63 ms at T = 8192, 0.72 ms at T = 16384 — each doubling of T adds its FLOP at
+    the peak on top of the same read). t0 is the op's fixed cost, t_e each expert's (a grouped GEMM's tiles
+    per expert: what makes small experts stream slowly), c_route the passes over the T·k routed BF16
+    activations (permute, un-permute, combine of the group's tokens: why the op slows with ep at equal M_e).
+    Fitted per engine, format and ep by least squares in relative error with every term ≥ 0 and the
+    rates at most the peaks (y = t − bytes/W − FLOP/F is fitted, so 1/eta − 1 ≥ 0), over gated shapes (the
+    fastest kernel path per shape) with per-rank experts ≥ 1 MB; rows faster than the peaks are left out
+    (their routing reaches fewer experts than counted). Stored as curves by ep: `moe_t0`, `moe_t_expert`,
+    `moe_eta_bw`, `moe_eta_mm`, `moe_route` (`.<f>`, `.<f>@<engine>`; the plain key the median over engines).
+    Before 2026-11-24 round 7 the op was read as max(bytes/(W·eta_bw(M_e)), FLOP/(F·eta_mm(M_e))) with
+    curves by M_e held non-increasing, and one low point at M_e = 1 flattened a whole curve: TensorRT-LLM
+    FP8 at ep ≥ 8 on Hopper read 0.25 of W where the tables run Maverick's experts at 0.66 (median error of
+    the old reading on those rows 60-126 %, of this law 5-17 %)."""
     folder = root / "data" / sysdir / "moe"
     if not folder.is_dir():
         return
     W = chip.hbm_bandwidth_bytes_per_s
     for fmt_ in MOE_FORMATS:
         F = chip.peak(MOE_PEAK.get(fmt_, fmt_))
-        rows = []
+        per: dict[str, dict[int, tuple]] = {}
+        errs: dict[str, list[float]] = {}
         for eng_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-            t_moe = out.moe_fmt.get(f"{fmt_}@{eng_dir.name}")
-            if t_moe is None:
-                continue
             files = sorted((p / "moe_perf.parquet" for p in eng_dir.iterdir() if (p / "moe_perf.parquet").is_file()),
                            key=lambda f: _version_key(f.parent.name), reverse=True)
             found = None
@@ -636,7 +661,7 @@ def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
                     sub = df[(df.moe_dtype == name) & (df.distribution == "balanced")
                              & ~df.kernel_source.astype(str).str.contains("nongated")]
                     if len(sub):
-                        found = (f"{f.parent.name} {name}", sub)
+                        found = (f"{eng_dir.name} {f.parent.name} {name}", sub)
                         break
                 if found:
                     break
@@ -646,51 +671,42 @@ def _moe_rates(root: Path, sysdir: str, chip, out: Derived) -> None:
             g = found[1].groupby(keys, as_index=False).latency.min()
             T, D, Fi, k, E, tp, ep = (g[c].to_numpy(dtype=float) for c in keys)
             t = g.latency.to_numpy() * 1e-3
-            b = bytes_per(fmt_)
             load = np.maximum(1.0, T * k / ep)
             hits = np.minimum(E / ep, load)
-            size = 3 * D * Fi / tp * b
-            flop_t, bytes_t = 2 * 3 * D * Fi / tp * load / F, hits * size / W
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eta_all = np.maximum(flop_t, bytes_t) / (t - t_moe)
-            # a row faster than the peaks does not run what the accounting counts (its routing reaches fewer experts
-            # than min(E/ep, T·k/ep): at ep 1 most of TensorRT-LLM's NVFP4 rows read "1.4-14 × W"): left out
-            s = (size >= MOE_MIN_EXPERT_BYTES) & (t > t_moe) & (eta_all <= 1.0)
-            Me = (load / hits)[s]
-            eta = eta_all[s]
-            mem = (bytes_t >= flop_t)[s]
-            rows.append((Me, eta, mem, ep[s], f"{eng_dir.name} {found[0]}"))
-        if not rows:
+            size = 3 * D * Fi / tp * bytes_per(fmt_)
+            bytes_t, flop_t, route_t = hits * size / W, 2 * 3 * D * Fi / tp * load / F, T * k * D * 2.0 / W
+            y = t - bytes_t - flop_t
+            for w in MOE_EP_WAYS:
+                s = (ep == w) & (size >= MOE_MIN_EXPERT_BYTES) & (y > 0)
+                if s.sum() < 20:
+                    continue
+                A = np.stack([np.ones(s.sum()), hits[s], bytes_t[s], flop_t[s], route_t[s]], 1)
+                x = _nnls(A / t[s, None], y[s] / t[s])
+                pred = A @ x + bytes_t[s] + flop_t[s]
+                per.setdefault(found[0], {})[w] = (max(x[0], 1e-7), max(x[1], 1e-9), 1 / (1 + x[2]), 1 / (1 + x[3]),
+                                                   max(x[4], 1e-3))
+                errs.setdefault(found[0], []).extend(np.abs(pred / t[s] - 1))
+        if not per:
             continue
-        src = (f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}; balanced routing, fastest "
-               f"gated kernel path per shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB{{ways}}): "
-               f"max(FLOP/F, bytes/W) / (t − moe_overhead_fmt) by rows per expert M_e, against F = "
-               f"{F / 1e12:g} TFLOP/s ({MOE_PEAK.get(fmt_, fmt_)} peak) and W = {W / 1e12:g} TB/s of catalog chip {chip.name}")
-        for ways in (None,) + MOE_EP_WAYS:
-            per, bounds, used = [], [], []
-            for Me, eta, mem, eps, label in rows:
-                sel = np.ones(len(Me), bool) if ways is None else eps == ways
-                pts, bound = _moe_bins(Me[sel], eta[sel], mem[sel])
-                if pts:
-                    per.append(pts)
-                    bounds.append(bound)
-                    used.append(label)
-            name = "" if ways is None else f"_ep{ways}"
-            text = src.replace("{ways}", "") if ways is None else (
-                f"{PACKAGE} {out.version} {sysdir}/moe ({{engines}}): as eta_bw_moe / eta_mm_moe, over the rows with "
-                f"moe_ep_size = {ways} only")
-            _store_split(out, f"eta_mm_moe{name}.{fmt_}", f"eta_bw_moe{name}.{fmt_}", per, bounds, used, text, "M_e")
-
-
-def _moe_bins(Me, eta, mem) -> tuple[dict, dict]:
-    """Median eta by factor-2 bins of M_e (≥ 5 shapes a bin), and whether each bin is mostly compute-bound."""
-    pts, bound = {}, {}
-    for e in range(0, 16):
-        m = (Me >= 2.0 ** (e - 0.5)) & (Me < 2.0 ** (e + 0.5))
-        if m.sum() >= 5:
-            pts[2.0 ** e] = float(np.median(eta[m]))
-            bound[2.0 ** e] = bool(np.mean(mem[m]) < 0.5)
-    return pts, bound
+        for suffix, group in _by_engine([(v, k) for k, v in per.items()]):
+            ways = sorted(set.intersection(*(set(v) for v, _ in group)))
+            if not ways:
+                continue
+            used = ", ".join(k for _, k in group)
+            e = np.concatenate([errs[k] for _, k in group])
+            src = (f"{PACKAGE} {out.version} {sysdir}/moe ({used}; balanced routing, fastest gated kernel path per "
+                   f"shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB): t = t0 + hits·t_e + bytes/(W·eta_bw) "
+                   f"+ FLOP/(F·eta_mm) + c_route·T·k·D·2/W fitted per ep (kernel_tables._moe_law), F = {F / 1e12:g} "
+                   f"TFLOP/s ({MOE_PEAK.get(fmt_, fmt_)} peak), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "
+                   f"the law misses the rows by a median {np.median(e):.0%}, p90 {np.quantile(e, 0.9):.0%}"
+                   + ("; median over engines" if not suffix else "") + "; by expert-parallel ways ep")
+            for i, name in enumerate(MOE_LAW):
+                vals = [[v[w][i] for v, _ in group] for w in ways]
+                med = [float(np.median(v)) for v in vals]
+                spread = [float((max(v) - min(v)) / 2 / m) if m > 0 else 0.0 for v, m in zip(vals, med)]
+                out.curves[f"{name}.{fmt_}{suffix}"] = {"x": [float(w) for w in ways], "y": [_sig(m) for m in med],
+                                                        "spread": [_sig(min(sp, 10.0)) for sp in spread],
+                                                        "source": src, "unit": MOE_LAW[name]}
 
 
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
@@ -706,7 +722,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
     _moe_fixed(root, sysdir, chip, out)
-    _moe_rates(root, sysdir, chip, out)
+    _moe_law(root, sysdir, chip, out)
     return out
 
 
@@ -761,6 +777,8 @@ def priors_yaml(d: Derived) -> str:
         for part in ("x", "y", "spread"):
             lines.append(f"    {part}: [{', '.join(f'{v:g}' for v in c[part])}]")
         lines.append(f"    source: {yaml.safe_dump(c['source'], width=10**6).strip()}")
+        if c.get("unit"):
+            lines.append(f"    unit: {c['unit']}")
     return "\n".join(lines) + "\n"
 
 
