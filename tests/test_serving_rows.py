@@ -108,3 +108,16 @@ def test_an_unstated_split_takes_the_best_and_says_so():
                value="3803", unit="tokens/s/GPU", confidence="verbatim", notes="")
     r = predict_row(row, Aliases())
     assert r.kind == "run" and any("best the roofline finds" in a for a in r.assumptions)
+
+
+def test_a_lower_bound_on_speed_is_checked_against_the_best_case_of_what_the_row_leaves_unstated():
+    row = dict(id="TRT-X88", source="TensorRT-LLM blog", model="Llama 4 Maverick 17B-128E",
+               precision="FP8 + Eagle3 speculative decoding (draft len 3)", hardware="B200 (DGX B200)", n_chips="8",
+               parallelism="TP8 EP1, min-latency mode", batch="1", input_len="", output_len="", context_len="",
+               metric="output_tokens_per_s_per_user", value=">1000", unit="tokens/s/user", confidence="paraphrased",
+               notes="")
+    r = predict_row(row, Aliases())
+    assert r.kind == "per_user" and r.measured_op == ">"
+    assert any("α = 1" in a for a in r.assumptions) and any("one-token prompt" in a for a in r.assumptions)
+    point = predict_row({**row, "value": "1000"}, Aliases())  # a point needs the acceptance: not expressible
+    assert point.__class__.__name__ == "Unexpressed"

@@ -32,6 +32,7 @@ from ...serving.frontier import frontier
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
+from .rows import parse_measured
 
 __all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of"]
 
@@ -96,15 +97,24 @@ def speculation_of(row: dict, m) -> Speculation | str | None:
                      text, re.I)
     length = re.search(r"(?:accept(?:ance|ed)?\s*length|mean accepted tokens|accepted tokens per step|\bAL)\s*"
                        r"(?:of|=|:|≈|~)?\s*" + _NUM, text, re.I)
+    best_case = False
     if rate is None and length is None:
-        return ("speculative decoding / MTP without a stated acceptance rate or length: the tokens per step "
-                "(1 − α^(K+1)) / (1 − α) cannot be derived")
+        # a lower bound on a speed is still a check: the best a step of K drafts can do is K + 1 tokens (α = 1); a
+        # tool whose best case falls short contradicts the row, one whose best case reaches it does not (the
+        # caller states the assumption: Speculation.alpha == 1 on a bound row)
+        lower = parse_measured(row.get("value", ""))
+        if not (lower is not None and lower.op in (">", ">=") and quantity_of(row["metric"], row["unit"])[2]):
+            return ("speculative decoding / MTP without a stated acceptance rate or length: the tokens per step "
+                    "(1 − α^(K+1)) / (1 − α) cannot be derived")
+        best_case = True
     if re.search(r"\bdraft model\b|\bverifier\b|\+\s*[\w.-]+\s*(?:\(\w+\)\s*)?draft", text, re.I):
         return "speculative decoding with a separate draft model: the alias table names no draft models"
     k = re.search(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
                   r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
                   r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", text, re.I)
     K = int(k.group(1)) if k else 1
+    if best_case:
+        return Speculation(K=K, alpha=1.0, mtp_layers=int(load_engine()["mtp_layers"]))
     if rate is not None:
         a = float(rate.group(1)) / (100.0 if rate.group(2) or float(rate.group(1)) > 1 else 1.0)
     else:

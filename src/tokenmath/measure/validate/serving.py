@@ -37,6 +37,7 @@ from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
 from .atload import predict_under_load, speculation_of, under_load
+from .rows import parse_measured
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
@@ -79,6 +80,10 @@ class _Setup:
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
 
 
+def _row_text(row: dict) -> str:
+    return " ".join(str(row.get(k, "")) for k in ("precision", "parallelism", "batch", "metric", "notes"))
+
+
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
@@ -108,6 +113,17 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         d = al.datasets[m.name]
         ISL, OSL = int(d["input_len"]), int(d["output_len"])
         assumptions += [al.source(f"datasets.{m.name}.input_len"), al.source(f"datasets.{m.name}.output_len")]
+    lower = parse_measured(row.get("value", ""))
+    if spec is not None and lower is not None and lower.op in (">", ">=") and spec.alpha == 1.0 \
+            and not re.search(r"accept", _row_text(row), re.I):
+        assumptions.append(f"acceptance not stated: α = 1 (every one of the K = {spec.K} drafts accepted, K + 1 "
+                           "tokens a step), the best case, for a lower-bound row (it passes if the best case reaches it)")
+    if ISL is None and per_user and lower is not None and lower.op in (">", ">="):
+        # a lower bound on a per-user speed is checked against the tool's best case over what the row leaves
+        # unstated: the shortest prompt (the least KV to read) is the fastest decode
+        ISL = 1
+        assumptions.append("input length not stated: a one-token prompt, the fastest case, for a lower-bound row "
+                           "(the row passes if the tool's best case reaches it)")
     if ISL is None:
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
