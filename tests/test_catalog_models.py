@@ -29,7 +29,7 @@ EXPECTED = {
     "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "llama-4-maverick", "mixtral-8x7b",
     "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t", "qwen3-32b", "glm-4.5", "glm-4.7",
     "llama-4-scout", "qwen3-8b", "qwen3-1.7b", "qwen3-0.6b", "qwen3.5-35b-a3b", "kimi-k2.5", "glm-5.2", "mimo-7b",
-    "nemotron-3-ultra-550b-a55b", "nemotron-3.5-lightning-30b-a3b",
+    "nemotron-3-ultra-550b-a55b", "nemotron-3.5-lightning-30b-a3b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
 }
 
 TOL = 0.02  # computed vs published parameter counts
