@@ -195,3 +195,12 @@ def test_the_moe_op_is_read_at_its_expert_parallel_width_and_its_stream_and_math
     b2 = load_priors("b200-kernels").for_engine("trtllm")
     assert moe_format("mxfp4", "fp4", b2) == "mxfp4" and moe_format("nvfp4", "fp4", b2) == "fp4"
     assert "moe_eta_bw.mxfp4@trtllm" in load_priors("b200-kernels").curves and gpt.moe is not None
+
+
+def test_a_decode_all_to_all_pays_the_faster_measured_fixed_cost():
+    """DeepEP's table on B200 holds only its high-throughput kernels (48-72 µs at 1-16 tokens, host notify
+    included); NCCL's all-to-all of ≤ 64 kB over the same 8 GPUs takes ~11 µs, and a CUDA-graph decode runs such
+    a path: the priors keep the faster, and say which."""
+    pri = load_priors("b200-kernels")
+    assert pri.alltoall_latency_s < 20e-6 and "nccl" in pri.source_of("alltoall_latency_s")
+    assert pri.alltoall_latency_s >= pri.scaleup_latency_s  # never below the link's own fixed cost

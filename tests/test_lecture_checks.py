@@ -61,7 +61,7 @@ FLIPS = [
     ("A3", ["google/gemini-3.1-pro.long_context.above_200k.above_tokens=50000"], {}, REPRODUCED, OFF),
     ("A4", ["model.kv_dtype=fp8"], {}, OFF, REPRODUCED),
     ("A5", ["h800.rental_usd_per_hour=2.4"], {}, OFF, REPRODUCED),  # MoE rates by ep: price ~1.5× cost; dearer hours flip it
-    ("A7", [], {"reference/input_len": 32768}, OFF, REPRODUCED),  # long prompts: decode ≈ 5× prefill
+    ("A7", [], {"reference/input_len": 65536}, OFF, REPRODUCED),  # long prompts: decode ≈ 5× prefill
     ("A10", ["gemma-3-27b.head_dim=32"], {}, OFF, REPRODUCED),
     ("K2", ["hdd-exos-x24.read_bandwidth_bytes_per_s=7GB/s"], {}, WRONG, REPRODUCED),
     ("L3", ["deepseek-v3.kv_dtype=fp32"], {}, REPRODUCED, OFF),

@@ -82,6 +82,20 @@ def test_engines_memory_rules_order_and_sglang_reserve():
     assert load_engine("sglang")["policy"] == "continuous" and load_engine("trtllm")["policy"] == "chunked"
 
 
+def test_attention_data_parallel_groups_each_hold_the_non_expert_weights():
+    from tokenmath.serving.engine_memory import held_weight_bytes
+
+    m, s, eng = load_model("llama-4-maverick"), load_system("hgx-h200"), load_engine("trtllm")
+    W = float(arch.model_weight_bytes(m, "fp8"))
+    W_exp = arch.n_moe_layers(m) * m.moe.n_routed_experts * float(arch.param_counts(m).expert)  # FP8: 1 B each
+    assert held_weight_bytes(m, W, 8, 1, "fp8") - W == pytest.approx(7 * (W - W_exp), rel=1e-9)  # 7 more copies
+    assert held_weight_bytes(m, W, 8, 8, "fp8") == W
+    tp8, dp8 = (float(kv_pool_engine(eng, m, s, 8, W, tp=tp, precision="fp8")) for tp in (8, 1))
+    assert dp8 < tp8 - 8 * 9e9  # ≥ 9 GB less KV on each of the 8 chips (also a larger activation workspace)
+    dense = load_model("llama-3.1-70b")  # no experts: one copy whatever the split
+    assert held_weight_bytes(dense, 1e11, 8, 1, "fp8") == 1e11
+
+
 def test_every_layer_pays_its_small_kernels():
     assert aux_kernels_per_layer(LLAMA) == 4
     assert aux_kernels_per_layer(DSV3) == pytest.approx(5 + 3 * 58 / 61)

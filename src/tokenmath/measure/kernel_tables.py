@@ -519,6 +519,36 @@ def _alltoall(root: Path, sysdir: str, chip, out: Derived) -> None:
            f"{bw / 1e9:g} GB/s per direction of catalog chip {chip.name}")
     _store_link(out, "eta_scaleup.alltoall", "alltoall_latency_s", per, lats, used, src, "bytes per chip",
                 "median time at ≤ 4 tokens per rank")
+    _alltoall_small(root, sysdir, out)
+
+
+A2A_SMALL_BYTES = 64 * 1024  # a decode step's dispatch per rank: 8 tokens · 8 experts · 7,168 · 1 B is 0.46 MB in all
+
+
+def _alltoall_small(root: Path, sysdir: str, out: Derived) -> None:
+    """A decode step's dispatch and combine are latency-bound, and where the DeepEP table's fixed cost is the
+    high-throughput kernels' (with their host notify: 48-72 µs on B200 at 1-16 tokens, where its low-latency
+    kernels were not collected) an engine's CUDA-graph decode path runs a plain all-to-all instead (TensorRT-LLM's
+    NVLink all-to-all, NCCL's): the fixed cost is the faster of the DeepEP one and NCCL's all-to-all at
+    messages ≤ 64 kB over the node's 8 GPUs (median), measured in the same tables."""
+    nccl = sorted((root / "data" / sysdir / "comm" / "nccl").glob("*/nccl_perf.parquet"),
+                  key=lambda f: _version_key(f.parent.name))
+    if not nccl or "alltoall_latency_s" not in out.scalars:
+        return
+    df = _read(nccl[-1])
+    d = df[(df.op_name == "alltoall") & (df.num_gpus == min(8, int(df.num_gpus.max())))
+           & (df.message_size <= A2A_SMALL_BYTES)]
+    if len(d) < 3:
+        return
+    lat = float(np.median(d.latency)) * 1e-3
+    if lat < out.scalars["alltoall_latency_s"]:
+        out.sources["alltoall_latency_s"] = (
+            f"{PACKAGE} {out.version} {sysdir}/comm/nccl/{nccl[-1].parent.name} alltoall over "
+            f"{int(d.num_gpus.iloc[0])} GPUs, median time of messages ≤ {A2A_SMALL_BYTES // 1024} kB "
+            f"({lat * 1e6:.3g} µs), below DeepEP's measured fixed cost ({out.scalars['alltoall_latency_s'] * 1e6:.3g} "
+            f"µs, kernel_tables._alltoall): a decode step's all-to-all is latency-bound and runs the faster path "
+            f"(kernel_tables._alltoall_small)")
+        out.scalars["alltoall_latency_s"] = lat
 
 
 # ---- all of it -----------------------------------------------------------------------------------

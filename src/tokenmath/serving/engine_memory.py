@@ -15,6 +15,15 @@ Every engine holds, besides the weights and the KV pool, an activation workspace
                              (mem_fraction_static = (C − R)/C caps weights plus KV)
     simple   (no rule):      kv_pool = f · (G · C − W_all)
 
+Under attention data parallelism (tp < G) each of the dp = G/tp attention groups holds its own copy of every
+non-expert weight (attention, dense layers, shared experts, router, embeddings), so the chips hold more
+than W_all:
+
+    W_held = W_exp + (W_all − W_exp) · G / tp          W_exp = L_moe · E · N_expert · b_exp (split over G)
+
+and W_held stands for W_all in the rules above (Llama-4-Maverick FP8 on 8 chips at DP 8: 12 GB more on each;
+DeepSeek-V3: 17 GB). Before 2026-11-24 round 7 the pool counted one copy.
+
 W_act = 2·T·(N·H)·c bytes is NVIDIA's measured activation footprint of TensorRT-LLM (aiconfigurator-core
 sdk/backends/trtllm_backend.py ACTIVATION_COEFFICIENTS: dense 11, 6.5, 5, 5 and MoE 22, 13, 10, 10 at
 TP 1, 2, 4, ≥ 8), which aiconfigurator also uses for vLLM; W_rt = NCCL buffers (0.34-0.39 GB at TP ≥ 2)
@@ -23,10 +32,11 @@ plus the CUDA context and library workspaces (0.51 GiB observed; same file's sys
 
 from __future__ import annotations
 
-from ..core.derive import formula, lift
+from ..core import arch
+from ..core.derive import formula, lift, value_of
 from ..core.records import Model, System
 
-__all__ = ["activation_bytes", "kv_pool_engine", "reserved_static"]
+__all__ = ["activation_bytes", "kv_pool_engine", "reserved_static", "held_weight_bytes"]
 
 GiB = 2.0**30
 MiB = 2.0**20
@@ -35,6 +45,25 @@ MiB = 2.0**20
 @formula("W_act = 2 · T_max · N · H · c_act", unit="B")
 def activation_bytes(T_max, N, H, c_act):
     return 2 * T_max * N * H * c_act
+
+
+@formula("W_held = W_exp + (W_all − W_exp) · G / tp", unit="B")
+def weights_held(W_exp, W_all, G, tp):
+    return W_exp + (W_all - W_exp) * G / tp
+
+
+def held_weight_bytes(m: Model, W_all, G: int, tp: float, precision: str | None = None, explain: bool = False):
+    """The weights the G chips hold: W_all, or with attention data parallelism (tp < G, an MoE) the non-expert
+    weights once per attention group (module doc)."""
+    if m.moe is None or tp >= G or not arch.n_moe_layers(m):
+        return W_all
+    pc = arch.param_counts(m)
+    b = arch.bytes_per(arch.weight_formats(m, precision)["experts"])
+    src = m.file or m.name
+    W_exp = lift(explain, "W_exp", arch.n_moe_layers(m) * m.moe.n_routed_experts * float(value_of(pc.expert)) * b,
+                 "B", f"{src}: routed experts L_moe·E·N_expert·b_exp, split over the chips")
+    return weights_held(W_exp, W_all, lift(explain, "G", G, "chips", "given"),
+                        lift(explain, "tp", tp, "", "layout: attention tensor-parallel ways (dp = G/tp groups)"))
 
 
 @formula("kv_pool = G · f · (C − W_all/G − W_act − W_rt)", unit="B")
@@ -72,8 +101,10 @@ def _coef(m: Model, tp: float, eng: dict) -> float:
     return float(row[k] if k in row else row[str(k)])
 
 
-def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float = 1.0, explain: bool = False):
-    """The KV pool (bytes, all G chips) the engine `eng` (a catalog/engines entry) leaves beside W_all of weights."""
+def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float = 1.0, explain: bool = False,
+                   precision: str | None = None):
+    """The KV pool (bytes, all G chips) the engine `eng` (a catalog/engines entry) leaves beside W_all of weights
+    (held once per attention group where tp < G: `held_weight_bytes`)."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src = lambda k: f"{eng.get('file', 'engine')}: {eng.get('sources', {}).get(k, eng.get('source', ''))}"  # noqa: E731
     rule = str(eng.get("memory", "simple"))
@@ -81,6 +112,7 @@ def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float
     Cq = g("C", C, "B", system.chip.source_of("hbm_capacity_bytes"))
     Gq = g("G", G, "chips", "given")
     Wq = W_all if not explain or hasattr(W_all, "explain") else g("W_all", W_all, "B", "every weight in its format")
+    Wq = held_weight_bytes(m, Wq, G, tp, precision, explain)
     f = g("f", float(eng["kv_memory_fraction"]), "", src("kv_memory_fraction"))
     if rule == "simple":
         return kv_pool_simple(f.renamed("f_kv") if hasattr(f, "renamed") else f, Gq, Cq, Wq)

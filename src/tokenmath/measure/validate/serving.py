@@ -409,7 +409,8 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     if spec:
         pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all)
     else:
-        pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp)))
+        pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp),
+                                    precision=su.prec))
     if pool < kv_held:
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
@@ -427,7 +428,7 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     if su.B is None:
         pool = kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G,
                               lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: every weight in its format ({su.prec})"),
-                              tp=float(su.layout.tp), explain=True)
+                              tp=float(su.layout.tp), explain=True, precision=su.prec)
         Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
                           lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
     else:

@@ -256,8 +256,8 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0)
     pool = kv_pool_engine(eng, m, system, G_d,
                           g("W_all", W_all, "B", f"{m.file or m.name}: every weight in its format (arch.model_weight_bytes)"
-                            + (" + the draft's weights" if spec else "")), tp=float(np.max(lay.tp_eff(G_d, 1))),
-                          explain=ex)
+                            + (" + the draft's weights" if spec else "")), tp=float(lay.tp),
+                          explain=ex, precision=precision)
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
     held = np.asarray(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)
