@@ -3,9 +3,11 @@ agree with each other and with the lecture's hardware ratio R (lecture-claims.md
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from clirun import run
 
 from tokenmath.core.load import load_chip, load_system, names
 from tokenmath.core.records import Chip, System
@@ -18,13 +20,15 @@ SYSTEMS = names("systems")
 EXPECTED_CHIPS = {
     "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
-    "gaudi3", "trainium2", "trainium3", "h20",
+    "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
     "gb300-nvl72", "vr200-nvl144", "tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256",
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
+    "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
 }
+PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -110,7 +114,7 @@ def test_system_loads_with_sources(name):
 @pytest.mark.parametrize("name, domain", [
     ("hgx-h100", 8), ("hgx-h800", 8), ("gb200-nvl72", 72), ("gb300-nvl72", 72), ("vr200-nvl144", 72),
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
-    ("trn2-16", 16), ("trn2-ultraserver-64", 64),
+    ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -196,6 +200,37 @@ def test_only_native_precisions():
     for name in ("tpu-v5p", "tpu-v6e"):
         peaks = load_chip(name).peak_flop_per_s
         assert peaks["fp8"] == peaks["bf16"]
+
+
+def test_no_fp8_peak_where_the_chip_has_none():
+    """A30, A100 PCIe and Arc Pro B60 have no FP8 tensor cores: FP8 runs at their BF16 rate, never at INT8's."""
+    for name in ("a30", "a100-pcie", "b60"):
+        chip = load_chip(name)
+        assert set(chip.peak_flop_per_s) == {"bf16"}, name
+        assert chip.peak("fp8") == chip.peak("bf16")
+    rtx = load_chip("rtx-pro-6000-server")
+    assert rtx.peak("fp4") == pytest.approx(2 * rtx.peak("fp8")) == pytest.approx(4 * rtx.peak("bf16"), rel=1e-3)
+    assert load_chip("h100-pcie").peak("bf16") < load_chip("h100-sxm").peak("bf16")
+
+
+def test_pcie_parts_run_on_pcie_and_their_priors():
+    """No NVLink: the scale-up link is PCIe (Gen4 32 GB/s, Gen5 64 GB/s, x8 Gen5 on B60), and a GPU's scale-out
+    share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
+    links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9}
+    for name, bw in links.items():
+        chip = load_chip(name)
+        assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
+        assert "scaleout_bandwidth_bytes_per_s" in chip.estimates, name
+        assert chip.priors == ("a100-80gb-kernels" if name == "a100-pcie" else "default"), name
+    assert load_chip("a100-pcie").peak("bf16") == load_chip("a100-80gb").peak("bf16")
+
+
+@pytest.mark.parametrize("system", PCIE_SYSTEMS)
+def test_serve_runs_on_pcie_servers(system):
+    r = run("serve", "llama-3.1-8b", "--on", system, "--batch", "8", "--context", "2048", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["system"] == system and d["chips"] == 8
 
 
 def test_derived_figures_marked_estimate():

@@ -28,6 +28,8 @@ EXPECTED = {
     "deepseek-v3", "deepseek-v3.2", "kimi-k2", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b",
     "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "llama-4-maverick", "mixtral-8x7b",
     "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t", "qwen3-32b", "glm-4.5", "glm-4.7",
+    "llama-4-scout", "qwen3-8b", "qwen3-1.7b", "qwen3-0.6b", "qwen3.5-35b-a3b", "kimi-k2.5", "glm-5.2", "mimo-7b",
+    "nemotron-3-ultra-550b-a55b", "nemotron-3.5-lightning-30b-a3b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
 }
 
 TOL = 0.02  # computed vs published parameter counts
@@ -53,6 +55,7 @@ ACTIVE_CONVENTION = {
     "gpt-oss-120b": _without_input_embedding,
     "gpt-oss-20b": _without_input_embedding,
     "kimi-k2": _without_input_embedding,
+    "kimi-k2.5": _without_input_embedding,
     "deepseek-v3.2": _without_indexer,
     "glm-4.5": _without_embeddings,
     "glm-4.7": _without_embeddings,
@@ -393,6 +396,12 @@ def test_other_names_of_an_architecture_load():
     from tokenmath.core.load import load_model
     for n in ("deepseek-r1", "deepseek-ai/DeepSeek-R1", "Llama-3.1-8B", "meta-llama/llama-3.3-70b"):
         assert load_model(n).name in {"deepseek-v3", "llama-3.1-8b", "llama-3.3-70b"}
+    # spaces or underscores for hyphens, and a quantised release's suffix, name the same architecture
+    for n, entry in (("Llama 4 Scout", "llama-4-scout"), ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+                     ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen/Qwen3.6-27B", "qwen3.5-27b"), ("Kimi-K2.5", "kimi-k2.5"),
+                     ("DeepSeek-V4-Flash-FP8", "deepseek-v4-flash"), ("GLM-5.3", "glm-5.2"),
+                     ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "llama-3.3-nemotron-super-49b")):
+        assert load_model(n).name == entry, n
     with pytest.raises(CatalogError):
         load_model("deepseek-ai/no-such-model")
 
@@ -421,3 +430,19 @@ def test_block_sparse_and_kda_entries_hold_their_kv():
     k3 = load_model("kimi-k3")
     assert float(kv_bytes_per_token(k3)) == pytest.approx(27648, rel=1e-12)
     assert float(kv_stored_bytes(k3, S)) == pytest.approx(27648 * S + 449372160, rel=1e-12)
+
+
+def test_new_entries_by_hand():
+    """KV and weight bytes of three imported entries, counted by hand from their configs: Qwen3-8B 36 layers · 2 (K, V)
+    · 8 KV heads · 128 · 2 B; Llama 4 Scout's 36 chunked layers holding 8,192 tokens beside 12 global ones (4,096 B
+    per token per layer); Kimi K2.5's 60 MoE layers · 384 experts · 3 · 7168 · 2048 routed weights in INT4 (0.5 B),
+    everything else in BF16."""
+    from tokenmath.core.arch import model_weight_bytes
+    assert kv_bytes_per_token(load_model("qwen3-8b")) == 36 * 2 * 8 * 128 * 2 == 147_456
+    scout, S = load_model("llama-4-scout"), 100_000
+    assert float(kv_stored_bytes(scout, S)) == 36 * 4096 * 8192 + 12 * 4096 * S
+    k25 = load_model("kimi-k2.5")
+    n_exp = 60 * 384 * 3 * 7168 * 2048
+    assert float(model_weight_bytes(k25)) == 0.5 * n_exp + 2 * (param_counts(k25).total - n_exp)
+    assert kv_bytes_per_token(k25, "bf16") == kv_bytes_per_token(load_model("kimi-k2"), "bf16") == 70_272
+

@@ -151,3 +151,25 @@ def test_kimi_k3_kda_layers_hold_state_mla_layers_kv():
     assert float(kv_read_bytes(m, S)) == pytest.approx(27648 * S + 2 * 449372160, rel=1e-12)
     assert m.moe.d_latent == 3584 and m.moe.n_shared_experts == 2 and m.moe.experts_per_token == 16
     assert m.attention_output_gate and m.weight_dtypes["experts"] == "mxfp4" and m.weight_dtypes["attention"] == "bf16"
+
+
+SHAPES = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size", "mla", "sparse_attention",
+          "sliding_window", "n_sliding_layers", "moe", "linear_attention", "attention_output_gate", "max_context")
+
+
+@needs_package
+@pytest.mark.parametrize("entry, stem", [
+    ("llama-4-scout", "meta-llama--Llama-4-Scout-17B-16E-Instruct"), ("qwen3-8b", "Qwen--Qwen3-8B"),
+    ("qwen3-0.6b", "Qwen--Qwen3-0.6B"), ("qwen3.5-35b-a3b", "Qwen--Qwen3.5-35B-A3B"), ("kimi-k2.5", "moonshotai--Kimi-K2.5"),
+    ("glm-5.2", "zai-org--GLM-5.2"), ("mimo-7b", "XiaomiMiMo--MiMo-7B-Base"),
+    ("nemotron-3-ultra-550b-a55b", "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"),
+    ("nemotron-3.5-lightning-30b-a3b", "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"),
+    # other names (catalog/aliases/names.yaml) whose source is a config of the same shapes
+    ("qwen3.5-27b", "nvidia--Qwen3.6-27B-NVFP4"), ("qwen3.5-35b-a3b", "nvidia--Qwen3.6-35B-A3B-NVFP4"),
+    ("glm-5.2", "zai-org--GLM-5.3"), ("nemotron-3-ultra-550b-a55b", "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4"),
+])
+def test_catalog_entry_is_its_config(entry, stem):
+    """A catalog entry (or another name of it) holds the shapes its source config gives."""
+    m, c = load_model(entry), load_model(str(_find(stem)))
+    assert {f: getattr(m, f) for f in SHAPES} == {f: getattr(c, f) for f in SHAPES}
+

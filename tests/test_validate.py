@@ -111,8 +111,8 @@ def test_alias_table_and_fallback_models_load():
     d = load_aliases("validation")
     assert {"models", "hardware", "precision", "engine"} <= set(d)
     assert d["engine"]["max_batch"] == 8192
-    m = load_alias_model("llama-2-70b")
-    assert m is not None and m.n_kv_heads == 8
+    m = load_alias_model("gpt-j-6b")
+    assert m is not None and m.n_kv_heads == 16
     assert load_alias_model("no-such-model") is None
     al = Aliases()
     assert al.system("GB200 NVL72 (72 GPUs)")[0].name == "gb200-nvl72"
@@ -233,6 +233,13 @@ def test_chips_per_node_and_per_node_units():
 @pytest.mark.parametrize("text, entry", [
     ("TPU v4 (275 TFLOP/s bf16, 32 GiB HBM)", "tpu-v4-pod"), ("H800 SXM nodes, 8 per node", "hgx-h800"),
     ("H200 (CoreWeave, IB ConnectX-7)", "hgx-h200"), ("Intel Gaudi 3", "gaudi3-8"), ("8x H20", "hgx-h20"),
+    # PCIe parts by name; an unstated form factor stays the SXM part, as before they existed
+    ("NVIDIA L4", "pcie-l4-8"), ("L4 24GB", "pcie-l4-8"), ("A30", "pcie-a30-8"), ("A100 PCIe 80GB", "pcie-a100-8"),
+    ("NVIDIA A100 PCIe", "pcie-a100-8"), ("H100 PCIe", "pcie-h100-8"), ("H100 80GB PCIe", "pcie-h100-8"),
+    ("RTX PRO 6000 Blackwell", "pcie-rtx-pro-6000-8"), ("RTX Pro 6000", "pcie-rtx-pro-6000-8"),
+    ("Intel Arc Pro B60", "pcie-b60-8"), ("H100 SXM", "hgx-h100"), ("H100", "hgx-h100"), ("H100 80GB", "hgx-h100"),
+    ("A100 80GB SXM", "hgx-a100"), ("A100", "hgx-a100"), ("A100 80GB", "hgx-a100"), ("L40S", "pcie-l40s-8"),
+    ("L40S PCIe", "pcie-l40s-8"),
 ])
 def test_scored_hardware_matcher(text, entry):
     al = Aliases()
@@ -244,7 +251,10 @@ def test_scored_hardware_matcher(text, entry):
     ("Qwen3-235B-A22B", "qwen3-235b-a22b"), ("gpt-oss-120b", "gpt-oss-120b"), ("GLM-4.6", "glm-4.7"),
     ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"), ("DeepSeek-R1-0528", "deepseek-v3"),
     ("DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Llama-2-70B", "llama-2-70b"),
-    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", None), ("Intel Gaudi 2", None), ("Qwen2.5-72B", None),
+    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", "llama-4-scout"), ("Intel Gaudi 2", None), ("Qwen2.5-72B", None),
+    ("Llama 4 Maverick", "llama-4-maverick"), ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen3-0.6B", "qwen3-0.6b"),
+    ("Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Kimi-K2.5", "kimi-k2.5"), ("Kimi-K2-Instruct", "kimi-k2"),
+    ("Llama 2 13B", "llama-2-13b"),
 ])
 def test_scored_model_matcher(text, entry):
     from tokenmath.measure.validate.match import _best, _model_candidates, _system_candidates

@@ -18,6 +18,7 @@ import copy
 import difflib
 import io
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -286,14 +287,25 @@ def load_model(name: str) -> Model:
     return _load_cached("models", name)  # type: ignore[return-value]
 
 
+# a quantised release's suffix: the same architecture as the model it quantises (the format is --precision's)
+_QUANT_SUFFIX = re.compile(r"-(fp8|fp8-dynamic|nvfp4|fp4|mxfp4|int4|int8|awq|gptq|w4a16|w8a8)$")
+
+
+def _name_key(name: str) -> str:
+    """Case, spaces and underscores aside: "Llama 4 Scout" and "llama_4_scout" are "llama-4-scout"."""
+    return re.sub(r"[\s_]+", "-", name.strip().lower())
+
+
 def other_model_name(name: str) -> str | None:
-    """The catalog model that `name` (any case; a Hugging Face org/ prefix is ignored) is another name of."""
-    key = name.rsplit("/", 1)[-1].strip().lower()
-    if key in _index("models"):
-        return key
-    for entry, rec in (_other_names().get("models") or {}).items():
-        if entry == key or key in {n.lower() for n in rec.get("names", [])}:
-            return entry
+    """The catalog model that `name` is another name of: any case, spaces or underscores for hyphens, a Hugging
+    Face org/ prefix ignored, and a quantised release's suffix (-FP8, -NVFP4, -AWQ...) dropped if need be."""
+    key = _name_key(name.rsplit("/", 1)[-1])
+    for k in dict.fromkeys((key, _QUANT_SUFFIX.sub("", key))):
+        if k in _index("models"):
+            return k
+        for entry, rec in (_other_names().get("models") or {}).items():
+            if entry == k or k in {_name_key(n) for n in rec.get("names", [])}:
+                return entry
     return None
 
 

@@ -12,7 +12,10 @@ name scores the weighted share of its tokens found in the string:
 
 and is refused outright when the string carries a different token of the same shape (digits replaced
 by #: "h100" vs "h200", "70b" vs "8b", "3.1" vs "3.3", "gaudi2" vs "gaudi3"), or a word naming a smaller
-sibling that the name lacks ("GLM-4.5-Air" is not GLM-4.5; air, mini, lite, flash, scout...). The best candidate at or
+sibling that the name lacks ("GLM-4.5-Air" is not GLM-4.5; air, mini, lite, flash, scout...). A PCIe card is a
+different part from its SXM sibling (fewer SMs or lower clocks, another power limit): a name saying PCIe needs the
+string to say it, a string saying PCIe refuses a name saying SXM, and counts against a name silent about the form
+(so "H100 PCIe" is the PCIe part, "H100" the SXM one, "L40S PCIe" still the L40S). The best candidate at or
 above MIN_SCORE wins ("Llama 4 Scout" does not reach it for Llama 4 Maverick: 5 of 7); what matched, with
 its score, is reported beside every row. A rule of the alias table (a regular expression for a string
 no name covers, e.g. GH200 -> H200, or one that needs a note) wins where it matches, as score 1. Nothing
@@ -42,6 +45,7 @@ _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4",
          "oam", "board", "node", "nodes", "pod", "slice", "platform", "total", "active", "b", "params"}
 # words that name a smaller sibling of a model or chip: present in the string but not in the name, they refuse it
 _VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill"}
+_SXM = ("sxm", "sxm4", "sxm5")
 
 
 def tokens(text: str) -> list[str]:
@@ -75,7 +79,11 @@ def score_name(name: str, text: str) -> float:
     want = tokens(name)
     if not want or (have & _VARIANT) - set(want):
         return 0.0
+    if ("pcie" in want) != ("pcie" in have) and ("pcie" in want or any(t in want for t in _SXM)):
+        return 0.0  # the other form factor: a PCIe card is not its SXM sibling
     total = got = 0.0
+    if "pcie" in have and "pcie" not in want:
+        total += _weight("pcie")  # the string's form, absent from the name
     for t in dict.fromkeys(want):
         w = _weight(t)
         total += w
