@@ -67,7 +67,20 @@ def test_impossible_values_are_refused(args, needle):
 
 
 def test_a_model_that_does_not_fit_is_refused():
-    _one_line_error(run("serve", "deepseek-v3", "--on", "hgx-h100", "--precision", "fp8"), "does not fit")
+    _one_line_error(run("serve", "deepseek-v3", "--on", "hgx-h100", "--precision", "fp8", "--batch", "128"),
+                    "does not fit")
+    _one_line_error(run("serve", "deepseek-v3", "--on", "l4"), "does not fit")  # not even one sequence
+
+
+def test_without_a_batch_serve_takes_the_most_that_fit_and_says_so():
+    import json
+
+    r = run("serve", "qwen3-8b", "--on", "l4", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert 1 <= d["batch"] < 128 and "fits beside the weights" in d["batch_note"] and d["memory"]["fits"]
+    more = run("serve", "qwen3-8b", "--on", "l4", "--batch", str(d["batch"] + 1), "--json")
+    assert more.exit_code != 0  # one more sequence would not fit
 
 
 def test_malformed_yaml_names_the_file(tmp_path):

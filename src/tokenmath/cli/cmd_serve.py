@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -14,6 +15,9 @@ from .common import (
 )
 
 
+DEFAULT_BATCH = 128  # sequences in flight when --batch is not given (fewer where their KV does not fit)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     @guard
@@ -21,7 +25,8 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Argument(..., help="Catalog model name or a Hugging Face config.json path."),
         on: str = ON_OPTION,
         chips: int = CHIPS_OPTION,
-        batch: int = typer.Option(128, "--batch", "-B", help="Sequences in flight (decode tokens per step)."),
+        batch: int = typer.Option(None, "--batch", "-B", help="Sequences in flight (decode tokens per step; default "
+                                  "128, or the most whose KV fits beside the weights where 128 do not)."),
         context: int = typer.Option(4096, "--context", "-S", help="KV length per sequence (prompt length in prefill)."),
         precision: str = PRECISION_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
@@ -57,9 +62,19 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
     """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
     m, s, priors = load_triple(model, on, set_)
     priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
-    return serve(m, s, G=chips, B=batch, S=context, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                 priors=priors, engine=engine, explain=explain,
-                 spec=speculation(mtp, acceptance, acceptance_length, draft))
+    sp = speculation(mtp, acceptance, acceptance_length, draft)
+    run = lambda B: serve(m, s, G=chips, B=B, S=context, precision=precision, kv_dtype=kv_dtype,  # noqa: E731
+                          basis=basis, priors=priors, engine=engine, explain=explain, spec=sp)
+    r = run(DEFAULT_BATCH if batch is None else batch)
+    if batch is None and not r.fits:  # no batch asked for: the most sequences whose KV fits beside the weights
+        v = lambda k: float(np.max(np.asarray(r.value(k) or 0.0, dtype=float)))  # noqa: E731
+        room = v("memory.capacity_bytes") - v("memory.weights_bytes") - v("memory.draft_bytes")
+        fit = int(room // (v("memory.kv_bytes") / DEFAULT_BATCH))
+        if fit >= 1:
+            r = run(fit)
+            r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
+                                       f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
+    return r
 
 
 def to_json(r, explain: bool = False) -> dict:
@@ -115,6 +130,8 @@ def _print(r) -> None:
                       f"{fmt(v('decode.speculative.step_time_s'), 's')} (verify + drafts): TPOT "
                       f"{fmt(v('decode.speculative.tpot_s'), 's')}, {fmt(v('decode.speculative.tokens_per_s'), 'tok/s')}"
                       f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
+    if v("batch_note"):
+        console.print(v("batch_note"), markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
     draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
     console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "
