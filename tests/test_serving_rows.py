@@ -3,6 +3,8 @@ scheduling, expert all-to-all under attention TP, block-scaled FP8, per-layer ke
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tokenmath.core import arch
@@ -121,3 +123,18 @@ def test_a_lower_bound_on_speed_is_checked_against_the_best_case_of_what_the_row
     assert any("α = 1" in a for a in r.assumptions) and any("one-token prompt" in a for a in r.assumptions)
     point = predict_row({**row, "value": "1000"}, Aliases())  # a point needs the acceptance: not expressible
     assert point.__class__.__name__ == "Unexpressed"
+
+
+def test_a_per_gpu_rate_at_a_user_speed_reads_its_unit_and_the_replica_sizes_its_chips_allow():
+    from tokenmath.measure.validate.rows import unit_scope
+
+    assert unit_scope("tokens/s/GPU", "throughput per GPU at 50 tok/s/user") == "gpu"  # the unit speaks first
+    assert unit_scope("tokens/s", "output_tokens_per_s_per_user") == "user"
+    row = dict(id="X-908", source="InferenceX-style dashboard", model="DeepSeek-R1", precision="FP4",
+               hardware="B200", n_chips="8", parallelism="", batch="", input_len="1024", output_len="1024",
+               context_len="", metric="throughput per GPU at 50 tok/s/user", value="2000", unit="tokens/s/GPU",
+               confidence="verbatim", notes="SGLang")
+    r = predict_row(row, Aliases())
+    assert r.kind == "at_speed" and "replicas of 4, 8 chips" in r.why[0]
+    per_chip = float(re.search(r"\((?:[\d.]+) tok/s/user, ([\d,.]+) tok/s per chip", r.why[0]).group(1).replace(",", ""))
+    assert r.predicted == pytest.approx(per_chip, rel=2e-3)  # per GPU: the best point's rate per chip

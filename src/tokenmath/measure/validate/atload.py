@@ -194,11 +194,15 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             # so the best of the layouts that suit the model at each speed (serving/frontier.py 'all')
             from .serving import split_of  # serving.py imports this module: read at call time
 
-            stated = bool(split_of(row["parallelism"].lower())) or su.m.moe is None
-            lays = [su.layout] if stated else ["all"]
+            stated = bool(split_of(row["parallelism"].lower()))
+            lays = [su.layout] if stated else ["all"] if su.m.moe is not None else ["default"]
+            # and over the replica sizes the row's chips allow: the smallest that holds the model (the engine rule),
+            # doubled while the chips last (an 8-GPU node runs DeepSeek-R1 as one replica of 8 or two of 4)
+            total = su.G * su.n_rep
+            sizes = [su.G] if stated else [su.G * 2 ** i for i in range(8) if su.G * 2 ** i <= total]
 
             def best(b):
-                fr = frontier(su.m, su.system, isl=su.ISL, osl=su.OSL, chips=[su.G], layouts=lays,
+                fr = frontier(su.m, su.system, isl=su.ISL, osl=su.OSL, chips=sizes, layouts=lays,
                               at_user_speed=regime.user_speed, at_ttft=regime.ttft_s, confirm=False, basis=b, **kw)
                 return fr.at
 
@@ -207,19 +211,21 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                 f = at["fastest"]
                 return Unexpressed(rid, g, f"no operating point reaches the row's target on {su.G} chips: the "
                                            f"fastest is {f['tokens_per_s_per_user']:.3g} tokens/s per user")
-            per = {"output_tokens_per_s": at["output_tokens_per_s"],
-                   "total_tokens_per_s": at["output_tokens_per_s"] * (su.ISL + su.OSL) / su.OSL,
-                   "requests_per_s": at["output_tokens_per_s"] / su.OSL}[key]
-            val = per * su.n_rep
+            def rate(a):  # the row's quantity over all its chips, from the best point's rate per chip
+                out = a["tokens_per_s_per_chip"] * total
+                return {"output_tokens_per_s": out, "total_tokens_per_s": out * (su.ISL + su.OSL) / su.OSL,
+                        "requests_per_s": out / su.OSL}[key]
+
+            val = rate(at)
             b_at = best("spec") if basis == "prior" else at
-            bound = ({"output_tokens_per_s": b_at["output_tokens_per_s"],
-                      "total_tokens_per_s": b_at["output_tokens_per_s"] * (su.ISL + su.OSL) / su.OSL,
-                      "requests_per_s": b_at["output_tokens_per_s"] / su.OSL}[key] * su.n_rep) if b_at["met"] else None
+            bound = rate(b_at) if b_at["met"] else None
             asked = " and ".join(x for x in (f"≥ {regime.user_speed:.3g} tok/s/user" if regime.user_speed else "",
                                              f"mean TTFT ≤ {regime.ttft_s:.3g} s" if regime.ttft_s else "") if x)
-            why.insert(0, f"frontier over concurrency on {su.G} chips"
-                          f"{'' if stated else ' and layouts (split not stated: dep, tp, tp·ep)'}: best at {asked} is "
-                          f"{at['layout']} at concurrency {at['concurrency']} ({at['tokens_per_s_per_user']:.3g} tok/s/user, "
+            on = f"{su.G} chips" if len(sizes) == 1 else f"replicas of {', '.join(map(str, sizes))} chips"
+            why.insert(0, f"frontier over concurrency on {on}"
+                          f"{'' if stated else ' and layouts (split not stated: ' + ('dep, tp, tp·ep' if su.m.moe else 'tp') + ')'}"
+                          f": best at {asked} is {at['layout']} on {at.get('chips', su.G)} chips at concurrency "
+                          f"{at['concurrency']} ({at['tokens_per_s_per_user']:.3g} tok/s/user, "
                           f"{at['tokens_per_s_per_chip']:.4g} tok/s per chip, TTFT {at['ttft_s'] * 1e3:.3g} ms)")
             mode = "at_speed"
     except InputError as e:

@@ -175,13 +175,15 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
 
 def unit_scope(unit: str, metric: str) -> str:
     """'gpu', 'node', 'user' or 'total': what one unit of the measurement covers."""
-    u, m = unit.lower(), metric.lower()
-    if re.search(r"/\s*user|per[ _]user", u + " " + m):
-        return "user"
-    if re.search(r"/\s*node|per[ _]node", u + " " + m):
-        return "node"
-    if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", u + " " + m):
-        return "gpu"
+    # the unit speaks first: a metric may name a per-user speed as its target ('throughput per GPU at 50
+    # tok/s/user') while its unit says what one number covers
+    for text in (unit.lower(), metric.lower()):
+        if re.search(r"/\s*user|per[ _]user", text):
+            return "user"
+        if re.search(r"/\s*node|per[ _]node", text):
+            return "node"
+        if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", text):
+            return "gpu"
     return "total"
 
 
