@@ -138,3 +138,26 @@ def test_a_per_gpu_rate_at_a_user_speed_reads_its_unit_and_the_replica_sizes_its
     assert r.kind == "at_speed" and "replicas of 4, 8 chips" in r.why[0]
     per_chip = float(re.search(r"\((?:[\d.]+) tok/s/user, ([\d,.]+) tok/s per chip", r.why[0]).group(1).replace(",", ""))
     assert r.predicted == pytest.approx(per_chip, rel=2e-3)  # per GPU: the best point's rate per chip
+
+
+@pytest.mark.parametrize("hardware, system", [("8xH200", "hgx-h200"), ("4xA100 80GB", "hgx-a100"),
+                                              ("8× B200", "hgx-b200")])
+def test_a_count_glued_to_the_part_is_read(hardware, system):
+    assert Aliases().system(hardware)[0].name == system
+
+
+def test_rates_in_other_units_and_other_quantities_of_a_run():
+    from tokenmath.measure.validate.rows import row_kind, unit_scale
+
+    assert unit_scale("k tokens/s") == 1e3 and unit_scale("TPS/GPU") == 1.0 and unit_scale("tokens per second") == 1.0
+    assert unit_scale("req/s") == 1.0 and unit_scale("sec") == 1.0
+    assert row_kind({"metric": "Request throughput", "model": "x", "unit": "req/s"}) == "serving"
+    base = dict(id="X-950", source="TensorRT-LLM perf overview", model="Llama 3.1 8B", precision="FP8",
+                hardware="H200 SXM 141GB", n_chips="1", parallelism="TP1", batch="", input_len="1000",
+                output_len="500", context_len="", metric="output throughput", value="1000", unit="tokens/s",
+                confidence="verbatim", notes="")
+    out = predict_row(base, Aliases()).predicted
+    for metric, factor in (("total token throughput", 1500 / 500), ("input tokens/s", 1000 / 500),
+                           ("request throughput", 1 / 500)):
+        r = predict_row({**base, "metric": metric, "unit": "req/s" if "request" in metric else "tokens/s"}, Aliases())
+        assert r.predicted == pytest.approx(out * factor, rel=1e-9), metric

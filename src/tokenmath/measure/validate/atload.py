@@ -138,6 +138,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
+    if re.search(r"(?:input|prompt).?tok|prefill.?(?:tok|throughput)", m):
+        return "input_tokens_per_s", "mean", True
     if re.search(r"requests?.?per.?s|req/s|samples", m + " " + u):
         return "requests_per_s", "mean", True
     return "output_tokens_per_s", "mean", True
@@ -146,6 +148,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
 def _from_sim(r, key: str, stat: str, isl: float) -> float:
     if key == "total_tokens_per_s":
         return r["requests_per_s"] * (isl + r.settings["osl_mean"])
+    if key == "input_tokens_per_s":
+        return r["requests_per_s"] * isl
     v = r[key]
     return float(v[stat] if isinstance(v, dict) else v)
 
@@ -186,7 +190,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                           f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")
             mode = "concurrency"
         else:
-            if key not in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s"):
+            if key not in ("output_tokens_per_s", "total_tokens_per_s", "input_tokens_per_s", "requests_per_s"):
                 return Unexpressed(rid, g, f"a {key} measured at a per-user speed target: the frontier answers "
                                            "throughput at a speed")
 
@@ -214,7 +218,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             def rate(a):  # the row's quantity over all its chips, from the best point's rate per chip
                 out = a["tokens_per_s_per_chip"] * total
                 return {"output_tokens_per_s": out, "total_tokens_per_s": out * (su.ISL + su.OSL) / su.OSL,
-                        "requests_per_s": out / su.OSL}[key]
+                        "input_tokens_per_s": out * su.ISL / su.OSL, "requests_per_s": out / su.OSL}[key]
 
             val = rate(at)
             b_at = best("spec") if basis == "prior" else at

@@ -51,6 +51,7 @@ _SXM = ("sxm", "sxm4", "sxm5")
 def tokens(text: str) -> list[str]:
     """Lower-case tokens: letters/digits runs, keeping a decimal point between digits ("3.1")."""
     t = text.lower().replace("×", "x")
+    t = re.sub(r"(?<![a-z0-9])(\d+)\s*x(?=[a-z])", r"\1 x ", t)  # a count glued to the part: "8xH200", "4xa100"
     return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
 
 

@@ -26,7 +26,10 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^us$", 1e-6), (r"^ms$", 1e-3),
-               (r"^s$", 1.0), (r"^tok(?:en)?s?/s", 1.0), (r"^req(?:uest)?s?/s", 1.0)]
+               (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
+               (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
+               (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
+               (r"^req(?:uest)?s?\s*/\s*s", 1.0), (r"^(?:qps|rps)\b", 1.0)]
 
 def group_of(row_id: str) -> str:
     """The id's prefix: 'TRT-001' -> 'TRT'."""
@@ -58,7 +61,8 @@ def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
         return "training"
-    if "token" in metric or re.match(r"tok(?:en)?s?/s", unit):
+    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*s|qps\b|rps\b",
+                                     unit):
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
@@ -141,7 +145,7 @@ def parse_measured(text: str) -> Measured | None:
 
 # ---- dimensions and scopes -----------------------------------------------------------------------------
 
-_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s", "token_rate"), (r"flop/?s|tflops|pflop/?s", "flop_rate"),
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b", "token_rate"), (r"flop/?s|tflops|pflop/?s", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s|gbps|gb/s", "bandwidth"),
                 (r"^(us|µs|ms|s|ns|sec|seconds?|minutes?|min|hours?|h)\b", "time")]
 

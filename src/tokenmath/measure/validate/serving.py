@@ -36,7 +36,7 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import predict_under_load, speculation_of, under_load
+from .atload import predict_under_load, quantity_of, speculation_of, under_load
 from .rows import parse_measured
 from .match import Aliases
 from .report import Prediction, Unexpressed
@@ -169,6 +169,14 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if isinstance(value, str):
         return Unexpressed(rid, g, value)
     spec = _serving_value(su, mode, "spec", pri, al, False)[0] if basis == "prior" else value
+    if mode == "run":  # a run's output tokens/s, as the quantity the row names
+        key = quantity_of(row["metric"], row["unit"])[0]
+        per_out = {"total_tokens_per_s": (ISL + OSL) / OSL, "input_tokens_per_s": ISL / OSL,
+                   "requests_per_s": 1.0 / OSL}.get(key, 1.0)
+        if per_out != 1.0:
+            why.append(f"{key.replace('_', ' ')} = output tokens/s × {per_out:.4g} ({ISL}+{OSL} tokens a request)")
+            value = value * per_out
+            spec = spec * per_out if not isinstance(spec, str) else spec
     per_node = per_node_of(row) or system.domain_chips
     div = G * n_rep if per_gpu else (G * n_rep / per_node if scope == "node" else 1)
     pred, bound = value / div / scale, (spec / div / scale if not isinstance(spec, str) else None)
