@@ -161,3 +161,11 @@ def test_rates_in_other_units_and_other_quantities_of_a_run():
                            ("request throughput", 1 / 500)):
         r = predict_row({**base, "metric": metric, "unit": "req/s" if "request" in metric else "tokens/s"}, Aliases())
         assert r.predicted == pytest.approx(out * factor, rel=1e-9), metric
+
+
+@pytest.mark.parametrize("name, system", [("p5.48xlarge", "hgx-h100"), ("AWS p5e.48xlarge", "hgx-h200"),
+                                          ("GCP a4-highgpu-8g", "hgx-b200"), ("Azure ND MI300X v5", "mi300x-8")])
+def test_cloud_instances_name_their_node(name, system):
+    assert Aliases().system(name)[0].name == system
+    if " " not in name:
+        assert load_system(name).name == system  # --on takes the instance's own name too

@@ -37,7 +37,7 @@ __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
-    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals", "other_hardware_name",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
@@ -266,6 +266,9 @@ def load_system(name: str) -> System:
         chip = load_chip(name)
         return System(name=name, display_name=chip.display_name, chip=chip, domain_chips=1, file=chip.file,
                       source=chip.source)
+    other = other_hardware_name(name)
+    if other is not None:
+        return load_system(other)
     hint = suggest(name, names("systems") + names("hardware"))
     more = f"; did you mean {', '.join(hint)}?" if hint else ""
     raise CatalogError(f"unknown system {name!r}{more} (see `tokenmath catalog list`)")
@@ -306,6 +309,19 @@ def other_model_name(name: str) -> str | None:
         for entry, rec in (_other_names().get("models") or {}).items():
             if entry == k or k in {_name_key(n) for n in rec.get("names", [])}:
                 return entry
+    return None
+
+
+def other_hardware_name(name: str) -> str | None:
+    """The catalog system or chip that `name` is another name of (a cloud instance, a product name: catalog/
+    aliases/names.yaml `hardware:`), in any case, spaces or underscores for hyphens; exact names only (the
+    validation's scored matcher reads free text)."""
+    k = _name_key(name)
+    if k in _index("systems") or k in _index("hardware"):
+        return k
+    for entry, rec in (_other_names().get("hardware") or {}).items():
+        if k in {_name_key(n) for n in rec.get("names", [])}:
+            return entry
     return None
 
 
