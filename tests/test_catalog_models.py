@@ -267,6 +267,16 @@ HF_CONFIGS = {
 }
 
 # The same DeepSeek-V3 backbone with DeepSeek-V3.2's indexer keys (deepseek-ai/DeepSeek-V3.2-Exp).
+HF_CONFIGS["mistral-7b"] = {  # transformers 4.57.1 MistralConfig defaults (Mistral-7B-v0.1)
+    "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "sliding_window": 4096, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32000,
+}
+HF_CONFIGS["phi-3-mini"] = {  # transformers 4.57.1 Phi3Config defaults (microsoft/Phi-3-mini-4k-instruct)
+    "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+    "max_position_embeddings": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32064,
+}
 HF_CONFIGS["deepseek-v3.2"] = {**HF_CONFIGS["deepseek-v3"], "architectures": ["DeepseekV32ForCausalLM"],
                                "model_type": "deepseek_v32", "index_topk": 2048, "index_n_heads": 64,
                                "index_head_dim": 128}
