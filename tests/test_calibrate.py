@@ -219,6 +219,7 @@ def test_check_local_times_dense_moe_and_mqa_models(torch_profile, tmp_path):
     assert all(x["measured_s"] > 0 and x["predicted_low_s"] <= x["predicted_s"] <= x["predicted_high_s"] for x in d["rows"])
     assert 0 <= d["summary"]["inside_interval"] <= 1 and d["summary"]["p90_abs_error"] >= d["summary"]["median_abs_error"]
     assert csv_path.read_text().startswith("batch,context,measured_s,predicted_s")
+    assert d["host_ratio"] > 0  # the profile's tiny step was timed again: host costs scaled by how fast it runs now
     r = run("check-local", MOE8, "--profile", torch_profile, "--batch", "3", "--context", "16", "--rounds", "1")
     assert r.exit_code == 0, r.output
     assert "bf16" in r.stdout and "median |error|" in r.stdout
@@ -226,6 +227,20 @@ def test_check_local_times_dense_moe_and_mqa_models(torch_profile, tmp_path):
             "--layers", "1", "--rounds", "1")
     assert r.exit_code == 0, r.output
     assert "first 1 of 3 layers" in r.stdout and "extrapolated" in r.stdout
+
+
+def test_check_local_scales_the_host_costs_by_how_fast_the_host_runs_calibrates_tiny_step_now(torch_profile):
+    from tokenmath.measure.checklocal import check_local
+
+    system = load_system(torch_profile)
+    pri = load_priors(system.chip.priors)
+    assert pri.host_probe_s > 0 and "tiny 2-layer" in pri.source_of("host_probe_s")
+    m = load_model(TINY)
+    slow = pri.model_copy(update={"host_probe_s": pri.host_probe_s / 4})  # as if the host ran 4× faster back then
+    a = check_local(m, system, batches=(1,), contexts=(8,), rounds=1, priors=slow, min_time_s=0.01)
+    b = check_local(m, system, batches=(1,), contexts=(8,), rounds=1, priors=slow, min_time_s=0.01, refresh_host=False)
+    assert a.host_ratio > 2 and b.host_ratio is None
+    assert a.points[0].predicted_s > b.points[0].predicted_s  # the dispatch costs grew by the ratio
 
 
 def test_two_profiles_of_one_machine_name_keep_their_own_priors():

@@ -46,6 +46,9 @@ def register(app: typer.Typer) -> None:
         allow_extrapolation: bool = typer.Option(False, "--allow-extrapolation", help="Predict a format the profile "
                                                  "did not measure (a warning and a wide interval)."),
         save_csv: str = typer.Option(None, "--csv", help="Also write the rows to this CSV file."),
+        keep_host_costs: bool = typer.Option(False, "--keep-host-costs", help="Use the profile's host costs as "
+                                             "calibrated (default: scaled by how fast the host runs calibrate's tiny "
+                                             "step now: a shared host's speed drifts)."),
         explain: bool = typer.Option(False, "--explain", help=EXPLAIN_HELP + " (for the first point)."),
         as_json: bool = JSON_OPTION,
     ) -> None:
@@ -76,7 +79,7 @@ def register(app: typer.Typer) -> None:
                                       f"{', '.join(pri.formats)}): predictions are extrapolated, intervals ÷/× 2",
                                       markup=False)
             r = check_local(m, system, batches=B, contexts=S, layers=layers, dtype=dtype, rounds=rounds,
-                            progress=say, priors=pri)
+                            progress=say, priors=pri, refresh_host=not keep_host_costs)
         if save_csv:
             with open(save_csv, "w", newline="", encoding="utf-8") as fh:
                 rows = [p.to_dict() for p in r.points]
@@ -115,6 +118,9 @@ def _print(r, profile: str) -> None:
     console.print(f"median |error| {s['median_abs_error']:.1%}, p90 {s['p90_abs_error']:.1%}, max "
                   f"{s['max_abs_error']:.1%}, median error {s['median_error']:+.1%} over {s['n']} points{inside}",
                   markup=False)
+    if r.host_ratio is not None:
+        console.print(f"host costs scaled by {r.host_ratio:.3g}: calibrate's tiny step runs {r.host_ratio:.3g}× as long "
+                      f"now as when the profile was made (--keep-host-costs to use them as calibrated)", markup=False)
     if r.full_model:
         console.print(f"full {r.layers_full}-layer model, extrapolated from the layers built:", markup=False)
         for f in r.full_model:

@@ -667,8 +667,7 @@ def calibrate(quick: bool = False, prefer: str = "auto", progress: Callable[[str
             curves[f"t_route.{fmt}"]["unit"] = "s"
         else:
             step_i[0] += 1
-    main = "bf16" if be.cuda else "fp32"
-    main = main if main in fmts else fmts[0]
+    main = main_format(be.cuda, fmts)
     cold = [m for m in out if m.what == "gemm-cold" and m.dtype == main]
     e_flop, e_bw, t_k, m_h, med, p90 = fit_gemm_priors(cold, peaks[main], W)
     fit = {"eta_flop": e_flop, "eta_bw": e_bw, "kernel_overhead_s": t_k, "matmul_m_half": m_h,
@@ -757,6 +756,30 @@ def _fit_dispatch(be: Backend, timer: "Timer", cal: "Calibration", tick) -> None
     cal.dispatch_s, cal.route_dispatch_s, cal.expert_dispatch_s = d, d_r, d_e
     cal.dispatch_fit = {"dense_step_s": t_d, "dense_device_s": dev_d, "dense_ops": n_d, "moe_steps_s": [t_1, t_32],
                         "moe_device_s": [dev_1, dev_32], "moe_route_calls": r_1, "moe_expert_calls": [e_1, e_32]}
+
+
+def main_format(cuda: bool, formats) -> str:
+    """The format a profile's scalar priors and its host costs are measured in: bf16 on a GPU, fp32 on a CPU."""
+    main = "bf16" if cuda else "fp32"
+    return main if main in formats else list(formats)[0]
+
+
+def host_probe_time(fmt: str, rounds: int = 3, min_time_s: float = 0.01) -> float:
+    """The tiny dense decode step `_fit_dispatch` fits the host costs on (B = 1, S = 16), timed now as calibrate
+    times it (host-serial time of interleaved rounds, their median): what check-local compares with the
+    profile's `host_probe_s` to see how far the host's speed has drifted since."""
+    from .checklocal import _DecodeModel
+
+    be = Backend("torch")
+    m = _tiny_models(fmt)[0]
+    dm = _DecodeModel(m, fmt, be.device)
+    cache = dm.kv_cache(1, 16)
+    tok = be.torch.arange(1, device=be.device) % m.vocab_size
+
+    def fn():
+        with be.torch.inference_mode():
+            dm.step(tok, cache)
+    return Timer(be, rounds, min_time_s).run([Job(("host probe",), fn, per=1, device=False)])[("host probe",)][0]
 
 
 def _experts_hit(dm, tok, cache) -> float:
@@ -1041,6 +1064,11 @@ def profile_dict(c: Calibration) -> dict:
                             "source": f"{src}: one device synchronisation per step" if c.host_overlap else
                             f"{src}: none beyond the ops counted (core.eager)"},
         "dispatch_s": {"value": f"{c.dispatch_s:.3g} s", "source": _dispatch_source(c, src)},
+        **({"host_probe_s": {"value": f"{c.dispatch_fit['dense_step_s']:.4g} s",
+                             "source": f"{src}: the tiny 2-layer GQA decode step the host costs were fitted on "
+                                       f"(check-local times it again and scales them by the ratio: a shared host's "
+                                       f"per-op cost drifts by ±30 % within minutes)"}}
+           if c.dispatch_fit else {}),
         **({"route_dispatch_s": {"value": f"{c.route_dispatch_s:.3g} s",
                                  "source": f"{src}: the same fit, MoE routing calls (softmax, top-k, one-hot, the "
                                            f"experts hit) of a tiny 8-expert top-2 step at 1 and 32 tokens"},

@@ -16,6 +16,13 @@ A model too large for memory can be truncated to its first N layers (`layers=N`)
 then made for the truncated model (predicted and measured alike), and the full model's step is
 extrapolated as t(N layers) + (L − N) · (t(N layers) − t(0 layers)) / N, both measured and predicted.
 MLA (DeepSeek) attention is not built.
+
+A shared host's speed drifts (its per-op cost by ±30 % within minutes on a cloud VM; an H100's eager step
+of a small model is nothing but host time): where the profile records the tiny step its host costs were
+fitted on (`host_probe_s`), the check times that step again before the grid and after each round, and
+scales the profile's dispatch costs by the median ratio now / then (`refresh_host=False` keeps them):
+
+    t_dispatch,now = t_dispatch · median(t_probe,now) / t_probe,calibrate
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import numpy as np
 
 from ..core import arch
 from ..core.errors import InputError
+from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import step
 
@@ -72,6 +80,7 @@ class LocalCheck:
     points: list[LocalPoint] = field(default_factory=list)
     full_model: list[dict] = field(default_factory=list)  # extrapolated when truncated
     backend: str = ""
+    host_ratio: float | None = None  # the host's speed now against calibrate's: tiny-step time now / then
 
     def summary(self) -> dict:
         if not self.points:
@@ -87,7 +96,8 @@ class LocalCheck:
     def to_dict(self) -> dict:
         return {"model": self.model, "system": self.system, "dtype": self.dtype, "backend": self.backend,
                 "layers_built": self.layers_built, "layers_full": self.layers_full,
-                "rows": [p.to_dict() for p in self.points], "summary": self.summary(), "full_model": self.full_model}
+                "rows": [p.to_dict() for p in self.points], "summary": self.summary(), "full_model": self.full_model,
+                **({"host_ratio": self.host_ratio} if self.host_ratio is not None else {})}
 
 
 def truncate(m: Model, layers: int) -> Model:
@@ -286,7 +296,8 @@ def model_dtype(m: Model) -> str:
 
 def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(256, 1024, 2048),
                 layers: int | None = None, dtype: str | None = None, min_time_s: float = 0.2, max_reps: int = 5,
-                memory_fraction: float = 0.8, rounds: int = 3, progress=None, priors=None) -> LocalCheck:
+                memory_fraction: float = 0.8, rounds: int = 3, progress=None, priors=None,
+                refresh_host: bool = True) -> LocalCheck:
     """Measure the decode step at every (batch, context) and set it beside roofline.step's prediction.
 
     The grid is timed in `rounds` interleaved rounds (every point once per round); each point keeps its
@@ -301,10 +312,17 @@ def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(2
               memory_fraction=memory_fraction, where=system.name)
     pts = [(B, S) for S in contexts for B in batches]
     kw = dict(G=1, phase="decode", precision=dtype, kv_dtype=dtype, basis="prior", priors=priors)
-    preds = {(B, S): step(mt, system, B=B, S=S, **kw) for B, S in pts}
+    preds = {(B, S): step(mt, system, B=B, S=S, **kw) for B, S in pts}  # refuses a format the profile lacks
     say = progress or (lambda what, frac: None)
     out = LocalCheck(model=m.name, system=system.name, dtype=dtype, layers_built=mt.n_layers, layers_full=m.n_layers,
                      backend=f"torch {torch.__version__} ({device})")
+    pri = priors or load_priors(system.chip.priors)
+    probe = refresh_host and pri.host_probe_s and pri.dispatch_s
+    if probe:
+        from .calibrate import host_probe_time, main_format
+        fmt_probe = main_format(device == "cuda", pri.formats or [dtype])
+        say("timing the host (calibrate's tiny step)", 0.0)
+        probes = [host_probe_time(fmt_probe)]
     say("building the model", 0.0)
     dm = _DecodeModel(mt, dtype, device)
     times: dict = {pt: [] for pt in pts}
@@ -313,6 +331,14 @@ def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(2
         for i, (B, S) in enumerate(pts):
             say(f"round {r + 1}/{R}: batch {B}, context {S}", (r * len(pts) + i + 0.5) / (R * len(pts)))
             times[(B, S)].append(_time_step(dm, B, S, min_time_s, max_reps))
+        if probe:
+            probes.append(host_probe_time(fmt_probe))
+    if probe:  # the host's per-op costs, scaled by how fast it runs calibrate's tiny step now (module doc)
+        out.host_ratio = float(np.median(probes)) / pri.host_probe_s
+        now = pri.model_copy(update={k: getattr(pri, k) * out.host_ratio
+                                     for k in ("dispatch_s", "route_dispatch_s", "expert_dispatch_s")})
+        kw["priors"] = now
+        preds = {(B, S): step(mt, system, B=B, S=S, **kw) for B, S in pts}
     for B, S in pts:
         v = np.array(times[(B, S)])
         st = preds[(B, S)]
