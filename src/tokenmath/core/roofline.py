@@ -53,9 +53,6 @@ import numpy as np
 
 from . import arch, eager
 from .critical_path import (
-    expert_op_math_time,
-    expert_op_stream_time,
-    serial_kernel_time_moe_op,
     attention_flop_chip,
     attention_time_chip,
     blom_z,
@@ -71,11 +68,14 @@ from .critical_path import (
     expert_bytes_chip,
     expert_flop_chip,
     expert_gemm_time,
+    expert_op_math_time,
+    expert_op_stream_time,
     expert_rows,
     expert_weight_time,
     kv_time_chip,
     math_time_chip,
     serial_kernel_time_chip,
+    serial_kernel_time_moe_op,
     weight_time_chip,
 )
 from .derive import Q, formula, lift, value_of
@@ -736,7 +736,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         ep_op = 1 if np.max(np.asarray(dp)) > 1 else ep
         if not spec and has_curve(pri, "moe_eta_bw", kf_moe):  # the fused MoE op's law, measured by ep (module doc)
             epo = g("ep_op", ep_op, "", "expert-parallel ways the op is read at (1 under attention data parallelism)")
-            T_op = g("T_op", T if ep_op == ep and np.max(np.asarray(dp)) <= 1 else np.asarray(value_of(load), dtype=float) / moe.experts_per_token,
+            T_op = g("T_op", T if ep_op == ep else np.asarray(value_of(load), dtype=float) / moe.experts_per_token,
                      "tok", "tokens routed through the rank's op: the group's T (attention TP), else load_max / k")
             F_e = F_moe if F_moe is not None else F_mm
             t_mm_e = expert_op_math_time(flop_e, F_e, c("eta_mm_e", "moe_eta_mm", kf_moe, epo), L_moeq,
