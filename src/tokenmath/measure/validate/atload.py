@@ -34,7 +34,7 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import parse_measured
 
-__all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of"]
+__all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of", "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
@@ -51,7 +51,8 @@ class LoadRegime:
     range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
 
 
-def _text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
+def row_text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
+    """The row's free-text columns joined: where loads, speculation and acceptance rates are read."""
     return " | ".join(str(row.get(c, "") or "") for c in cols)
 
 
@@ -61,7 +62,7 @@ def _seconds(x: str, unit: str) -> float:
 
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
-    text = _text(row, ("batch", "parallelism", "metric", "notes"))
+    text = row_text(row, ("batch", "parallelism", "metric", "notes"))
     conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t requests|t users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)", text, re.I)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
@@ -90,7 +91,7 @@ def under_load(row: dict) -> LoadRegime | None:
 
 def speculation_of(row: dict, m) -> Speculation | str | None:
     """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation)."""
-    text = _text(row)
+    text = row_text(row)
     if not _SPEC.search(text):
         return None
     rate = re.search(r"accept(?:ance|ed)?\s*(?:rate|ratio|probability)\s*(?:of|=|:|≈|~)?\s*" + _NUM + r"\s*(%)?",
@@ -215,6 +216,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                 f = at["fastest"]
                 return Unexpressed(rid, g, f"no operating point reaches the row's target on {su.G} chips: the "
                                            f"fastest is {f['tokens_per_s_per_user']:.3g} tokens/s per user")
+
             def rate(a):  # the row's quantity over all its chips, from the best point's rate per chip
                 out = a["tokens_per_s_per_chip"] * total
                 return {"output_tokens_per_s": out, "total_tokens_per_s": out * (su.ISL + su.OSL) / su.OSL,

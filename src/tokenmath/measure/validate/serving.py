@@ -36,11 +36,10 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import predict_under_load, quantity_of, speculation_of, under_load
-from .rows import parse_measured
+from .atload import predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import chips_of, group_of, per_node_of, to_int, unit_scope
+from .rows import chips_of, group_of, parse_measured, per_node_of, to_int, unit_scope
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -80,10 +79,6 @@ class _Setup:
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
 
 
-def _row_text(row: dict) -> str:
-    return " ".join(str(row.get(k, "")) for k in ("precision", "parallelism", "batch", "metric", "notes"))
-
-
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
@@ -115,7 +110,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         assumptions += [al.source(f"datasets.{m.name}.input_len"), al.source(f"datasets.{m.name}.output_len")]
     lower = parse_measured(row.get("value", ""))
     if spec is not None and lower is not None and lower.op in (">", ">=") and spec.alpha == 1.0 \
-            and not re.search(r"accept", _row_text(row), re.I):
+            and not re.search(r"accept", row_text(row), re.I):
         assumptions.append(f"acceptance not stated: α = 1 (every one of the K = {spec.K} drafts accepted, K + 1 "
                            "tokens a step), the best case, for a lower-bound row (it passes if the best case reaches it)")
     if ISL is None and per_user and lower is not None and lower.op in (">", ">="):
