@@ -7,7 +7,7 @@ import yaml
 from rich.table import Table
 
 from ..core import arch
-from ..core.load import KINDS, CatalogError, _index, load_entry, names, suggest
+from ..core.load import KINDS, CatalogError, _index, load_entry, names, other_hardware_name, other_model_name, suggest
 from ..core.units import fmt
 from .common import console, emit_json, guard
 
@@ -68,6 +68,9 @@ def find_entry(name: str):
     for k in KINDS:
         if name in _index(k):
             return k, load_entry(k, _index(k)[name])
+    other = other_model_name(name) or other_hardware_name(name)  # another name: a release, a cloud instance
+    if other is not None:
+        return find_entry(other)
     every = [n for k in KINDS for n in names(k)]
     hint = suggest(name, every)
     raise CatalogError(f"no catalog entry {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else ""))

@@ -37,7 +37,7 @@ __all__ = [
     "CatalogError", "load_chip", "load_system", "load_model", "load_priors", "names", "catalog_dirs",
     "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
-    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals", "other_hardware_name",
+    "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals", "other_hardware_name", "other_model_name",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
