@@ -169,3 +169,17 @@ def test_cloud_instances_name_their_node(name, system):
     assert Aliases().system(name)[0].name == system
     if " " not in name:
         assert load_system(name).name == system  # --on takes the instance's own name too
+
+
+def test_each_attention_data_parallel_rank_prefills_its_own_token_budget():
+    base = dict(id="X-960", source="SGLang blog", model="DeepSeek-V3", precision="FP8", hardware="H200 SXM 141GB",
+                n_chips="8", parallelism="TP8", batch="", input_len="2000", output_len="100", context_len="",
+                metric="output throughput", value="1000", unit="tokens/s", confidence="verbatim", notes="")
+    dep = predict_row({**base, "parallelism": "DEP8"}, Aliases())
+    assert any("prefill" in w for w in dep.why)
+    al = Aliases()
+    from tokenmath.measure.validate.serving import _layout
+    assert _layout({"parallelism": "DEP8"}, DSV3, load_system("hgx-h200"), "fp8", 8, None, al)[2].dp(8) == 8
+    # eight ranks each fill their 8,192-token budget: four prompts of 2,000 a rank, 32 a step
+    r = predict_row({**base, "parallelism": "DEP8"}, al, explain=True)
+    assert r.derivation.inputs["t_run"].inputs["n_prefill"].source.endswith("= 32")

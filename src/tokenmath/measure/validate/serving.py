@@ -6,7 +6,8 @@ Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
                                          G · f · (C − W_all/G − W_act − W_rt), f the rows' stated fraction)
                               B_engine = min(floor(kv_pool / kv_held(ISL + OSL)), B_max)
     a run (offline rows):     t_run    = n_prefill · t_prefill(B_p, ISL) + OSL · mean_j t_decode(B, ISL + j)
-                              B_p      = max(1, floor(tokens_max / ISL)),  n_prefill = B / B_p
+                              B_p      = dp · max(1, floor(tokens_max / ISL)),  n_prefill = B / B_p
+                              (each of the dp attention data-parallel ranks schedules its own token budget)
                               tokens/s = n_rep · B · OSL / t_run
     one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
     batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
@@ -367,8 +368,9 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         why.append(f"decode at batch {B}, context {S:.0f}: {st.bound}-bound, step {t * 1e3:.3g} ms")
         value = 1 / t if mode == "per_user" else su.n_rep * B / t
         return value, why, (st.t_step if explain else None)
+    dp = int(su.layout.dp(G))  # attention DP: each rank's scheduler fills its own token budget
     if mode == "prefill":
-        B_p = max(1, tokens_max // su.ISL)
+        B_p = dp * max(1, tokens_max // su.ISL)
         st = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", explain=explain, **kw)
         t = float(st.v("t_step"))
         why.append(f"prefill {B_p} prompt(s) of {su.ISL} per step: {st.bound}-bound")
@@ -390,7 +392,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         why.append(f"decode at context {S:.0f}: {st.bound}-bound")
         return su.n_rep * B / t, why, (st.t_step if explain else None)
     # a whole run: prefill every prompt, then OSL decode steps over the growing context
-    B_p = B if spec else max(1, min(B, tokens_max // su.ISL))
+    B_p = B if spec else max(1, min(B, dp * max(1, tokens_max // su.ISL)))
     n_prefill = B / B_p  # prompts are prefilled B_p at a time (the last chunk pro rata)
     pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
     dec = step(m, sysm, B=B, S=su.ISL + np.arange(su.OSL), phase="decode", **kw)
@@ -457,7 +459,7 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
                kv_dtype=su.kv, layout=su.layout, priors=su.priors, explain=True)
     pre = step(su.m, su.system, G=su.G, B=B_p, S=su.ISL, phase="prefill", precision=su.prec, kv_dtype=su.kv,
                layout=su.layout, priors=su.priors, explain=True)
-    t_run = run_time(lift(e, "n_prefill", n_pre, "", f"B / B_p, B_p = min(B, tokens_max // ISL) = {B_p}"),
+    t_run = run_time(lift(e, "n_prefill", n_pre, "", f"B / B_p, B_p = min(B, dp · (tokens_max // ISL)) = {B_p}"),
                      pre.t_step.renamed("t_prefill"), lift(e, "OSL", su.OSL, "tok", "row"),
                      Q("t_decode_mean", float(np.mean(t_dec)), "s",
                        source=f"mean of roofline.step decode over S = {su.ISL}…{su.ISL + su.OSL - 1}; "

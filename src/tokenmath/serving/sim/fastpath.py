@@ -7,7 +7,8 @@ U clients (the concurrency) keep one request each in the system (prompt I, outpu
     B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences whose whole KV fits (kv_held at I + O)
     B        = min(U, B_cap)                           sequences decoding
     n_d      = (O − 1) / tau                           decode steps per request (the first token is the prefill's)
-    n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget)
+    n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget;
+                                                       × dp under attention data parallelism: each rank its own)
 
 continuous (prefill first; t_d = t_decode(B, I + O/2), t_p = t_prefill(n_b, I)). With fixed lengths
 the clients move in a wave: the B requests that finish together return together, are prefilled in
@@ -274,8 +275,11 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     tau = g("tau", spec.tokens_per_step if spec else 1.0, "tok", "speculation: (1 − α^(K+1)) / (1 − α)" if spec else
             "one token per decode step")
     n_d = decode_steps(O, tau)
-    budget = g("budget", float(eng["max_num_tokens"]), "tok", eng_src("max_num_tokens")) if max_num_tokens is None \
-        else g("budget", np.asarray(max_num_tokens, dtype=float), "tok", "given: max_num_tokens")
+    dp = float(lay.dp(G_d))  # attention data parallelism: each rank's scheduler fills its own token budget
+    budget = g("budget", float(eng["max_num_tokens"]) * dp, "tok", eng_src("max_num_tokens")
+               + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else "")) if max_num_tokens is None \
+        else g("budget", np.asarray(max_num_tokens, dtype=float) * dp, "tok", "given: max_num_tokens"
+               + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else ""))
     S_dec = I_arr + O_arr / 2
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri)
     nums: dict = {"batch_cap": B_cap}

@@ -127,6 +127,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
     budget = float(chunk or _engine_tokens(eng, system, "chunk_tokens")) if policy == "chunked" else \
         float(max_num_tokens or _engine_tokens(eng, system, "max_num_tokens"))
+    budget *= lay.dp(G_d)  # attention data parallelism: each rank's scheduler fills its own token budget
     n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
     S_max = float((wl.isl + wl.osl).max()) + 1
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
