@@ -60,7 +60,7 @@ FLIPS = [
     ("A2", ["gb300.hbm_bandwidth_bytes_per_s=112TB/s"], {}, OFF, REPRODUCED),
     ("A3", ["google/gemini-3.1-pro.long_context.above_200k.above_tokens=50000"], {}, REPRODUCED, OFF),
     ("A4", ["model.kv_dtype=fp8"], {}, OFF, REPRODUCED),
-    ("A5", ["h800.rental_usd_per_hour=2.4"], {}, OFF, REPRODUCED),  # MoE rates by ep: price ~1.5× cost; dearer hours flip it
+    ("A5", ["h800.rental_usd_per_hour=3.6"], {}, OFF, REPRODUCED),  # price ~1.8× cost at the catalog hour; dearer hours flip it
     ("A7", [], {"reference/input_len": 65536}, OFF, REPRODUCED),  # long prompts: decode ≈ 5× prefill
     ("A10", ["mistral-7b.n_sliding_layers=0", "gemma-3-27b.head_dim=32"], {}, OFF, REPRODUCED),  # Mistral 7B v0.1: every layer windowed, never crosses
     ("K2", ["hdd-exos-x24.read_bandwidth_bytes_per_s=7GB/s"], {}, WRONG, REPRODUCED),

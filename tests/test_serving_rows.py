@@ -183,3 +183,14 @@ def test_each_attention_data_parallel_rank_prefills_its_own_token_budget():
     # eight ranks each fill their 8,192-token budget: four prompts of 2,000 a rank, 32 a step
     r = predict_row({**base, "parallelism": "DEP8"}, al, explain=True)
     assert r.derivation.inputs["t_run"].inputs["n_prefill"].source.endswith("= 32")
+
+
+def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
+    from tokenmath.core.roofline import node_dedup
+
+    assert float(node_dedup(2, 8, 0.5)) == pytest.approx((1 - 0.5 ** 8) / 4)  # 2 nodes: 1 RDMA copy for 4
+    assert float(node_dedup(9, 1, 8 / 9)) == pytest.approx(1.0)  # one expert a token: nothing to share
+    m, s = DSV3, load_system("hgx-h800")
+    kw = dict(G=16, B=256, S=2048, phase="decode", precision="fp8", layout=Layout(tp=1, ep=16), explain=True)
+    st = step(m, s, **kw)
+    assert "g_node" in st.t_comm.formula and st.t_comm.inputs["g_node"].value == pytest.approx(0.249, abs=1e-3)

@@ -139,16 +139,27 @@ def tp_allreduce_time(L, tp, T, D, b_act, bw_link, lat):
     return L * 2 * (2 * (tp - 1) / tp * T * D * b_act / bw_link + lat)
 
 
-@formula("t_ep = L_moe · (T_chip·k·D·(b_disp + b_comb)·f_remote·((1 − f_out)/bw_up + f_out/bw_out) + 2·lat)",
+@formula("g_node = (n − 1) · (1 − (1 − 1/n)^k) / (k · f_out)", unit="")
+def node_dedup(n, k, f_out):
+    """Scale-out copies of a token per copy counted: DeepEP sends a token once to each other node one of its k
+    experts sits on and forwards it over NVLink there (DeepEP README: intranode NVLink, internode RDMA), so the
+    RDMA bytes are the distinct remote nodes, (n − 1)·(1 − (1 − 1/n)^k) under uniform routing over n nodes,
+    not the k·f_out copies bound for them (2 nodes, k = 8: 1.0 copy for 4)."""
+    return np.minimum(1.0, (n - 1) * (1 - (1 - 1 / n) ** k) / np.maximum(k * f_out, 1e-12))
+
+
+@formula("t_ep = L_moe · (T_chip·k·D·(b_disp + b_comb)·f_remote·((1 − f_out)/bw_up + g_node·f_out/bw_out) + 2·lat)",
          unit="s")
-def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, f_remote, f_out, bw_up, bw_out, lat):
+def ep_alltoall_time(L_moe, T_chip, k, D, b_disp, b_comb, f_remote, f_out, bw_up, bw_out, lat, g_node=1.0):
     """Dispatch and combine of the routed experts' tokens. f_remote is the share of a token's k expert copies
     whose destination does not already hold the token: 1 − 1/EP when every chip holds its own tokens (the
     idealised split); on the critical path 1 − tp/G, since attention's tensor-parallel group replicates each
     token over its tp chips (attention TP = G: no all-to-all at all, the experts read the replicated tokens
-    and the combine is the all-reduce t_tp already counts)."""
+    and the combine is the all-reduce t_tp already counts). g_node: the copies leaving the domain, one per
+    remote node (`node_dedup`)."""
     f = np.asarray(f_remote, dtype=float)
-    t = L_moe * (T_chip * k * D * (b_disp + b_comb) * f * ((1 - f_out) / bw_up + f_out / bw_out) + 2 * lat)
+    t = L_moe * (T_chip * k * D * (b_disp + b_comb) * f * ((1 - f_out) / bw_up + g_node * f_out / bw_out)
+                 + 2 * lat)
     return np.where(f > 0, t, 0.0) if np.ndim(t) or np.ndim(f) else (t if f > 0 else 0.0 * t)
 
 
@@ -833,7 +844,9 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
             g("b_comb", 2.0, "B", "combine in BF16 (DeepEP)"), f_rem,
             g("f_out", f_out, "", "share of destinations outside the scale-up domain = 1 − domain/EP"),
             g("bw_up", bw_a2a, "B/s", a2a_src),
-            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src)))
+            g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src),
+            node_dedup(g("n", np.ceil(layout.ep / dom), "", "scale-up domains the experts span = ceil(EP / domain)"),
+                       g("k", m.moe.experts_per_token), g("f_out", f_out)) if f_out > 0 else 1.0))
     if not parts:
         return g("t_comm", total, "s", "one chip or no split: no collectives")
     if len(parts) == 1:
