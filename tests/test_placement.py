@@ -80,7 +80,7 @@ def test_largest_model_per_domain():
 def test_expert_parallel_across_domains_uses_scale_out():
     m, s = load_model("deepseek-v3"), load_system("gb200-nvl72")
     inside = place(m, s, B=4096, S=4096, tp=1, ep=64, pp=1)
-    across = place(m, s, B=4096, S=4096, max_chips=144, tp=1, ep=144, pp=1)
+    across = place(m, s, B=9216, S=4096, max_chips=144, tp=1, ep=144, pp=1)  # the same 64 tokens a chip
     a, b = inside.row(inside.requested), across.row(across.requested)
     assert a["comm_tier"] == "scale-up" and a["ep_scaleout_share"] == 0
     assert b["comm_tier"] == "scale-out" and b["ep_scaleout_share"] == pytest.approx(0.5)
