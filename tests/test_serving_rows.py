@@ -194,3 +194,25 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     kw = dict(G=16, B=256, S=2048, phase="decode", precision="fp8", layout=Layout(tp=1, ep=16), explain=True)
     st = step(m, s, **kw)
     assert "g_node" in st.t_comm.formula and st.t_comm.inputs["g_node"].value == pytest.approx(0.249, abs=1e-3)
+
+
+@pytest.mark.parametrize("cols, notes, want", [
+    (("1k", "1k"), "", (1024, 1024)), (("", ""), "ISL/OSL 1024/128", (1024, 128)),
+    (("", ""), "input 1k, output 1k", (1024, 1024)), (("", ""), "ISL=2048 OSL=256", (2048, 256)),
+    (("", ""), "8k/1k ISL/OSL", (8192, 1024)), (("", ""), "1.5k in / 200 out", (1500, 200)),
+    (("", ""), "no lengths here", (None, None)),
+])
+def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
+    from tokenmath.measure.validate.rows import lengths_of
+
+    isl, osl, how = lengths_of({"input_len": cols[0], "output_len": cols[1], "notes": notes})
+    assert (isl, osl) == want and (bool(how) == (cols == ("", "") and want != (None, None)))
+
+
+def test_a_request_rate_per_minute_is_a_request_rate():
+    base = dict(id="X-970", source="blog", model="Llama 3.1 70B", precision="FP8", hardware="8x H100", n_chips="8",
+                parallelism="TP8", batch="concurrency 64", input_len="1024", output_len="1024", context_len="",
+                metric="throughput", value="60", unit="req/min", confidence="verbatim", notes="")
+    per_min = predict_row(base, Aliases()).predicted
+    per_s = predict_row({**base, "unit": "req/s", "value": "1"}, Aliases()).predicted
+    assert per_min == pytest.approx(60 * per_s, rel=1e-6)

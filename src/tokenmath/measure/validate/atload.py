@@ -141,7 +141,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "total_tokens_per_s", "mean", True
     if re.search(r"(?:input|prompt).?tok|prefill.?(?:tok|throughput)", m):
         return "input_tokens_per_s", "mean", True
-    if re.search(r"requests?.?per.?s|req/s|samples", m + " " + u):
+    if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|\bqps\b|\brps\b", m + " " + u):
         return "requests_per_s", "mean", True
     return "output_tokens_per_s", "mean", True
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of"]
+           "per_node_of", "lengths_of"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -29,7 +29,8 @@ _UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^u
                (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
-               (r"^req(?:uest)?s?\s*/\s*s", 1.0), (r"^(?:qps|rps)\b", 1.0)]
+               (r"^req(?:uest)?s?\s*/\s*s", 1.0), (r"^(?:qps|rps)\b", 1.0),
+               (r"^req(?:uest)?s?\s*/\s*min", 1 / 60)]
 
 def group_of(row_id: str) -> str:
     """The id's prefix: 'TRT-001' -> 'TRT'."""
@@ -39,6 +40,45 @@ def group_of(row_id: str) -> str:
 def to_int(text: str) -> int | None:
     t = (text or "").replace(",", "").strip()
     return int(t) if re.fullmatch(r"\d+", t) else None
+
+
+_LEN = r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)"
+
+
+def _length(text: str) -> int | None:
+    """'1024', '1,024', '1k', '8K', '1.5k' -> tokens."""
+    m = re.fullmatch(r"\s*(\d[\d,]*(?:\.\d+)?)\s*([kK]?)\s*", text or "")
+    if not m:
+        return None
+    x = float(m.group(1).replace(",", ""))
+    if m.group(2):  # 1k, 8k, 128k: the benchmarks' 1,024, 8,192, 131,072; 1.5k, 10k: thousands
+        x *= 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
+    return int(round(x)) if x >= 1 else None
+
+
+def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
+    """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k'), else the row's text
+    ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'). A 'k' after a power-of-two
+    count is 1,024 (1k, 8k: the benchmarks' 1,024 and 8,192), else 1,000 (1.5k)."""
+    isl, osl = _length(row.get("input_len", "")), _length(row.get("output_len", ""))
+    if isl is not None and osl is not None:
+        return isl, osl, ""
+    text = " ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
+    pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
+            (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
+            (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2)]
+    for pat, a, b in pats:
+        m = re.search(pat, text, re.I)
+        if m:
+            i, o = _length(m.group(a)), _length(m.group(b))
+            return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
+    mi = re.search(rf"\b(?:ISL|input(?:\s*(?:length|len|tokens))?)\s*(?:of|=|:)?\s*{_LEN}", text, re.I)
+    mo = re.search(rf"\b(?:OSL|output(?:\s*(?:length|len|tokens))?)\s*(?:of|=|:)?\s*{_LEN}", text, re.I)
+    i = isl if isl is not None else (_length(mi.group(1)) if mi else None)
+    o = osl if osl is not None else (_length(mo.group(1)) if mo else None)
+    how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
+        if (mi or mo) else ""
+    return i, o, how
 
 
 def to_float(text: str) -> float | None:
@@ -61,7 +101,7 @@ def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
         return "training"
-    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*s|qps\b|rps\b",
+    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b",
                                      unit):
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:

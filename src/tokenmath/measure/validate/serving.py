@@ -40,7 +40,7 @@ from ..intervals import phase_of
 from .atload import predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import chips_of, group_of, parse_measured, per_node_of, to_int, unit_scope
+from .rows import chips_of, group_of, lengths_of, parse_measured, per_node_of, to_int, unit_scope
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -104,7 +104,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if re.search("blackwell low precision", row["precision"], re.I):
         assumptions.append(al.source("precision_notes.blackwell_low_precision"))
 
-    ISL, OSL = to_int(row["input_len"]), to_int(row["output_len"])
+    ISL, OSL, how = lengths_of(row)
+    if how:
+        assumptions.append(how)
     if ISL is None and m.name in al.datasets:
         d = al.datasets[m.name]
         ISL, OSL = int(d["input_len"]), int(d["output_len"])
