@@ -216,3 +216,17 @@ def test_a_request_rate_per_minute_is_a_request_rate():
     per_min = predict_row(base, Aliases()).predicted
     per_s = predict_row({**base, "unit": "req/s", "value": "1"}, Aliases()).predicted
     assert per_min == pytest.approx(60 * per_s, rel=1e-6)
+
+
+def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurrency():
+    from tokenmath.measure.validate.atload import quantity_of, under_load
+
+    row = dict(id="X-980", source="vLLM blog", model="Llama 3.1 8B", precision="BF16", hardware="H100", n_chips="1",
+               parallelism="TP1", batch="request rate 4 req/s", input_len="512", output_len="128", context_len="",
+               metric="median TTFT", value="40", unit="ms", confidence="verbatim", notes="vLLM")
+    assert under_load(row).rate_per_s == 4.0 and under_load({**row, "batch": "64 users"}).concurrency == 64
+    r = predict_row(row, Aliases())
+    assert r.kind == "concurrency" and "Poisson arrivals at 4 requests/s" in r.why[0]
+    assert under_load({**row, "batch": "", "metric": "request throughput", "unit": "req/s"}) is None  # measured, not driven
+    for metric in ("TPS per user", "tokens per second per user", "interactivity (tok/s/user)"):
+        assert quantity_of(metric, "tok/s")[0] == "tokens_per_s_per_user"

@@ -42,13 +42,15 @@ _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token predictio
 
 @dataclass(frozen=True)
 class LoadRegime:
-    """What load a row was measured at: a concurrency, and/or a per-user speed or TTFT target."""
+    """What load a row was measured at: a concurrency, a request rate (open loop), and/or a per-user speed or TTFT
+    target."""
 
     concurrency: int | None = None
     user_speed: float | None = None
     ttft_s: float | None = None
     note: str = ""
     range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
+    rate_per_s: float | None = None  # Poisson arrivals (vLLM's --request-rate, QPS): an open loop
 
 
 def row_text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
@@ -64,8 +66,14 @@ def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
     text = row_text(row, ("batch", "parallelism", "metric", "notes"))
     conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t requests|t users)\s*(?:of|=|:|at)?\s*(\d+)|"
-                     r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)", text, re.I)
+                     r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
+                     r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
+    rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
+                     r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
+    R = next((float(x) for x in rate.groups() if x), None) if rate and C is None else None
+    if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I):
+        R = None  # a request rate the row measures, not one it was driven at
     per_user_metric = "per_user" in row["metric"].lower() or "/user" in row["unit"].lower()
     speed = None
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
@@ -83,10 +91,11 @@ def under_load(row: dict) -> LoadRegime | None:
         note.append(f"a TPOT limit of {tpot.group(1)} {tpot.group(2)} read as ≥ {speed:.3g} tokens/s per user "
                     "(the frontier's mean TPOT against the row's limit)")
     T = _seconds(ttft.group(1), ttft.group(2)) if ttft and C is None else None
-    if C is None and speed is None and T is None:
+    if C is None and speed is None and T is None and R is None:
         return None
     rr = re.search(r"range[-_ ]ratio\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
-    return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0)
+    return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0,
+                      R if R and R > 0 else None)
 
 
 def speculation_of(row: dict, m) -> Speculation | str | None:
@@ -135,7 +144,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return ("itl_s" if "itl" in m or "inter" in m else "tpot_s"), stat, False
     if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
         return "e2e_s", stat, False
-    if "per_user" in m or "/user" in u:
+    target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
+    if re.search(r"/\s*user", u) or (re.search(r"per[ _]user|/\s*user|interactivity", m) and not target):
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
@@ -170,13 +180,14 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
         why.append(f"speculation: K = {spec.K}, α = {spec.alpha:.3g} → {spec.tokens_per_step:.3g} tokens per step "
                    f"({spec.kind})")
     try:
-        if regime.concurrency is not None:
-            U = max(1, int(np.ceil(regime.concurrency / su.n_rep)))
-            n = int(min(4000, max(400, 8 * U)))
+        if regime.concurrency is not None or regime.rate_per_s is not None:
+            U = max(1, int(np.ceil(regime.concurrency / su.n_rep))) if regime.concurrency is not None else None
+            R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
+            n = int(min(4000, max(400, 8 * U))) if U is not None else 1000
 
             def run(b):
-                return simulate(su.m, su.system, G=su.G, concurrency=U, requests=n, isl=su.ISL, osl=su.OSL,
-                                range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
+                return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
+                                osl=su.OSL, range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
                                 policy=policy, **kw)
 
             r = run(basis)
@@ -184,7 +195,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             val = _from_sim(r, key, stat, su.ISL) * (su.n_rep if rate_like else 1)
             bound = _from_sim(run("spec"), key, stat, su.ISL) * (su.n_rep if rate_like else 1) \
                 if basis == "prior" else val
-            why.insert(0, f"simulated closed loop at concurrency {U} per replica ({su.n_rep} replica(s) of {su.G} "
+            load = f"closed loop at concurrency {U}" if U is not None else f"Poisson arrivals at {R:.3g} requests/s"
+            why.insert(0, f"simulated {load} per replica ({su.n_rep} replica(s) of {su.G} "
                           f"chips; {engine} scheduling: {r.settings['policy']}), {n} requests of {su.ISL}+{su.OSL} "
                           f"tokens: mean batch {r['mean_batch']:.0f}, "
                           f"{r['output_tokens_per_s']:.4g} tok/s, TPOT {r['tpot_s']['mean'] * 1e3:.3g} ms, "

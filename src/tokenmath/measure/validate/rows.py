@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of"]
+           "per_node_of", "lengths_of", "batch_of"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -54,6 +54,15 @@ def _length(text: str) -> int | None:
     if m.group(2):  # 1k, 8k, 128k: the benchmarks' 1,024, 8,192, 131,072; 1.5k, 10k: thousands
         x *= 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
     return int(round(x)) if x >= 1 else None
+
+
+def batch_of(row: dict) -> int | None:
+    """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'."""
+    b = to_int(row.get("batch", ""))
+    if b is not None:
+        return b
+    m = re.search(r"(?:\bbatch(?:[ _-]?size)?|\bbs)\s*(?:of|=|:)?\s*(\d+)\b", row.get("batch", "") or "", re.I)
+    return int(m.group(1)) if m else None
 
 
 def lengths_of(row: dict) -> tuple[int | None, int | None, str]:

@@ -40,7 +40,7 @@ from ..intervals import phase_of
 from .atload import predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import chips_of, group_of, lengths_of, parse_measured, per_node_of, to_int, unit_scope
+from .rows import batch_of, chips_of, group_of, lengths_of, parse_measured, per_node_of, to_int, unit_scope
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -138,7 +138,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                     engine=engine)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote)
-    B = to_int(row["batch"])
+    B = batch_of(row)
     if per_user or (B is not None and OSL is None and phase is None):
         if OSL is None:
             OSL = int(al.engine["bs1_output_len"])
