@@ -230,3 +230,12 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
     assert under_load({**row, "batch": "", "metric": "request throughput", "unit": "req/s"}) is None  # measured, not driven
     for metric in ("TPS per user", "tokens per second per user", "interactivity (tok/s/user)"):
         assert quantity_of(metric, "tok/s")[0] == "tokens_per_s_per_user"
+
+
+@pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
+                                               ("", "2 nodes of 8x H100", 16), ("", "MI300X x 8", 8),
+                                               ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None)])
+def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
+    from tokenmath.measure.validate.rows import chips_of
+
+    assert chips_of({"n_chips": n, "hardware": hardware, "parallelism": "", "notes": ""})[0] == want

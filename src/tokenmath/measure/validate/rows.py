@@ -255,12 +255,24 @@ def chips_of(row: dict) -> tuple[int | None, str]:
     n = to_int(row.get("n_chips", ""))
     if n is not None:
         return n, ""
-    text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism"))
-    per = per_node_of(row)
+    nc = (row.get("n_chips", "") or "").replace("×", "x")
+    ab = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", nc, re.I)  # '2x8': nodes x chips per node
+    if ab:
+        return int(ab.group(1)) * int(ab.group(2)), f"n_chips {nc!r} read as {ab.group(1)} × {ab.group(2)}"
+    text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
+    # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
+    glued = re.search(r"(?<![\w.])(\d+)\s*x\s*(?=[A-Za-z])|\b[A-Za-z][\w-]*\s*x\s*(\d+)\b",
+                      row.get("hardware", "").replace("×", "x"), re.I)
+    per = per_node_of(row) or (int(next(g for g in glued.groups() if g)) if glued else None)
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     if nodes and per:
         return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node"
-    m = re.match(r"\s*(\d+)\b", row.get("n_chips", "") or "")
+    m = re.match(r"\s*(\d+)\b", nc)
     if m:
         return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
+    if not nc.strip() and glued:  # no count column: the hardware string's '8x H200'
+        return per, f"hardware {row['hardware']!r}: {per} chips"
+    stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?)\b", row.get("hardware", ""), re.I)
+    if not nc.strip() and stated:  # 'GB200 NVL72 (72 GPUs)'
+        return int(stated.group(1)), f"hardware {row['hardware']!r}: {stated.group(1)} chips"
     return None, ""
