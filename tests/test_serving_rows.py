@@ -12,6 +12,7 @@ from tokenmath.core.load import load_engine, load_model, load_priors, load_syste
 from tokenmath.core.roofline import Layout, aux_kernels_per_layer, kernel_format, step
 from tokenmath.measure.validate import predict_row
 from tokenmath.measure.validate.match import Aliases
+from tokenmath.measure.validate.rows import unit_scale
 from tokenmath.measure.validate.serving import _layout, checkpoint_formats, split_of
 from tokenmath.serving.engine_memory import kv_pool_engine
 
@@ -239,3 +240,14 @@ def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, w
     from tokenmath.measure.validate.rows import chips_of
 
     assert chips_of({"n_chips": n, "hardware": hardware, "parallelism": "", "notes": ""})[0] == want
+
+
+@pytest.mark.parametrize("metric, unit", [("TPOT", "ms"), ("decode latency per token", "ms/token"), ("TTFT", "ms"),
+                                          ("end-to-end latency", "s")])
+def test_a_latency_without_a_stated_load_is_a_closed_loop_of_the_batch(metric, unit):
+    row = dict(id="X-990", source="blog", model="Llama 3.1 8B", precision="BF16", hardware="H100", n_chips="1",
+               parallelism="TP1", batch="1", input_len="128", output_len="128", context_len="", metric=metric,
+               value="8", unit=unit, confidence="verbatim", notes="")
+    r = predict_row(row, Aliases())
+    assert r.kind == "concurrency" and "concurrency 1 " in r.why[0]
+    assert 1e-3 < r.predicted * unit_scale(unit) < 10  # seconds, not a token rate

@@ -25,7 +25,8 @@ SERVING_GROUPS = ("TRT", "MLP", "BS1", "VLLM")
 PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_measurements.csv"
 
 # measured units -> SI multiplier of the predicted quantity
-_UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^us$", 1e-6), (r"^ms$", 1e-3),
+_UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^(?:us|µs)(?:\s*/\s*tok\w*)?$", 1e-6),
+               (r"^ms(?:\s*/\s*(?:tok\w*|output token))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
                (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),

@@ -37,7 +37,7 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import predict_under_load, quantity_of, row_text, speculation_of, under_load
+from .atload import LoadRegime, predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import batch_of, chips_of, group_of, lengths_of, parse_measured, per_node_of, to_int, unit_scope
@@ -130,10 +130,19 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
     regime = under_load(row)
+    key = quantity_of(row["metric"], row["unit"])[0]
+    if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+        # a latency measured without a stated load: the batch's requests in flight, one at a time if none is stated
+        C = batch_of(row) or 1
+        regime = LoadRegime(concurrency=C, note=f"a latency at batch {C} read as a closed loop of {C} request(s) "
+                                                f"in flight")
     if regime is not None:
+        if OSL is None and key == "ttft_s":
+            OSL = 2
+            assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
-        G, n_rep, layout, lnote = _layout(row, m, system, prec, to_int(row["n_chips"]), None, al)
+        G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
                     engine=engine)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
