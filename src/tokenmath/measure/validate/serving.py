@@ -133,6 +133,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     key = quantity_of(row["metric"], row["unit"])[0]
     if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
         # a latency measured without a stated load: the batch's requests in flight, one at a time if none is stated
+        if re.search(r"\bmax|offline|infinite|saturat", row["batch"] + " " + row["notes"], re.I):
+            return Unexpressed(rid, g, "a latency at the engine's maximum load: the requests in flight are not stated")
         C = batch_of(row) or 1
         regime = LoadRegime(concurrency=C, note=f"a latency at batch {C} read as a closed loop of {C} request(s) "
                                                 f"in flight")
