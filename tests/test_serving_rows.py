@@ -201,12 +201,13 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("1k", "1k"), "", (1024, 1024)), (("", ""), "ISL/OSL 1024/128", (1024, 128)),
     (("", ""), "input 1k, output 1k", (1024, 1024)), (("", ""), "ISL=2048 OSL=256", (2048, 256)),
     (("", ""), "8k/1k ISL/OSL", (8192, 1024)), (("", ""), "1.5k in / 200 out", (1500, 200)),
+    (("", ""), "gpt-fast, 5-token prompt", (5, None)), (("", ""), "prompt 1k, 200 output tokens", (1024, 200)),
     (("", ""), "no lengths here", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
 
-    isl, osl, how = lengths_of({"input_len": cols[0], "output_len": cols[1], "notes": notes})
+    isl, osl, how = lengths_of({"input_len": cols[0], "output_len": cols[1], "notes": notes, "batch": "1"})
     assert (isl, osl) == want and (bool(how) == (cols == ("", "") and want != (None, None)))
 
 

@@ -73,7 +73,7 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     isl, osl = _length(row.get("input_len", "")), _length(row.get("output_len", ""))
     if isl is not None and osl is not None:
         return isl, osl, ""
-    text = " ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
+    text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
     pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2)]
@@ -82,8 +82,11 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
         if m:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
-    mi = re.search(rf"\b(?:ISL|input(?:\s*(?:length|len|tokens))?)\s*(?:of|=|:)?\s*{_LEN}", text, re.I)
-    mo = re.search(rf"\b(?:OSL|output(?:\s*(?:length|len|tokens))?)\s*(?:of|=|:)?\s*{_LEN}", text, re.I)
+    mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
+        rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
+        rf"[ \t]*{_LEN}", text, re.I)
+    mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
+        rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
     i = isl if isl is not None else (_length(mi.group(1)) if mi else None)
     o = osl if osl is not None else (_length(mo.group(1)) if mo else None)
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
