@@ -252,3 +252,13 @@ def test_a_latency_without_a_stated_load_is_a_closed_loop_of_the_batch(metric, u
     r = predict_row(row, Aliases())
     assert r.kind == "concurrency" and "concurrency 1 " in r.why[0]
     assert 1e-3 < r.predicted * unit_scale(unit) < 10  # seconds, not a token rate
+
+
+@pytest.mark.parametrize("hardware, system", [("A100 40GB", None), ("A100 80GB", "hgx-a100"),
+                                              ("v5p-128", "tpu-v5p-pod"), ("Trillium", "tpu-v6e-256"),
+                                              ("B200 180GB (DGX B200)", "hgx-b200")])
+def test_a_stated_memory_size_that_contradicts_the_part_is_not_matched(hardware, system):
+    s, why = Aliases().system(hardware)
+    assert (s.name if s else None) == system
+    if system is None:
+        assert "a different part" in why

@@ -175,6 +175,11 @@ class Aliases:
             return None, f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) " \
                          "nor alias rule"
         sysm = load_system(m.entry)
+        size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)", text, re.I)
+        have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB
+        if rule is None and size and abs(float(size.group(1)) - have) > 0.15 * have:
+            return None, (f"hardware {text!r} states {size.group(1)} GB of memory; the nearest catalog match, "
+                          f"{sysm.chip.name}, has {have:.0f}: a different part")
         notes = [m.note(), extra]
         fab = _fabric(text)
         if fab is not None:
