@@ -262,3 +262,13 @@ def test_a_stated_memory_size_that_contradicts_the_part_is_not_matched(hardware,
     assert (s.name if s else None) == system
     if system is None:
         assert "a different part" in why
+
+
+def test_a_rate_per_node_or_rack_under_load_is_divided_by_the_nodes():
+    base = dict(id="X-995", source="blog", model="DeepSeek-R1", precision="FP4", hardware="GB200 NVL72", n_chips="72",
+                parallelism="DEP72", batch="concurrency 4096", input_len="1024", output_len="1024", context_len="",
+                metric="output throughput", value="1", unit="tokens/s", confidence="verbatim", notes="")
+    total = predict_row(base, Aliases()).predicted
+    rack = predict_row({**base, "unit": "tokens/s/rack"}, Aliases()).predicted
+    gpu = predict_row({**base, "unit": "tokens/s/GPU"}, Aliases()).predicted
+    assert rack == pytest.approx(total, rel=1e-9) and gpu == pytest.approx(total / 72, rel=1e-9)

@@ -169,8 +169,9 @@ def _from_sim(r, key: str, stat: str, isl: float) -> float:
 
 def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | None, basis: str, measured: float,
                        scale: float, per_gpu: bool, assumptions: list[str], notes: list[str],
-                       layout_note: str) -> Prediction | Unexpressed:
-    """A row under load through the simulator (at a concurrency) or the frontier (at a per-user speed)."""
+                       layout_note: str, per_node: int | None = None) -> Prediction | Unexpressed:
+    """A row under load through the simulator (at a concurrency) or the frontier (at a per-user speed); a rate per
+    GPU is divided by the chips, one per node (or rack) by the nodes, `per_node` chips each."""
     rid, g = row["id"], row["id"].split("-", 1)[0].upper()
     key, stat, higher = quantity_of(row["metric"], row["unit"])
     chips = su.G * su.n_rep
@@ -252,7 +253,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
         return Unexpressed(rid, g, str(e))
     except KeyError as e:  # e.g. a TPOT of requests with a single output token
         return Unexpressed(rid, g, f"the simulated run has no {e.args[0]} for this row")
-    div = chips if per_gpu and higher and key != "tokens_per_s_per_user" else 1
+    is_rate = higher and key != "tokens_per_s_per_user"
+    div = chips if per_gpu and is_rate else (chips / per_node if per_node and is_rate else 1)
     pred = val / div / scale
     spec_b = bound / div / scale if bound is not None else None
     phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s", "tokens_per_s_per_user") else "run"

@@ -237,7 +237,7 @@ def unit_scope(unit: str, metric: str) -> str:
     for text in (unit.lower(), metric.lower()):
         if re.search(r"/\s*user|per[ _]user", text):
             return "user"
-        if re.search(r"/\s*node|per[ _]node", text):
+        if re.search(r"/\s*(?:node|rack|nvl\d+)|per[ _](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
         if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", text):
             return "gpu"

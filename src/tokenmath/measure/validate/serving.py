@@ -148,7 +148,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
                     engine=engine)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
-                                  notes + _diagnose(row, su, "decode"), lnote)
+                                  notes + _diagnose(row, su, "decode"), lnote,
+                                  per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
     B = batch_of(row)
     if per_user or (B is not None and OSL is None and phase is None):
         if OSL is None:
