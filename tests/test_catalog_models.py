@@ -267,7 +267,7 @@ HF_CONFIGS = {
 }
 
 # The same DeepSeek-V3 backbone with DeepSeek-V3.2's indexer keys (deepseek-ai/DeepSeek-V3.2-Exp).
-HF_CONFIGS["mistral-7b"] = {  # transformers 4.57.1 MistralConfig defaults (Mistral-7B-v0.1)
+HF_CONFIGS["mistral-7b-v0.1"] = {  # transformers 4.57.1 MistralConfig defaults (Mistral-7B-v0.1)
     "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
     "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
     "sliding_window": 4096, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32000,
