@@ -122,8 +122,9 @@ def test_a_lower_bound_on_speed_is_checked_against_the_best_case_of_what_the_row
     r = predict_row(row, Aliases())
     assert r.kind == "per_user" and r.measured_op == ">"
     assert any("α = 1" in a for a in r.assumptions) and any("one-token prompt" in a for a in r.assumptions)
-    point = predict_row({**row, "value": "1000"}, Aliases())  # a point needs the acceptance: not expressible
-    assert point.__class__.__name__ == "Unexpressed"
+    # a point row leaving the same things unstated is checked the same way: a bound on the tool's best case
+    point = predict_row({**row, "value": "1000"}, Aliases())
+    assert point.best_case and point.measured_op == ">=" and point.predicted == pytest.approx(r.predicted)
 
 
 def test_a_per_gpu_rate_at_a_user_speed_reads_its_unit_and_the_replica_sizes_its_chips_allow():

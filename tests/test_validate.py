@@ -216,8 +216,37 @@ def test_measured_ranges_and_bounds():
     assert passes.bound_passes is True and fails.bound_passes is False
     rep = validate([{**BS1, "id": "BS1-X09", "value": f">{base / 2:.1f}"}, BS1])
     s = rep.summary()
-    assert s["bound_rows"] == {"n": 1, "passed": 1} and s["n"] == 1  # bounds counted apart, not in the medians
+    assert s["bound_rows"] == {"n": 1, "passed": 1, "best_case": 0} and s["n"] == 1  # bounds apart from medians
     assert "bound_passes" in passes.to_dict() and "error" not in passes.to_dict()
+
+
+MLPERF = _row(id="MLP-X01", model="Llama 2 70B (OpenOrca subset)", precision="FP8", hardware="H100 SXM 80GB",
+              n_chips="8", parallelism="", batch="LoadGen Offline", input_len="dataset", output_len="dataset",
+              metric="offline_tokens_per_s", value="24524.9", unit="tokens/s (8 GPUs)",
+              notes="v4.1; 84.4792 samples/s; VALID")
+
+
+def test_a_row_without_its_input_length_is_a_bound_on_the_best_case():
+    """An unstated prompt is checked on the tool's fastest case (a one-token prompt): the measured rate must not
+    beat it. The mean output per sample is the row's own tokens/s ÷ samples/s; with neither, 2 tokens."""
+    out = predict_row(MLPERF, Aliases())
+    assert out.best_case and out.measured_op == ">=" and out.bound_passes
+    assert any("= 290 tokens a sample" in a for a in out.assumptions)
+    assert any("one-token prompt" in a for a in out.assumptions)
+    d = out.to_dict()
+    assert "error" not in d and d["measured_bound"].startswith("best case >=")
+    # the best case really is the best: a stated prompt of any length predicts less
+    for isl in ("128", "1024"):
+        stated = predict_row({**MLPERF, "input_len": isl, "output_len": "290"}, Aliases())
+        assert not stated.best_case and stated.predicted <= out.predicted * 1.001
+    slow = predict_row({**MLPERF, "value": f"{out.predicted * 1.5:.0f}", "notes": ""}, Aliases())
+    assert slow.bound_passes is False and any("2 tokens" in a for a in slow.assumptions)
+    rep = validate([MLPERF, TRT])
+    e = rep.summary()["serving"]["expressed"]
+    assert e == {"points": 1, "bounds": 1, "of": 2}
+    # a deployment whose size the row says it does not state is not guessed
+    gone = predict_row({**MLPERF, "n_chips": "", "hardware": "GB300 NVL72 (system size not stated)"}, Aliases())
+    assert "not stated" in gone.reason
 
 
 def test_chips_per_node_and_per_node_units():

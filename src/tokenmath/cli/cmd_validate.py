@@ -71,10 +71,12 @@ def _print(rep: ValidationReport, worst: int) -> None:
         t.add_column(c, justify=j)
     for r in rep.rows:
         ok = {True: "ok", False: "[red]VIOLATED[/red]", None: ""}[r.bound_ok]
-        measured = f"{r.measured_op}{_num(r.measured)}" if r.is_bound else \
+        measured = _num(r.measured) if r.best_case else f"{r.measured_op}{_num(r.measured)}" if r.is_bound else \
             f"{_num(r.measured_low)}–{_num(r.measured_high)}" if r.measured_low is not None and \
             r.measured_high is not None and r.measured_high > r.measured_low else _num(r.measured)
         err = ("passes" if r.bound_passes else "[red]fails[/red]") if r.is_bound else _pct(r.error)
+        if r.best_case:
+            err = "best case " + err
         t.add_row(r.id, r.kind, _num(r.predicted), measured, r.unit[:18], err,
                   "" if r.spec is None else _num(r.spec), ok)
     console.print(t)
@@ -93,6 +95,14 @@ def _print(rep: ValidationReport, worst: int) -> None:
                str(s["unexpressed"]), style="bold")
     console.print(st)
     console.print(f"serving = {', '.join(SERVING_GROUPS)} (the end-to-end rows); all = every predicted row shown")
+    e, b = sv["expressed"], s["bound_rows"]
+    if e["of"]:
+        console.print(f"serving rows expressed: {e['points'] + e['bounds']} of {e['of']} "
+                      f"({(e['points'] + e['bounds']) / e['of']:.1%}): {e['points']} points, {e['bounds']} bounds",
+                      markup=False)
+    if b["n"]:
+        console.print(f"bound rows: {b['passed']} of {b['n']} pass ({b['best_case']} of them checked on the tool's "
+                      "best case over a length or acceptance the row leaves unstated)", markup=False)
     if s.get("intervals"):
         c = s["intervals"]
         console.print(f"80 % prediction intervals cover {c['left_out_cluster']:.0%} of {c['n']} serving rows with each "

@@ -40,6 +40,7 @@ from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, to_int, unit_scale)
+from .rows import BEST_CASE
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
@@ -139,6 +140,8 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
         return skip(str(e))
     if isinstance(out, Prediction):
         out.measured_op = meas.op
+        if BEST_CASE in out.assumptions:  # the tool's best case must reach a rate, or undercut a time
+            out.best_case, out.measured_op = True, (">=" if out.higher_is_better else "<=")
         if meas.kind == "range":
             out.measured_low, out.measured_high = meas.low, meas.high
         out.matched = dict(al.matched)

@@ -32,7 +32,7 @@ from ...serving.frontier import frontier
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
-from .rows import parse_measured
+from .rows import parse_measured, row_text
 
 __all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of", "row_text"]
 
@@ -51,11 +51,6 @@ class LoadRegime:
     note: str = ""
     range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
     rate_per_s: float | None = None  # Poisson arrivals (vLLM's --request-rate, QPS): an open loop
-
-
-def row_text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
-    """The row's free-text columns joined: where loads, speculation and acceptance rates are read."""
-    return " | ".join(str(row.get(c, "") or "") for c in cols)
 
 
 def _seconds(x: str, unit: str) -> float:
@@ -98,8 +93,10 @@ def under_load(row: dict) -> LoadRegime | None:
                       R if R and R > 0 else None)
 
 
-def speculation_of(row: dict, m) -> Speculation | str | None:
-    """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation)."""
+def speculation_of(row: dict, m, best_case: bool = False) -> Speculation | str | None:
+    """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation).
+    With `best_case` (the caller checks the row as a bound on the tool's best case) an unstated acceptance is
+    α = 1."""
     text = row_text(row)
     if not _SPEC.search(text):
         return None
@@ -107,23 +104,24 @@ def speculation_of(row: dict, m) -> Speculation | str | None:
                      text, re.I)
     length = re.search(r"(?:accept(?:ance|ed)?\s*length|mean accepted tokens|accepted tokens per step|\bAL)\s*"
                        r"(?:of|=|:|≈|~)?\s*" + _NUM, text, re.I)
-    best_case = False
+    alpha_one = False
     if rate is None and length is None:
         # a lower bound on a speed is still a check: the best a step of K drafts can do is K + 1 tokens (α = 1); a
         # tool whose best case falls short contradicts the row, one whose best case reaches it does not (the
         # caller states the assumption: Speculation.alpha == 1 on a bound row)
         lower = parse_measured(row.get("value", ""))
-        if not (lower is not None and lower.op in (">", ">=") and quantity_of(row["metric"], row["unit"])[2]):
+        if not best_case and not (lower is not None and lower.op in (">", ">=")
+                                  and quantity_of(row["metric"], row["unit"])[2]):
             return ("speculative decoding / MTP without a stated acceptance rate or length: the tokens per step "
                     "(1 − α^(K+1)) / (1 − α) cannot be derived")
-        best_case = True
+        alpha_one = True
     if re.search(r"\bdraft model\b|\bverifier\b|\+\s*[\w.-]+\s*(?:\(\w+\)\s*)?draft", text, re.I):
         return "speculative decoding with a separate draft model: the alias table names no draft models"
     k = re.search(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
                   r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
                   r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", text, re.I)
     K = int(k.group(1)) if k else 1
-    if best_case:
+    if alpha_one:
         return Speculation(K=K, alpha=1.0, mtp_layers=int(load_engine()["mtp_layers"]))
     if rate is not None:
         a = float(rate.group(1)) / (100.0 if rate.group(2) or float(rate.group(1)) > 1 else 1.0)

@@ -34,6 +34,7 @@ class Prediction:
     measured_low: float | None = None  # a measured range [low, high] (rows.parse_measured), in the row's unit
     measured_high: float | None = None
     measured_op: str = ""  # a bound row ('>', '>=', '<', '<='): it passes or fails, it has no error
+    best_case: bool = False  # a point row checked as a bound: the tool's best case over what the row leaves unstated
     matched: dict = field(default_factory=dict)  # what the row's strings matched, with scores (match.Aliases)
 
     @property
@@ -74,7 +75,10 @@ class Prediction:
         out = {"id": self.id, "group": self.group, "kind": self.kind, "predicted": self.predicted,
                "measured": self.measured, "unit": self.unit, "spec_bound": self.spec, "bound_ok": self.bound_ok,
                "why": self.why, "assumptions": self.assumptions}
-        if self.is_bound:
+        if self.is_bound and self.best_case:
+            out.update(measured_bound=f"best case {self.measured_op} measured {self.measured:g}",
+                       bound_passes=self.bound_passes)
+        elif self.is_bound:
             out.update(measured_bound=f"{self.measured_op}{self.measured:g}", bound_passes=self.bound_passes)
         else:
             out.update(error=self.error, abs_error=self.abs_error)
@@ -134,7 +138,12 @@ class ValidationReport:
         serving = [r.error for r in rows if r.group in SERVING_GROUPS]
         out["serving"] = {**_stats(serving), "groups": [g for g in SERVING_GROUPS if g in self.groups()]}
         bounds = [r for r in self.rows if r.is_bound]
-        out["bound_rows"] = {"n": len(bounds), "passed": sum(bool(r.bound_passes) for r in bounds)}
+        out["bound_rows"] = {"n": len(bounds), "passed": sum(bool(r.bound_passes) for r in bounds),
+                             "best_case": sum(r.best_case for r in bounds)}
+        gone = [u for u in self.unexpressed if u.group in SERVING_GROUPS]
+        n_serv = sum(r.group in SERVING_GROUPS for r in self.rows)
+        out["serving"]["expressed"] = {"points": len(serving), "bounds": n_serv - len(serving),
+                                       "of": n_serv + len(gone)}
         out["range_rows"] = sum(1 for r in rows if r.measured_high is not None and r.measured_low is not None
                                 and r.measured_high > r.measured_low)
         out["groups"] = {}

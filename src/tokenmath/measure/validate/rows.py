@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "batch_of"]
+           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -92,6 +92,27 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
+
+
+BEST_CASE = ("the row leaves an input unstated, so it is checked as a bound: the tool's best case over what is "
+             "unstated must reach the measured rate (or undercut the measured time); it has no error")
+
+
+def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
+    """(OSL, how it was read) for a best-case check: the row's tokens/s ÷ its samples/s (MLPerf logs give both,
+    the mean output per sample as measured), else 2 tokens, the shortest decode (the least KV read)."""
+    m = re.search(r"([\d][\d,]*(?:\.\d+)?)\s*(?:samples|requests|queries)\s*/\s*s\b", row_text(row), re.I)
+    n = to_float(m.group(1)) if m else None
+    if n and n > 0 and re.search(r"tok", row.get("unit", ""), re.I) and tokens_per_s / n >= 1:
+        osl = int(round(tokens_per_s / n))
+        return osl, (f"output length: the row's {tokens_per_s:,.6g} tokens/s ÷ its {m.group(0).strip()} = {osl} "
+                     "tokens a sample (the measured mean)")
+    return 2, "output length not stated: 2 tokens, the shortest decode (the least KV to read), the fastest case"
+
+
+def row_text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
+    """The row's free-text columns joined: where loads, speculation and acceptance rates are read."""
+    return " | ".join(str(row.get(c, "") or "") for c in cols)
 
 
 def to_float(text: str) -> float | None:

@@ -40,7 +40,8 @@ from ..intervals import phase_of
 from .atload import LoadRegime, predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import batch_of, chips_of, group_of, lengths_of, parse_measured, per_node_of, to_int, unit_scope
+from .rows import (BEST_CASE, batch_of, chips_of, group_of, lengths_of, output_len_from_samples, parse_measured,
+                   per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -90,7 +91,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if prec is None:
         return Unexpressed(rid, g, pnote)
     m, snote = checkpoint_formats(m, prec, al.storage(row["precision"]), al.source("precision_notes.storage"))
-    spec = speculation_of(row, m)
+    lower = parse_measured(row.get("value", ""))
+    point = lower is not None and not lower.op  # a point or a range, not a stated bound
+    spec = speculation_of(row, m, best_case=point)
     if isinstance(spec, str):
         return Unexpressed(rid, g, spec)
     metric, unit = row["metric"].lower(), row["unit"].lower()
@@ -111,17 +114,20 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         d = al.datasets[m.name]
         ISL, OSL = int(d["input_len"]), int(d["output_len"])
         assumptions += [al.source(f"datasets.{m.name}.input_len"), al.source(f"datasets.{m.name}.output_len")]
-    lower = parse_measured(row.get("value", ""))
-    if spec is not None and lower is not None and lower.op in (">", ">=") and spec.alpha == 1.0 \
-            and not re.search(r"accept", row_text(row), re.I):
+    best = False  # the row is checked as a bound on the tool's best case over what it leaves unstated
+    if spec is not None and spec.alpha == 1.0 and not re.search(r"accept", row_text(row), re.I):
         assumptions.append(f"acceptance not stated: α = 1 (every one of the K = {spec.K} drafts accepted, K + 1 "
-                           "tokens a step), the best case, for a lower-bound row (it passes if the best case reaches it)")
-    if ISL is None and per_user and lower is not None and lower.op in (">", ">="):
-        # a lower bound on a per-user speed is checked against the tool's best case over what the row leaves
-        # unstated: the shortest prompt (the least KV to read) is the fastest decode
-        ISL = 1
-        assumptions.append("input length not stated: a one-token prompt, the fastest case, for a lower-bound row "
-                           "(the row passes if the tool's best case reaches it)")
+                           "tokens a step), the best case")
+        best = point
+    if ISL is None and (point or (per_user and lower is not None and lower.op in (">", ">="))):
+        # the shortest prompt (the least to prefill, the least KV to read) is the fastest case
+        ISL, best = 1, best or point
+        assumptions.append("input length not stated: a one-token prompt, the fastest case")
+        if OSL is None:
+            OSL, how = output_len_from_samples(row, measured * scale)
+            assumptions.append(how)
+    if best:
+        assumptions.append(BEST_CASE)
     if ISL is None:
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
@@ -164,6 +170,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, "output length not in the table")
 
     G_row, chips_note = chips_of(row)
+    if G_row is None and scope not in ("gpu", "user", "node") and \
+            re.search(r"not stated|unstated|unspecified|unknown|\bsystems\b", row["hardware"], re.I):
+        return Unexpressed(rid, g, f"a whole deployment's rate, and the row says its size is not stated "
+                                   f"({row['hardware']!r})")
     if chips_note:
         notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
