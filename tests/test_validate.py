@@ -240,8 +240,9 @@ def test_chips_per_node_and_per_node_units():
     ("Intel Arc Pro B60", "pcie-b60-8"), ("H100 SXM", "hgx-h100"), ("H100", "hgx-h100"), ("H100 80GB", "hgx-h100"),
     ("A100 80GB SXM", "hgx-a100"), ("A100", "hgx-a100"), ("A100 80GB", "hgx-a100"), ("L40S", "pcie-l40s-8"),
     ("L40S PCIe", "pcie-l40s-8"),
-    # V100, TPU v3 and its slices, Gaudi 2 beside Gaudi 3
-    ("V100", "dgx1-v100"), ("Tesla V100-SXM2-32GB", "dgx1-v100"), ("TPU v3", "tpu-v3-pod"), ("TPU v3-8", "tpu-v3-pod"),
+    # V100 (16 GB only when stated), TPU v3 and its slices, Gaudi 2 beside Gaudi 3
+    ("V100", "dgx1-v100"), ("Tesla V100-SXM2-32GB", "dgx1-v100"), ("V100 16GB", "dgx1-v100-16gb"),
+    ("NVIDIA V100 SXM2 16GB", "dgx1-v100-16gb"), ("TPU v3", "tpu-v3-pod"), ("TPU v3-8", "tpu-v3-pod"),
     ("v3-32", "tpu-v3-pod"), ("Intel Gaudi 2", "gaudi2-8"), ("Gaudi2", "gaudi2-8"), ("HL-225", "gaudi2-8"),
     ("Intel Gaudi 3", "gaudi3-8"),
 ])
