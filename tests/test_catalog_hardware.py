@@ -21,12 +21,14 @@ EXPECTED_CHIPS = {
     "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
+    "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
     "gb300-nvl72", "vr200-nvl144", "tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256",
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
+    "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8"]
 
@@ -115,6 +117,7 @@ def test_system_loads_with_sources(name):
     ("hgx-h100", 8), ("hgx-h800", 8), ("gb200-nvl72", 72), ("gb300-nvl72", 72), ("vr200-nvl144", 72),
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
     ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
+    ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -153,6 +156,9 @@ def test_per_direction_conventions():
     assert load_chip("tpu-v5e").scaleup_bandwidth_bytes_per_s == pytest.approx(200e9)
     assert load_chip("mi300x").scaleup_bandwidth_bytes_per_s == pytest.approx(448e9)
     assert load_chip("gaudi3").scaleup_bandwidth_bytes_per_s == pytest.approx(525e9)
+    assert load_chip("gaudi2").scaleup_bandwidth_bytes_per_s == pytest.approx(262.5e9)  # 21 x 100 Gb/s
+    assert load_chip("v100-sxm2").scaleup_bandwidth_bytes_per_s == pytest.approx(150e9)  # NVLink2 300 GB/s total
+    assert load_chip("v100-sxm2").scaleout_bandwidth_bytes_per_s == pytest.approx(6.25e9)  # 4 x EDR per 8 GPUs
     assert load_chip("h100-sxm").scaleout_bandwidth_bytes_per_s == pytest.approx(50e9)  # 400 Gb/s
     assert load_chip("h800").scaleup_bandwidth_bytes_per_s < load_chip("h100-sxm").scaleup_bandwidth_bytes_per_s
 
@@ -184,7 +190,7 @@ def test_h800_nvlink_is_the_spec_not_the_measurement():
 def test_fabrics_and_systems_name_them():
     from tokenmath.core.load import _load_cached
     fabrics = names("fabrics")
-    assert {"ib-hdr", "ib-ndr", "ib-xdr", "roce-400g", "efa", "tpu-dcn"} <= set(fabrics)
+    assert {"ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-400g", "efa", "tpu-dcn"} <= set(fabrics)
     assert _load_cached("fabrics", "ib-ndr").port_bandwidth_bytes_per_s == pytest.approx(50e9)
     for n in SYSTEMS:
         s = load_system(n)
@@ -244,3 +250,51 @@ def test_fp16_runs_at_the_bf16_rate():
     assert "fp16" not in h100.peak_flop_per_s
     assert h100.peak("fp16") == h100.peak("bf16") and h100.peak_precision("fp16") == "bf16"
     assert load_chip("a100-80gb").peak("fp8") == load_chip("a100-80gb").peak("bf16")
+
+
+def test_v100_has_fp16_only_and_bf16_runs_at_that_rate():
+    """Volta tensor cores take FP16 only: BF16 (the 16-bit sibling) and FP8 (the next wider listed format) run at
+    the FP16 peak, not refused; the 16 GB part differs from the 32 GB one in memory only."""
+    v100 = load_chip("v100-sxm2")
+    assert set(v100.peak_flop_per_s) == {"fp16"} and v100.peak("fp16") == pytest.approx(125e12)
+    assert v100.peak_precision("bf16") == "fp16" and v100.peak("bf16") == v100.peak("fp16")
+    assert v100.peak("fp8") == v100.peak("fp16")
+    small = load_chip("v100-sxm2-16gb")
+    assert (v100.hbm_capacity_bytes, small.hbm_capacity_bytes) == (32 * 2**30, 16 * 2**30)
+    assert small.peak_flop_per_s == v100.peak_flop_per_s
+    assert small.hbm_bandwidth_bytes_per_s == v100.hbm_bandwidth_bytes_per_s == pytest.approx(900e9)
+
+
+def test_tpu_v3_and_gaudi2_figures():
+    tpu = load_chip("tpu-v3")
+    assert set(tpu.peak_flop_per_s) == {"bf16"} and tpu.peak("bf16") == pytest.approx(123e12)
+    assert tpu.hbm_capacity_bytes == 32 * 2**30  # Google writes GiB
+    assert "scaleup_bandwidth_bytes_per_s" in tpu.estimates and tpu.power_w is None
+    g2 = load_chip("gaudi2")
+    assert g2.peak("bf16") == pytest.approx(432e12) and g2.peak("fp8") == pytest.approx(865e12)
+    assert g2.hbm_capacity_bytes == 96 * 2**30 and g2.hbm_bandwidth_bytes_per_s == pytest.approx(2.45e12)
+    for name in ("v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2"):  # no kernel tables: spec-sheet priors
+        assert load_chip(name).priors == "default", name
+    assert "domain_chips" in load_system("dgx1-v100").estimates  # a hybrid cube mesh taken as a flat domain
+    assert "not all-to-all" in load_system("dgx1-v100").notes.lower()
+
+
+@pytest.mark.parametrize("name, entry", [
+    ("V100", "v100-sxm2"), ("V100-SXM2-32GB", "v100-sxm2"), ("NVIDIA V100", "v100-sxm2"),
+    ("Tesla V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100 16GB", "v100-sxm2-16gb"), ("TPU v3", "tpu-v3"),
+    ("v3-32", "tpu-v3"), ("Intel Gaudi 2", "gaudi2"), ("Gaudi2", "gaudi2"), ("HL-225", "gaudi2"),
+    ("dgx1-v100", "dgx1-v100"), ("dgx1-v100-16gb", "dgx1-v100-16gb"), ("tpu-v3-pod", "tpu-v3-pod"),
+    ("gaudi2-8", "gaudi2-8"),
+])
+def test_v100_tpu_v3_gaudi2_names_resolve_and_serve(name, entry):
+    from tokenmath.core.load import other_hardware_name
+    assert other_hardware_name(name) == entry
+    r = run("catalog", "show", name, "--json")
+    assert r.exit_code == 0, r.output
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "8", "--context", "2048", "--json")
+    if entry == "v100-sxm2-16gb":  # 16.1 GB of BF16 weights and their KV: more than one 16 GiB part holds
+        assert r.exit_code != 0 and "does not fit on 1 × v100-sxm2-16gb" in r.output
+        return
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["system"] == entry and d["chips"] == load_system(entry).domain_chips

@@ -298,10 +298,21 @@ def test_predict_training_row_gpu_hours_at_its_own_mfu():
 
 def test_predict_training_row_reasons_and_non_training_rows():
     assert predict_training_row({"id": "TRT-001", "metric": "x"}) is None
-    p = predict_training_row({**TRN_004, "id": "TRN-011", "hardware": "V100", "metric": "train_MFU"})
-    assert p["predicted"] is None and "V100" in p["reason"]
+    p = predict_training_row({**TRN_004, "id": "TRN-011", "hardware": "TPU v2", "metric": "train_MFU"})
+    assert p["predicted"] is None and "TPU v2" in p["reason"]
     p = predict_training_row({**TRN_004, "metric": "gpu_hours_post-training"})
     assert p["predicted"] is None and p["reason"]
+
+
+@pytest.mark.parametrize("hardware, system", [("V100", "dgx1-v100"), ("TPU v3", "tpu-v3-pod")])
+def test_training_rows_on_v100_and_tpu_v3_are_predicted(hardware, system):
+    """No published run on either chip is a prior: the nearest of all is carried over, and the row is predicted."""
+    from tokenmath.training import rows
+    assert dict(rows._SYSTEMS)[hardware] == system
+    row = {**TRN_004, "id": "TRN-X11", "model": "GPT-3 175B", "hardware": hardware, "n_chips": "",
+           "context_len": "2048", "metric": "train_MFU", "value": "21.3", "unit": "%"}
+    p = predict_training_row(row)
+    assert p["predicted"] is not None and 0 < p["predicted"] < 100, p
 
 
 @pytest.mark.skipif(not TABLE.exists(), reason="validation/public_measurements.csv not in this checkout")

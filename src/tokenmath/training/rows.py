@@ -15,7 +15,7 @@ __all__ = ["predict_training_row", "validate_training", "CARRY"]
 
 # the row's hardware text -> the catalog system it ran on (the chip is the system's)
 _SYSTEMS = (("H100", "hgx-h100"), ("H800", "hgx-h800"), ("H200", "hgx-h200"), ("A100", "hgx-a100"),
-            ("TPU v4", "tpu-v4-pod"), ("TPU v5p", "tpu-v5p-pod"))
+            ("TPU v4", "tpu-v4-pod"), ("TPU v5p", "tpu-v5p-pod"), ("V100", "dgx1-v100"), ("TPU v3", "tpu-v3-pod"))
 _MODELS = (("405B", "llama-3.1-405b"), ("DeepSeek-V3", "deepseek-v3"), ("PaLM 540B", "palm-540b"))
 _GPU_HOURS = {"total_training_gpu_hours", "gpu_hours_pre-training", "gpu_hours_per_trillion_tokens"}
 CARRY = ("hfu", "mfu")

@@ -117,13 +117,15 @@ class Match:
 
 
 def _best(text: str, candidates: dict[str, list[tuple[str, str]]]) -> Match | None:
+    """The best-scoring name; on a tie the longer name, the more specific ("V100 16GB" over "V100")."""
     best: Match | None = None
+    best_key = ""
     for entry, keys in candidates.items():
         for key, how in keys:
             s = score_name(key, text)
             if s >= MIN_SCORE and (best is None or s > best.score + 1e-9 or
-                                   (abs(s - best.score) <= 1e-9 and len(key) > len(best.via))):
-                best = Match(text, entry, s, f"{how} {key!r}")
+                                   (abs(s - best.score) <= 1e-9 and len(key) > len(best_key))):
+                best, best_key = Match(text, entry, s, f"{how} {key!r}"), key
     return best
 
 
