@@ -109,8 +109,9 @@ def _print(rep: ValidationReport, worst: int) -> None:
                       f"of {c['clusters']} (model, hardware) clusters left out ({c['in_sample']:.0%} in sample)",
                       markup=False)
 
-    if worst and rep.rows:
-        console.print(f"\n[bold]The {min(worst, len(rep.rows))} worst rows, and why they miss[/bold]")
+    points = [r for r in rep.rows if not r.is_bound]
+    if worst and points:
+        console.print(f"\n[bold]The {min(worst, len(points))} worst rows, and why they miss[/bold]")
         assumed: dict[str, list[str]] = defaultdict(list)
         for r in rep.worst(worst):
             console.print(f"  {r.id} {_pct(r.error)} (predicted {_num(r.predicted)}, measured {_num(r.measured)} "
@@ -119,6 +120,23 @@ def _print(rep: ValidationReport, worst: int) -> None:
                 assumed[a].append(r.id)
         if assumed:
             console.print("  assumptions behind these rows:")
+            for a, ids in assumed.items():
+                console.print(f"    {_ids(ids)}: {a}", markup=False)
+
+    bounds = [r for r in rep.rows if r.is_bound]
+    if bounds:
+        fails = [r for r in bounds if not r.bound_passes]
+        console.print(f"\n[bold]{len(bounds)} bound row(s)[/bold]: {len(bounds) - len(fails)} pass, {len(fails)} fail "
+                      "(a measured inequality, or a point checked on the tool's best case)")
+        assumed = defaultdict(list)
+        for r in fails:
+            console.print(f"  {r.id} fails (predicted {_num(r.predicted)}, measured {r.measured_op}{_num(r.measured)} "
+                          f"{r.unit}): " + "; ".join(r.why), markup=False)
+        for r in (bounds if len(bounds) <= 5 else fails):
+            for a in r.assumptions:
+                assumed[a].append(r.id)
+        if assumed:
+            console.print("  assumptions behind these bounds:")
             for a, ids in assumed.items():
                 console.print(f"    {_ids(ids)}: {a}", markup=False)
 
