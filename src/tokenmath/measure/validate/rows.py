@@ -17,7 +17,8 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE"]
+           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
+           "OSL_UNSTATED", "BEST_OSL"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -107,7 +108,12 @@ def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
         osl = int(round(tokens_per_s / n))
         return osl, (f"output length: the row's {tokens_per_s:,.6g} tokens/s ÷ its {m.group(0).strip()} = {osl} "
                      "tokens a sample (the measured mean)")
-    return 2, "output length not stated: 2 tokens, the shortest decode (the least KV to read), the fastest case"
+    return 2, OSL_UNSTATED
+
+
+OSL_UNSTATED = "output length not stated: 2 tokens, the shortest decode (the least KV to read)"
+BEST_OSL = (2, 16, 128, 1024)  # output lengths a best case is taken over: a short decode reads the least KV, a
+# long one spreads each request's prefill and fixed costs over more tokens
 
 
 def row_text(row: dict, cols=("batch", "parallelism", "metric", "notes", "model", "precision")) -> str:
