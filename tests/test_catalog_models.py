@@ -30,6 +30,7 @@ EXPECTED = {
     "mixtral-8x22b", "gemma-3-27b", "palm-540b", "frontier-5t", "qwen3-32b", "glm-4.5", "glm-4.7",
     "llama-4-scout", "qwen3-8b", "qwen3-1.7b", "qwen3-0.6b", "qwen3.5-35b-a3b", "kimi-k2.5", "glm-5.2", "mimo-7b",
     "nemotron-3-ultra-550b-a55b", "nemotron-3.5-lightning-30b-a3b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
+    "falcon-7b", "gpt-neox-20b", "command-r-v01", "olmo-7b", "gemma-7b", "qwen1.5-moe-a2.7b",
 }
 
 TOL = 0.02  # computed vs published parameter counts
@@ -113,6 +114,41 @@ def test_active_params_match_published(name):
     else:
         active = param_counts(m).active
     assert active == pytest.approx(m.published_active_params, rel=TOL), f"{name}: {active / 1e9:.2f}B"
+
+
+# Entries made from transformers' config defaults carry no published count (their notes say so). The size in a
+# model's name is the vendor's rounded label: a loose bound on the computed count, 5 % unless stated.
+NAMED_SIZE = {  # entry: (the size its name states, the computed count the label is read against, tolerance)
+    "mistral-7b-v0.1": (7e9, "total", 0.05), "falcon-7b": (7e9, "total", 0.05), "gpt-neox-20b": (20e9, "total", 0.05),
+    "olmo-7b": (7e9, "total", 0.05),
+    # Gemma's "7B" sits below even the count without the 256,000 × 3,072 table (7.75B; 8.54B with it)
+    "gemma-7b": (7e9, "total_matmul", 0.15),
+    "qwen1.5-moe-a2.7b": (2.7e9, "active", 0.05),  # A2.7B: the activated count (14.3B in all)
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_SIZE))
+def test_computed_count_near_the_size_in_the_name(name):
+    size, which, tol = NAMED_SIZE[name]
+    p = param_counts(load_model(name))
+    n = float(getattr(p, which))
+    assert n == pytest.approx(size, rel=tol), f"{name}: {which} {n / 1e9:.2f}B"
+
+
+def test_transformers_default_entries():
+    """Falcon-7B is multi-query (one KV head of 64: 32 · 2 · 64 · 2 B per token); Qwen1.5-MoE-A2.7B's shared expert
+    is wider than its routed ones; the parallel attention + MLP blocks (Falcon, GPT-NeoX, Command R) count as
+    sequential ones: the same L · (N_attn + N_mlp)."""
+    falcon = load_model("falcon-7b")
+    assert falcon.attention == "mqa" and falcon.tie_embeddings and falcon.mlp_matrices == 2
+    assert kv_bytes_per_token(falcon, "bf16") == 32 * 2 * 1 * 64 * 2 == 8192
+    q = load_model("qwen1.5-moe-a2.7b")
+    assert (q.moe.n_routed_experts, q.moe.experts_per_token, q.moe.d_ff_expert, q.moe.d_ff_shared_expert) == \
+        (60, 4, 1408, 5632) and n_moe_layers(q) == 24
+    for name in ("falcon-7b", "gpt-neox-20b", "command-r-v01"):
+        m = load_model(name)
+        p = param_counts(m)
+        assert p.total == m.n_layers * (p.attention_per_layer + p.mlp_per_layer) + p.embedding
 
 
 def test_dense_models_have_all_params_active():
@@ -277,6 +313,42 @@ HF_CONFIGS["phi-3-mini"] = {  # transformers 4.57.1 Phi3Config defaults (microso
     "max_position_embeddings": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
     "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32064,
 }
+# transformers 4.57.1 config defaults that their docstrings name as these checkpoints (keys as the classes serialise
+# them: FalconConfig writes num_kv_heads = heads and ffn_hidden_size = 4 × hidden even under multi_query)
+HF_CONFIGS["falcon-7b"] = {  # FalconConfig defaults (tiiuae/falcon-7b)
+    "architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32,
+    "num_attention_heads": 71, "num_kv_heads": 71, "multi_query": True, "new_decoder_architecture": False,
+    "parallel_attn": True, "ffn_hidden_size": 18176, "max_position_embeddings": 2048, "vocab_size": 65024,
+    "torch_dtype": "bfloat16",
+}
+HF_CONFIGS["gpt-neox-20b"] = {  # GPTNeoXConfig defaults (EleutherAI/gpt-neox-20b)
+    "architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": 6144, "intermediate_size": 24576,
+    "max_position_embeddings": 2048, "num_attention_heads": 64, "num_hidden_layers": 44, "rotary_pct": 0.25,
+    "use_parallel_residual": True, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 50432,
+}
+HF_CONFIGS["command-r-v01"] = {  # CohereConfig defaults (CohereForAI/c4ai-command-r-v01)
+    "architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 8192, "intermediate_size": 22528,
+    "logit_scale": 0.0625, "max_position_embeddings": 8192, "num_attention_heads": 64, "num_hidden_layers": 40,
+    "num_key_value_heads": 64, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 256000,
+}
+HF_CONFIGS["olmo-7b"] = {  # OlmoConfig defaults (allenai/OLMo-7B-hf)
+    "architectures": ["OlmoForCausalLM"], "model_type": "olmo", "hidden_size": 4096, "intermediate_size": 11008,
+    "max_position_embeddings": 2048, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 50304,
+}
+HF_CONFIGS["gemma-7b"] = {  # GemmaConfig defaults (google/gemma-7b)
+    "architectures": ["GemmaForCausalLM"], "model_type": "gemma", "head_dim": 256, "hidden_size": 3072,
+    "intermediate_size": 24576, "max_position_embeddings": 8192, "num_attention_heads": 16, "num_hidden_layers": 28,
+    "num_key_value_heads": 16, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 256000,
+}
+HF_CONFIGS["qwen1.5-moe-a2.7b"] = {  # Qwen2MoeConfig defaults (Qwen/Qwen1.5-MoE-A2.7B)
+    "architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "decoder_sparse_step": 1, "hidden_size": 2048,
+    "intermediate_size": 5632, "max_position_embeddings": 32768, "max_window_layers": 28, "mlp_only_layers": [],
+    "moe_intermediate_size": 1408, "num_attention_heads": 16, "num_experts": 60, "num_experts_per_tok": 4,
+    "num_hidden_layers": 24, "num_key_value_heads": 16, "shared_expert_intermediate_size": 5632,
+    "sliding_window": 4096, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+    "vocab_size": 151936,
+}
 HF_CONFIGS["deepseek-v3.2"] = {**HF_CONFIGS["deepseek-v3"], "architectures": ["DeepseekV32ForCausalLM"],
                                "model_type": "deepseek_v32", "index_topk": 2048, "index_n_heads": 64,
                                "index_head_dim": 128}
@@ -410,7 +482,11 @@ def test_other_names_of_an_architecture_load():
     for n, entry in (("Llama 4 Scout", "llama-4-scout"), ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
                      ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen/Qwen3.6-27B", "qwen3.5-27b"), ("Kimi-K2.5", "kimi-k2.5"),
                      ("DeepSeek-V4-Flash-FP8", "deepseek-v4-flash"), ("GLM-5.3", "glm-5.2"),
-                     ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "llama-3.3-nemotron-super-49b")):
+                     ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "llama-3.3-nemotron-super-49b"),
+                     ("tiiuae/falcon-7b", "falcon-7b"), ("Falcon 7B", "falcon-7b"), ("GPT-NeoX 20B", "gpt-neox-20b"),
+                     ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("Command R", "command-r-v01"),
+                     ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("allenai/OLMo-7B-hf", "olmo-7b"),
+                     ("Gemma 7B", "gemma-7b"), ("Qwen/Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b")):
         assert load_model(n).name == entry, n
     with pytest.raises(CatalogError):
         load_model("deepseek-ai/no-such-model")

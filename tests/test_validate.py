@@ -292,6 +292,18 @@ def test_scored_hardware_matcher(text, entry):
     ("Llama 4 Maverick", "llama-4-maverick"), ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen3-0.6B", "qwen3-0.6b"),
     ("Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Kimi-K2.5", "kimi-k2.5"), ("Kimi-K2-Instruct", "kimi-k2"),
     ("Llama 2 13B", "llama-2-13b"),
+    # transformers-default entries, and the neighbours they must not take: another generation of the family (a bare
+    # number after one of the name's words), a larger sibling (R+), a model not in the catalog
+    ("Falcon 7B", "falcon-7b"), ("tiiuae/falcon-7b", "falcon-7b"), ("Falcon-7B-Instruct", "falcon-7b"),
+    ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", None), ("GPT-NeoX 20B", "gpt-neox-20b"),
+    ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("Command R", "command-r-v01"), ("Command-R (35B)", "command-r-v01"),
+    ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("Command R+", None), ("Command R Plus", None),
+    ("c4ai-command-r-plus", None), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None), ("Command R7B", None),
+    ("OLMo 7B", "olmo-7b"), ("allenai/OLMo-7B-hf", "olmo-7b"), ("OLMo 2 7B", None), ("OLMo-2-1124-7B", None),
+    ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", None),
+    ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"), ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
+    ("Qwen2-57B-A14B", None), ("StarCoder2-7B", None), ("MPT-7b", None),
+    ("Llama 3 405B (dense, GQA)", "llama-3.1-405b"),  # 'Llama 3' for a name's 3.1: half credit, not another generation
 ])
 def test_scored_model_matcher(text, entry):
     from tokenmath.measure.validate.match import _best, _model_candidates, _system_candidates
@@ -300,6 +312,15 @@ def test_scored_model_matcher(text, entry):
         return
     m, note = Aliases().model(text)
     assert (m.name if m else None) == entry, note
+
+
+def test_another_generation_refuses_a_model_name_only():
+    from tokenmath.measure.validate.match import score_name
+    assert score_name("OLMo-7B", "OLMo 2 7B") == 1.0  # every token of the name is there...
+    assert score_name("OLMo-7B", "OLMo 2 7B", generations=True) == 0.0  # ...but '2' after 'olmo' is OLMo 2
+    assert score_name("Gemma-3-27B", "Gemma 3 27B", generations=True) == 1.0  # the name's own generation
+    # a number after a packaging word is a release date, not a generation
+    assert score_name("Kimi-K2-Instruct", "Kimi-K2-Instruct-0711", generations=True) == 1.0
 
 
 def test_prediction_reports_what_it_matched():

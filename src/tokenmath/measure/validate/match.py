@@ -12,7 +12,11 @@ name scores the weighted share of its tokens found in the string:
 
 and is refused outright when the string carries a different token of the same shape (digits replaced
 by #: "h100" vs "h200", "70b" vs "8b", "3.1" vs "3.3", "gaudi2" vs "gaudi3"), or a word naming a smaller
-sibling that the name lacks ("GLM-4.5-Air" is not GLM-4.5; air, mini, lite, flash, scout...). A PCIe card is a
+sibling that the name lacks ("GLM-4.5-Air" is not GLM-4.5; air, mini, lite, flash, scout...), or a larger one
+("Command R+" or "Command R Plus" is not Command R: a '+' closing a word reads as plus). A model name is also
+refused where the string puts a bare number the name lacks right after one of the name's words: another
+generation of the family ("OLMo 2 7B" is not OLMo 7B, "Falcon 3 7B" not Falcon-7B, "Command R 08-2024" not
+Command R v01; "Llama 3" for a name's 3.1 is not refused, it earns half credit as below). A PCIe card is a
 different part from its SXM sibling (fewer SMs or lower clocks, another power limit): a name saying PCIe needs the
 string to say it, a string saying PCIe refuses a name saying SXM, and counts against a name silent about the form
 (so "H100 PCIe" is the PCIe part, "H100" the SXM one, "L40S PCIe" still the L40S). The best candidate at or
@@ -43,8 +47,9 @@ MIN_SCORE = 0.8
 _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4", "sxm5", "pcie", "instinct",
          "instruct", "chat", "base", "hf", "it", "the", "gpu", "gpus", "per", "x", "a", "of", "and", "with",
          "oam", "board", "node", "nodes", "pod", "slice", "platform", "total", "active", "b", "params"}
-# words that name a smaller sibling of a model or chip: present in the string but not in the name, they refuse it
-_VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill"}
+# words that name a smaller (or, plus, a larger) sibling of a model or chip: present in the string but not in the
+# name, they refuse it
+_VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus"}
 _SXM = ("sxm", "sxm4", "sxm5")
 
 
@@ -52,6 +57,7 @@ def tokens(text: str) -> list[str]:
     """Lower-case tokens: letters/digits runs, keeping a decimal point between digits ("3.1")."""
     t = text.lower().replace("×", "x")
     t = re.sub(r"(?<![a-z0-9])(\d+)\s*x(?=[a-z])", r"\1 x ", t)  # a count glued to the part: "8xH200", "4xa100"
+    t = re.sub(r"(?<=[a-z0-9])\+(?![a-z0-9])", " plus ", t)  # a '+' closing a word names the larger sibling: "R+"
     return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
 
 
@@ -74,11 +80,26 @@ def _weight(t: str) -> float:
     return 3.0 if any(c.isdigit() for c in t) else 2.0
 
 
-def score_name(name: str, text: str) -> float:
-    """How well a candidate name is found in a string: 0 (absent or contradicted) … 1 (every token present)."""
+def _other_generation(want: list[str], text: str) -> bool:
+    """True when the string puts a bare number right after one of the name's words (packaging words aside) and the
+    name has neither that number, the two joined, nor a version it begins ("olmo 2" against OLMo-7B: another
+    generation; "llama 3" against Llama-3.1 is not one)."""
+    raw = tokens(text)
+    for a, b in zip(raw, raw[1:]):
+        if (a.isalpha() and a in want and a not in _WEAK and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", b)
+                and b not in want and a + b not in want and not any(w.startswith(b + ".") for w in want)):
+            return True
+    return False
+
+
+def score_name(name: str, text: str, generations: bool = False) -> float:
+    """How well a candidate name is found in a string: 0 (absent or contradicted) … 1 (every token present).
+    `generations`: also refuse a string naming another generation of the name's family (model names)."""
     have = _token_set(text)
     want = tokens(name)
     if not want or (have & _VARIANT) - set(want):
+        return 0.0
+    if generations and _other_generation(want, text):
         return 0.0
     if ("pcie" in want) != ("pcie" in have) and ("pcie" in want or any(t in want for t in _SXM)):
         return 0.0  # the other form factor: a PCIe card is not its SXM sibling
@@ -116,13 +137,13 @@ class Match:
         return {"text": self.text, "entry": self.entry, "score": round(self.score, 3), "via": self.via}
 
 
-def _best(text: str, candidates: dict[str, list[tuple[str, str]]]) -> Match | None:
+def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: bool = False) -> Match | None:
     """The best-scoring name; on a tie the longer name, the more specific ("V100 16GB" over "V100")."""
     best: Match | None = None
     best_key = ""
     for entry, keys in candidates.items():
         for key, how in keys:
-            s = score_name(key, text)
+            s = score_name(key, text, generations)
             if s >= MIN_SCORE and (best is None or s > best.score + 1e-9 or
                                    (abs(s - best.score) <= 1e-9 and len(key) > len(best_key))):
                 best, best_key = Match(text, entry, s, f"{how} {key!r}"), key
@@ -157,7 +178,7 @@ class Aliases:
 
     def model(self, text: str) -> tuple[Model | None, str]:
         rule = self._match("models", text)
-        m = _best(text, _model_candidates()) if rule is None else \
+        m = _best(text, _model_candidates(), generations=True) if rule is None else \
             Match(text, rule["model"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         if m is None:
             return None, f"model {text!r} matches no catalog model (best score below {MIN_SCORE}) nor alias rule"
