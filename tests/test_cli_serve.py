@@ -161,3 +161,14 @@ def test_user_catalog_directory_adds_entries(tmp_path, monkeypatch):
     monkeypatch.undo()
     load._index.cache_clear()
     load._load_cached.cache_clear()
+
+
+def test_a_context_beyond_the_models_own_is_computed_and_said():
+    import json
+
+    r = run("serve", "gpt-j-6b", "--on", "h100-sxm", "--batch", "8", "--json")  # default context 4,096 > 2,048
+    assert r.exit_code == 0, r.output
+    assert "trained context of 2,048" in json.loads(r.stdout)["context_note"]
+    ok = run("serve", "gpt-j-6b", "--on", "h100-sxm", "--batch", "8", "--context", "2048", "--json")
+    assert "context_note" not in json.loads(ok.stdout)
+    assert "trained context" in run("serve", "gpt-j-6b", "--on", "h100-sxm", "--batch", "8").output

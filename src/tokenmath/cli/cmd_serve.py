@@ -74,6 +74,9 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
             r = run(fit)
             r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
                                        f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
+    if m.max_context and context > m.max_context:
+        r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
+                                     f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
     return r
 
 
@@ -132,6 +135,8 @@ def _print(r) -> None:
                       f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
     if v("batch_note"):
         console.print(v("batch_note"), markup=False)
+    if v("context_note"):
+        console.print(v("context_note"), markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
     draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
     console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "
