@@ -327,3 +327,16 @@ def test_prediction_reports_what_it_matched():
     r = predict_row(TRT, Aliases())
     assert r.matched["model"]["entry"] == "llama-3.1-8b" and r.matched["hardware"]["entry"] == "hgx-h200"
     assert r.to_dict()["matched"]["model"]["score"] == 1.0
+
+
+def test_another_table_with_a_byte_order_mark_other_case_and_fewer_columns(tmp_path):
+    """A spreadsheet's CSV: BOM, capitalised headers, only the six columns a row needs; an unstated precision
+    is the checkpoint's own, said as an assumption."""
+    f = tmp_path / "t.csv"
+    f.write_text("\ufeffID,Model,Hardware,N_chips,Batch,Input_len,Output_len,Metric,Value,Unit\n"
+                 "X-1,Llama 3.1 8B,H100 SXM 80GB,1,1,128,128,decode_tokens_per_s_per_user,150,tokens/s\n",
+                 encoding="utf-8")
+    rep = validate_table(f)
+    assert not rep.unexpressed, rep.unexpressed
+    (r,) = rep.rows
+    assert any("precision not stated: the checkpoint's own, bf16" in a for a in r.assumptions)

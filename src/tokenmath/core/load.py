@@ -409,7 +409,8 @@ def read_table(path: str | Path) -> list[dict[str, str]]:
         rows = list(csv.DictReader(io.StringIO(read_text(p, MAX_TABLE_BYTES), newline="")))
     except csv.Error as e:
         raise CatalogError(f"{p}: malformed CSV ({e})") from None
-    return [{k.strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
+    # a byte-order mark (spreadsheets' "CSV UTF-8") would otherwise stick to the first column's name
+    return [{k.replace("\ufeff", "").strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
 
 
 # ---- price sheets, memory tiers, inference assumptions ---------------------------------------

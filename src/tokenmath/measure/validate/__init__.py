@@ -52,11 +52,12 @@ def validate_table(path: str | Path | None = None, *, basis: str = "prior", grou
                    ids: list[str] | None = None) -> ValidationReport:
     """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
     p = Path(path) if path else PACKAGE_TABLE
-    rows = read_table(p)
+    # column names in any case; the columns a table leaves out read as empty cells
+    rows = [{**{c: "" for c in COLUMNS}, **{k.lower(): v for k, v in r.items()}} for r in read_table(p)]
     if not rows:
         raise InputError(f"{p}: no rows under the header; nothing to validate")
     if rows:
-        missing = [c for c in ("id", "model", "hardware", "metric", "value", "unit") if c not in rows[0]]
+        missing = [c for c in ("id", "model", "hardware", "metric", "value", "unit") if not any(r[c] for r in rows)]
         if missing:
             raise InputError(f"{p}: missing column(s) {', '.join(missing)}; expected the columns of "
                              f"public_measurements.csv ({', '.join(COLUMNS)})")

@@ -87,7 +87,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     m, note = al.model(row["model"])
     if m is None:
         return Unexpressed(rid, g, note)
-    prec, kv, pnote = al.precision(row["precision"])
+    if row["precision"].strip():
+        prec, kv, pnote = al.precision(row["precision"])
+    else:  # unstated: the checkpoint as its publisher ships it
+        prec, kv, pnote = m.weight_dtype, None, f"precision not stated: the checkpoint's own, {m.weight_dtype} (catalog)"
     if prec is None:
         return Unexpressed(rid, g, pnote)
     m, snote = checkpoint_formats(m, prec, al.storage(row["precision"]), al.source("precision_notes.storage"))
@@ -102,6 +105,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
     notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
+    if not row["precision"].strip():
+        notes.remove(pnote)
+        assumptions.append(pnote)
     if kv == "fp8":
         assumptions.append(al.source("precision_notes.fp8_kv"))
     if re.search("blackwell low precision", row["precision"], re.I):
