@@ -340,3 +340,10 @@ def test_another_table_with_a_byte_order_mark_other_case_and_fewer_columns(tmp_p
     assert not rep.unexpressed, rep.unexpressed
     (r,) = rep.rows
     assert any("precision not stated: the checkpoint's own, bf16" in a for a in r.assumptions)
+
+
+def test_serving_rows_are_known_by_what_they_measure_not_by_their_id():
+    rows = [{**TRT, "id": "HID-001"}, {**BS1, "id": "ZZ-9"}, {**GEMM, "id": "HID-002"}]
+    s = validate(rows).summary()
+    assert s["serving"]["n"] == 2 and set(s["serving"]["groups"]) == {"HID", "ZZ"}
+    assert s["serving"]["expressed"]["of"] == 2

@@ -7,7 +7,7 @@ from collections import defaultdict
 import typer
 from rich.table import Table
 
-from ..measure.validate import SERVING_GROUPS, ValidationReport, validate_table
+from ..measure.validate import ValidationReport, validate_table
 from .common import BASIS_OPTION, EXPLAIN_HELP, JSON_OPTION, console, emit_json, fail, guard
 
 
@@ -94,7 +94,8 @@ def _print(rep: ValidationReport, worst: int) -> None:
     st.add_row("all", str(s["n"]), _abs(s["median_abs_error"]), _abs(s["p90_abs_error"]), _pct(s["median_error"]),
                str(s["unexpressed"]), style="bold")
     console.print(st)
-    console.print(f"serving = {', '.join(SERVING_GROUPS)} (the end-to-end rows); all = every predicted row shown")
+    console.print("serving = the rows that measure end-to-end serving (a token rate or latency of a model), "
+                  f"here {', '.join(sv['groups']) or 'none'}; all = every predicted row shown")
     e, b = sv["expressed"], s["bound_rows"]
     if e["of"]:
         console.print(f"serving rows expressed: {e['points'] + e['bounds']} of {e['of']} "

@@ -59,8 +59,8 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -
     (mfu · r_prior / r_row, the assumption `train` makes); carry='mfu' carries the MFU itself.
     """
     rid, metric = row.get("id", ""), row.get("metric", "")
-    if not rid.startswith("TRN"):
-        return None
+    if not (rid.startswith("TRN") or any(w in metric.lower() for w in ("mfu", "gpu_hours", "gpu-hours", "train"))):
+        return None  # not a training row, by its id or by what it measures (another table's ids need no TRN)
     if carry not in CARRY:
         raise InputError(f"carry must be one of {CARRY}")
     measured = _row_number(row.get("value", ""))

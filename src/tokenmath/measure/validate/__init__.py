@@ -27,9 +27,10 @@ all-to-all) with the same priors. Training rows belong to `tokenmath train`.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
-import math
 
 from ...core.errors import CatalogError, InputError
 from ...core.load import load_intervals, read_table
@@ -105,6 +106,18 @@ def _attach_intervals(preds: list[Prediction]) -> None:
 
 def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,
                 explain: bool = False) -> Prediction | Unexpressed:
+    """One row predicted, or the reason it cannot be; either says whether the row is a serving row (by what it
+    measures, not by its id, so another table's ids need no prefix of this one's)."""
+    out = _predict_row(row, al, basis=basis, priors=priors, explain=explain)
+    serving = row_kind(row) == "serving"
+    if isinstance(out, Prediction):
+        out.serving = serving
+        return out
+    return dataclasses.replace(out, serving=serving)
+
+
+def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors | None = None,
+                 explain: bool = False) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
     skip = lambda why: Unexpressed(rid, g, why)  # noqa: E731
     kind = row_kind(row)

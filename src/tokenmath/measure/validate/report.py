@@ -8,7 +8,6 @@ import numpy as np
 
 from ...core.derive import Q
 from ..intervals import coverage, residual_rows
-from .rows import SERVING_GROUPS
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport"]
 
@@ -35,6 +34,7 @@ class Prediction:
     measured_high: float | None = None
     measured_op: str = ""  # a bound row ('>', '>=', '<', '<='): it passes or fails, it has no error
     best_case: bool = False  # a point row checked as a bound: the tool's best case over what the row leaves unstated
+    serving: bool = False  # the row measures an end-to-end serving quantity (rows.row_kind), whatever its id
     matched: dict = field(default_factory=dict)  # what the row's strings matched, with scores (match.Aliases)
 
     @property
@@ -106,6 +106,7 @@ class Unexpressed:
     id: str
     group: str
     reason: str
+    serving: bool = False  # the row measures an end-to-end serving quantity (rows.row_kind)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "group": self.group, "reason": self.reason}
@@ -135,13 +136,14 @@ class ValidationReport:
         (a measured inequality) are counted apart, as passed or failed."""
         rows = [r for r in self.rows if not r.is_bound]
         out = _stats([r.error for r in rows])
-        serving = [r.error for r in rows if r.group in SERVING_GROUPS]
-        out["serving"] = {**_stats(serving), "groups": [g for g in SERVING_GROUPS if g in self.groups()]}
+        serving = [r.error for r in rows if r.serving]
+        out["serving"] = {**_stats(serving), "groups": list(dict.fromkeys(
+            [r.group for r in self.rows if r.serving] + [u.group for u in self.unexpressed if u.serving]))}
         bounds = [r for r in self.rows if r.is_bound]
         out["bound_rows"] = {"n": len(bounds), "passed": sum(bool(r.bound_passes) for r in bounds),
                              "best_case": sum(r.best_case for r in bounds)}
-        gone = [u for u in self.unexpressed if u.group in SERVING_GROUPS]
-        n_serv = sum(r.group in SERVING_GROUPS for r in self.rows)
+        gone = [u for u in self.unexpressed if u.serving]
+        n_serv = sum(r.serving for r in self.rows)
         out["serving"]["expressed"] = {"points": len(serving), "bounds": n_serv - len(serving),
                                        "of": n_serv + len(gone)}
         out["range_rows"] = sum(1 for r in rows if r.measured_high is not None and r.measured_low is not None
@@ -153,7 +155,7 @@ class ValidationReport:
             out["groups"][g] = s
         out["unexpressed"] = len(self.unexpressed)
         out["bound_violations"] = len(self.violations())
-        res = residual_rows([r for r in self.rows if r.group in SERVING_GROUPS])
+        res = residual_rows([r for r in self.rows if r.serving])
         if res and self.basis == "prior":
             cov = coverage(res)
             out["interval_coverage"] = cov["left_out_cluster"]  # out of sample: (model, hardware) clusters left out
@@ -162,7 +164,7 @@ class ValidationReport:
 
     def _stored_coverage(self) -> float | None:
         """Share of serving rows inside the catalog's stored intervals (in sample when derived from this table)."""
-        rows = [r for r in self.rows if r.group in SERVING_GROUPS and r.interval is not None]
+        rows = [r for r in self.rows if r.serving and r.interval is not None]
         return sum(bool(r.inside_interval) for r in rows) / len(rows) if rows else None
 
     def violations(self) -> list[Prediction]:
