@@ -109,3 +109,22 @@ def test_validate_expresses_rows_under_load_and_with_stated_speculation(tmp_path
     assert by["X-003"].higher_is_better is False and by["X-003"].bound_ok  # a time: the bound is from below
     assert all(p.bound_ok for p in rep.rows)
     assert any("speculative decode at batch 1" in w for w in by["X-004"].why)
+
+
+def test_a_named_draft_model_is_found_and_an_unstated_k_is_the_best_of_a_few():
+    from tokenmath.measure.validate import Aliases, predict_row
+
+    row = {c: "" for c in COLUMNS}
+    row.update(id="BS1-X16", model="Llama-2-70B (int4) verifier + Llama-7B (int4) draft", precision="int4",
+               hardware="A100-80GB", n_chips="1", parallelism="speculative decoding", batch="1", input_len="5",
+               metric="decode_tokens_per_s_per_user", value="48.4", unit="tokens/s")
+    r = predict_row(row, Aliases())
+    assert r.best_case and r.measured_op == ">="
+    assert any("draft model llama-7b" in w for w in r.why)
+    assert any(a.startswith("drafts per step not stated: the best over K = ") for a in r.assumptions)
+    # a stated K is used as stated, and is no better than the best over K
+    k3 = predict_row({**row, "notes": "draft tokens 3"}, Aliases())
+    assert not any(a.startswith("drafts per step not stated") for a in k3.assumptions)
+    assert k3.predicted <= r.predicted * 1.0001
+    gone = predict_row({**row, "model": "Llama-2-70B verifier + Imaginary-3B draft"}, Aliases())
+    assert "draft model" in gone.reason

@@ -41,7 +41,7 @@ from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, to_int, unit_scale)
-from .rows import BEST_CASE, BEST_OSL, OSL_UNSTATED
+from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
@@ -152,8 +152,9 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
             out = predict_microbenchmark(row, kind, al, system, hw_note, meas.value, scale, basis, priors)
     except (ValueError, CatalogError) as e:
         return skip(str(e))
-    if isinstance(out, Prediction) and BEST_CASE in out.assumptions and OSL_UNSTATED in out.assumptions:
-        out = _best_over_output_lengths(row, out, al, system, hw_note, meas.value, scale, basis, priors, explain)
+    if isinstance(out, Prediction) and (BEST_CASE in out.assumptions or meas.op in (">", ">=")) and (
+            OSL_UNSTATED in out.assumptions or K_UNSTATED in out.assumptions):
+        out = _best_over_unstated(row, out, al, system, hw_note, meas.value, scale, basis, priors, explain)
     if isinstance(out, Prediction):
         out.measured_op = meas.op
         if BEST_CASE in out.assumptions:  # the tool's best case must reach a rate, or undercut a time
@@ -164,21 +165,36 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     return out
 
 
-def _best_over_output_lengths(row, out, al, system, hw_note, measured, scale, basis, priors, explain):
-    """A best case over an unstated output length: the best prediction (highest rate, shortest time) at each of
-    BEST_OSL tokens. The shortest decode reads the least KV; a longer one spreads each request's prefill and fixed
-    costs over more tokens, so neither end is the best for every row."""
-    best, at = out, BEST_OSL[0]
-    for osl in BEST_OSL[1:]:
-        o = predict_serving({**row, "output_len": str(osl)}, al, system, hw_note, measured, scale, basis, priors,
-                            explain)
-        if isinstance(o, Prediction) and (o.predicted > best.predicted if o.higher_is_better
-                                          else o.predicted < best.predicted):
-            best, at = o, osl
-    best.assumptions = [a for a in best.assumptions if a != OSL_UNSTATED]
-    best.assumptions.insert(0, f"output length not stated: the best over {', '.join(map(str, BEST_OSL))} tokens "
-                               f"({at})")
-    if BEST_CASE not in best.assumptions:
+def _best_over_unstated(row, out, al, system, hw_note, measured, scale, basis, priors, explain):
+    """A best case over what a row leaves unstated, as the best prediction (highest rate, shortest time) over:
+    the output length (BEST_OSL tokens: a short decode reads the least KV, a long one spreads each request's
+    prefill and fixed costs), and the drafts per step (BEST_K at α = 1: each draft adds a token and a draft step).
+    Neither end is the best for every row."""
+    osls = BEST_OSL if OSL_UNSTATED in out.assumptions else (None,)
+    ks = BEST_K if K_UNSTATED in out.assumptions else (None,)
+    best, at = out, (osls[0], ks[0])
+    for osl in osls:
+        for K in ks:
+            if (osl, K) == at:
+                continue
+            r = dict(row)
+            if osl is not None:
+                r["output_len"] = str(osl)
+            if K is not None:
+                r["notes"] = f"{r.get('notes', '')} | num_speculative_tokens = {K}"
+            o = predict_serving(r, al, system, hw_note, measured, scale, basis, priors, explain)
+            if isinstance(o, Prediction) and (o.predicted > best.predicted if o.higher_is_better
+                                              else o.predicted < best.predicted):
+                best, at = o, (osl, K)
+    was_best_case = BEST_CASE in out.assumptions
+    best.assumptions = [a for a in best.assumptions if a not in (OSL_UNSTATED, K_UNSTATED)]
+    if osls[0] is not None:
+        best.assumptions.insert(0, f"output length not stated: the best over {', '.join(map(str, osls))} tokens "
+                                   f"({at[0]})")
+    if ks[0] is not None:
+        best.assumptions.insert(0, f"drafts per step not stated: the best over K = {', '.join(map(str, ks))} "
+                                   f"({at[1]})")
+    if was_best_case and BEST_CASE not in best.assumptions:
         best.assumptions.append(BEST_CASE)
     return best
 

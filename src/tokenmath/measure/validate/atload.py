@@ -34,7 +34,7 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import parse_measured, row_text
 
-__all__ = ["LoadRegime", "under_load", "speculation_of", "predict_under_load", "quantity_of", "row_text"]
+__all__ = ["LoadRegime", "under_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of", "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
@@ -93,10 +93,20 @@ def under_load(row: dict) -> LoadRegime | None:
                       R if R and R > 0 else None)
 
 
-def speculation_of(row: dict, m, best_case: bool = False) -> Speculation | str | None:
+_DRAFTS = re.compile(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
+                     r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
+                     r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", re.I)
+
+
+def drafts_stated(row: dict) -> bool:
+    """Does the row state its drafts per step (K)?"""
+    return _DRAFTS.search(row_text(row)) is not None
+
+
+def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculation | str | None:
     """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation).
     With `best_case` (the caller checks the row as a bound on the tool's best case) an unstated acceptance is
-    α = 1."""
+    α = 1. A separate draft model ('… + Llama-7B (int4) draft') is found by the name matcher `al`."""
     text = row_text(row)
     if not _SPEC.search(text):
         return None
@@ -115,21 +125,25 @@ def speculation_of(row: dict, m, best_case: bool = False) -> Speculation | str |
             return ("speculative decoding / MTP without a stated acceptance rate or length: the tokens per step "
                     "(1 − α^(K+1)) / (1 − α) cannot be derived")
         alpha_one = True
-    if re.search(r"\bdraft model\b|\bverifier\b|\+\s*[\w.-]+\s*(?:\(\w+\)\s*)?draft", text, re.I):
-        return "speculative decoding with a separate draft model: the alias table names no draft models"
-    k = re.search(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
-                  r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
-                  r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", text, re.I)
+    draft = None
+    named = re.search(r"\+\s*([\w.-]+(?:\s+[\w.-]+)?)\s*(?:\(\w+\)\s*)?draft", text, re.I)
+    if named or re.search(r"\bdraft model\b|\bverifier\b", text, re.I):
+        if named is None or al is None:
+            return "speculative decoding with a separate draft model the row does not name"
+        draft, note = al.model(named.group(1))
+        if draft is None:
+            return f"speculative decoding with a separate draft model: {note}"
+    k = _DRAFTS.search(text)
     K = int(k.group(1)) if k else 1
     if alpha_one:
-        return Speculation(K=K, alpha=1.0, mtp_layers=int(load_engine()["mtp_layers"]))
+        return Speculation(K=K, alpha=1.0, draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
     if rate is not None:
         a = float(rate.group(1)) / (100.0 if rate.group(2) or float(rate.group(1)) > 1 else 1.0)
     else:
         L = float(length.group(1))
         K = max(K, int(np.ceil(L - 1)))  # an acceptance length needs at least L − 1 drafts
         a = acceptance_from_length(L, K)
-    return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), mtp_layers=int(load_engine()["mtp_layers"]))
+    return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
 
 
 def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:

@@ -18,7 +18,7 @@ from pathlib import Path
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
-           "OSL_UNSTATED", "BEST_OSL"]
+           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -112,6 +112,8 @@ def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
 
 
 OSL_UNSTATED = "output length not stated: 2 tokens, the shortest decode (the least KV to read)"
+K_UNSTATED = "drafts per step not stated: K = 1"
+BEST_K = (1, 2, 3, 4, 5, 6, 8)  # drafts per step a best case is taken over (α = 1: each adds a token and a draft step)
 BEST_OSL = (2, 16, 128, 1024)  # output lengths a best case is taken over: a short decode reads the least KV, a
 # long one spreads each request's prefill and fixed costs over more tokens
 

@@ -37,10 +37,10 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import LoadRegime, predict_under_load, quantity_of, row_text, speculation_of, under_load
+from .atload import LoadRegime, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (BEST_CASE, batch_of, chips_of, group_of, lengths_of, output_len_from_samples, parse_measured,
+from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, group_of, lengths_of, output_len_from_samples, parse_measured,
                    per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
@@ -96,7 +96,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     m, snote = checkpoint_formats(m, prec, al.storage(row["precision"]), al.source("precision_notes.storage"))
     lower = parse_measured(row.get("value", ""))
     point = lower is not None and not lower.op  # a point or a range, not a stated bound
-    spec = speculation_of(row, m, best_case=point)
+    spec = speculation_of(row, m, best_case=point, al=al)
     if isinstance(spec, str):
         return Unexpressed(rid, g, spec)
     metric, unit = row["metric"].lower(), row["unit"].lower()
@@ -125,6 +125,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         assumptions.append(f"acceptance not stated: α = 1 (every one of the K = {spec.K} drafts accepted, K + 1 "
                            "tokens a step), the best case")
         best = point
+        if not drafts_stated(row):
+            assumptions.append(K_UNSTATED)
     if ISL is None and (point or (per_user and lower is not None and lower.op in (">", ">="))):
         # the shortest prompt (the least to prefill, the least KV to read) is the fastest case
         ISL, best = 1, best or point
