@@ -236,6 +236,7 @@ def test_a_row_without_its_input_length_is_a_bound_on_the_best_case():
     assert any("one-token prompt" in a for a in out.assumptions)
     d = out.to_dict()
     assert "error" not in d and d["measured_bound"].startswith("best case >=")
+    assert d["predicted"] is None and d["best_case_prediction"] == out.predicted  # a bound, not the row's prediction
     # the best case really is the best: a stated prompt of any length predicts less
     for isl in ("128", "1024"):
         stated = predict_row({**MLPERF, "input_len": isl, "output_len": "290"}, Aliases())
