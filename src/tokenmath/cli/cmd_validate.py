@@ -113,33 +113,18 @@ def _print(rep: ValidationReport, worst: int) -> None:
     points = [r for r in rep.rows if not r.is_bound]
     if worst and points:
         console.print(f"\n[bold]The {min(worst, len(points))} worst rows, and why they miss[/bold]")
-        assumed: dict[str, list[str]] = defaultdict(list)
-        for r in rep.worst(worst):
-            console.print(f"  {r.id} {_pct(r.error)} (predicted {_num(r.predicted)}, measured {_num(r.measured)} "
-                          f"{r.unit}): " + "; ".join(r.why), markup=False)
-            for a in r.assumptions:
-                assumed[a].append(r.id)
-        if assumed:
-            console.print("  assumptions behind these rows:")
-            for a, ids in assumed.items():
-                console.print(f"    {_ids(ids)}: {a}", markup=False)
+        worst_rows = rep.worst(worst)
+        _explain(worst_rows, worst_rows, lambda r: f"{r.id} {_pct(r.error)} (predicted {_num(r.predicted)}, "
+                                                   f"measured {_num(r.measured)} {r.unit})", "these rows")
 
     bounds = [r for r in rep.rows if r.is_bound]
     if bounds:
         fails = [r for r in bounds if not r.bound_passes]
         console.print(f"\n[bold]{len(bounds)} bound row(s)[/bold]: {len(bounds) - len(fails)} pass, {len(fails)} fail "
                       "(a measured inequality, or a point checked on the tool's best case)")
-        assumed = defaultdict(list)
-        for r in fails:
-            console.print(f"  {r.id} fails (predicted {_num(r.predicted)}, measured {r.measured_op}{_num(r.measured)} "
-                          f"{r.unit}): " + "; ".join(r.why), markup=False)
-        for r in (bounds if len(bounds) <= 5 else fails):
-            for a in r.assumptions:
-                assumed[a].append(r.id)
-        if assumed:
-            console.print("  assumptions behind these bounds:")
-            for a, ids in assumed.items():
-                console.print(f"    {_ids(ids)}: {a}", markup=False)
+        _explain(fails, bounds if len(bounds) <= 5 else fails,
+                 lambda r: f"{r.id} fails (predicted {_num(r.predicted)}, measured {r.measured_op}{_num(r.measured)} "
+                           f"{r.unit})", "these bounds")
 
     bad = rep.violations()
     if bad:
@@ -158,6 +143,20 @@ def _print(rep: ValidationReport, worst: int) -> None:
         console.print(f"\n[bold]{len(rep.unexpressed)} row(s) not expressible[/bold]")
         for reason, ids in by.items():
             console.print(f"  {_ids(ids)}: {reason}", markup=False)
+
+
+def _explain(shown, assuming, head, what: str) -> None:
+    """Each row of `shown` with why it lands where it does, then the assumptions behind the rows of `assuming`."""
+    for r in shown:
+        console.print(f"  {head(r)}: " + "; ".join(r.why), markup=False)
+    assumed: dict[str, list[str]] = defaultdict(list)
+    for r in assuming:
+        for a in r.assumptions:
+            assumed[a].append(r.id)
+    if assumed:
+        console.print(f"  assumptions behind {what}:")
+        for a, ids in assumed.items():
+            console.print(f"    {_ids(ids)}: {a}", markup=False)
 
 
 def _ids(ids: list[str]) -> str:
