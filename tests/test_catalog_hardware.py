@@ -21,16 +21,17 @@ EXPECTED_CHIPS = {
     "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
-    "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2",
+    "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
     "gb300-nvl72", "vr200-nvl144", "tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256",
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
-    "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8",
+    "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
 }
-PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8"]
+PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
+                "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -222,7 +223,8 @@ def test_no_fp8_peak_where_the_chip_has_none():
 def test_pcie_parts_run_on_pcie_and_their_priors():
     """No NVLink: the scale-up link is PCIe (Gen4 32 GB/s, Gen5 64 GB/s, x8 Gen5 on B60), and a GPU's scale-out
     share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
-    links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9}
+    links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9,
+             "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9}
     for name, bw in links.items():
         chip = load_chip(name)
         assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
@@ -298,3 +300,31 @@ def test_v100_tpu_v3_gaudi2_names_resolve_and_serve(name, entry):
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["system"] == entry and d["chips"] == load_system(entry).domain_chips
+
+
+def test_a10_rtx4090_rtx_a6000_figures():
+    """Vendor datasheet figures (not re-read here): dense BF16 peaks only, no FP8 (the RTX 4090's FP8 rate is not
+    listed, so FP8 runs at its FP16/BF16-with-FP32-accumulate rate); the A6000's 2-card NVLink bridge is not
+    modelled (PCIe, an estimate); each card's 8-GPU server is the L4's, an estimate."""
+    expect = {  # bf16 peak, capacity GiB, bandwidth, power
+        "a10": (125e12, 24, 600e9, 150), "rtx-4090": (165.2e12, 24, 1008e9, 450), "rtx-a6000": (154.85e12, 48, 768e9, 300),
+    }
+    for name, (bf16, gib, bw, watts) in expect.items():
+        chip = load_chip(name)
+        assert set(chip.peak_flop_per_s) == {"bf16"}, name
+        assert chip.peak("bf16") == pytest.approx(bf16) and chip.peak("fp8") == chip.peak("bf16")
+        assert chip.peak("fp16") == chip.peak("bf16")
+        assert chip.hbm_capacity_bytes == gib * 2**30 and chip.hbm_bandwidth_bytes_per_s == pytest.approx(bw)
+        assert chip.power_w == watts, name
+        for key in chip.sources:
+            if key != "scaleout_bandwidth_bytes_per_s":  # the L4 server's assumed fabric, cited as such
+                assert "not re-read here" in chip.source_of(key), (name, key)
+    assert "scaleup_bandwidth_bytes_per_s" in load_chip("rtx-a6000").estimates  # the NVLink bridge is not modelled
+    assert "56.25 GB/s" in load_chip("rtx-a6000").source_of("scaleup_bandwidth_bytes_per_s")
+    for name in ("a10", "rtx-4090"):
+        assert "scaleup_bandwidth_bytes_per_s" not in load_chip(name).estimates
+    l4 = load_system("pcie-l4-8")
+    for system in ("pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8"):
+        s = load_system(system)
+        assert s.scaleout_fabric == l4.scaleout_fabric and s.scaleout_bw == l4.scaleout_bw
+        assert "domain_chips" in s.estimates
