@@ -328,3 +328,43 @@ def test_a10_rtx4090_rtx_a6000_figures():
         s = load_system(system)
         assert s.scaleout_fabric == l4.scaleout_fabric and s.scaleout_bw == l4.scaleout_bw
         assert "domain_chips" in s.estimates
+
+
+@pytest.mark.parametrize("name, entry", [
+    ("A10", "a10"), ("NVIDIA A10", "a10"), ("A10 24GB", "a10"), ("RTX 4090", "rtx-4090"),
+    ("GeForce RTX 4090", "rtx-4090"), ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("4090", "rtx-4090"),
+    ("RTX A6000", "rtx-a6000"), ("A6000", "rtx-a6000"), ("NVIDIA RTX A6000", "rtx-a6000"),
+    ("pcie-a10-8", "pcie-a10-8"), ("pcie-rtx-4090-8", "pcie-rtx-4090-8"), ("pcie-rtx-a6000-8", "pcie-rtx-a6000-8"),
+])
+def test_a10_rtx4090_rtx_a6000_names_resolve_and_serve(name, entry):
+    """8B at BF16 (16.1 GB of weights) fits on one 24 GB card at a small batch."""
+    from tokenmath.core.load import other_hardware_name
+    from tokenmath.measure.validate.match import Aliases
+    assert other_hardware_name(name) == entry
+    system = load_system(entry)
+    assert Aliases().system(name)[0].chip.name == system.chip.name  # the scored matcher agrees
+    r = run("catalog", "show", name, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["name"] == entry
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["system"] == entry and d["chips"] == system.domain_chips
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("A100", "hgx-a100"), ("A100 80GB", "hgx-a100"), ("A100 PCIe", "pcie-a100-8"), ("NVIDIA A10 PCIe", "pcie-a10-8"),
+    ("1x RTX 4090 24GB", "pcie-rtx-4090-8"), ("2x RTX A6000 (NVLink)", "pcie-rtx-a6000-8"),
+    ("RTX PRO 6000", "pcie-rtx-pro-6000-8"), ("RTX PRO 6000 Blackwell", "pcie-rtx-pro-6000-8"),
+    # other parts: AWS's A10G (G5 instances) is not the A10; RTX 6000 Ada and A5000 are not the A6000
+    ("A10G", None), ("NVIDIA A10G", None), ("A10G 24GB", None), ("AWS g5.xlarge (A10G)", None),
+    ("RTX 6000 Ada", None), ("RTX 6000 Ada Generation 48GB", None), ("RTX A5000", None), ("RTX 4080", None),
+])
+def test_a10_rtx4090_rtx_a6000_neighbours(text, entry):
+    from tokenmath.core.load import other_hardware_name
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
+    if entry is None:
+        assert other_hardware_name(text) is None
+        assert run("serve", "llama-3.1-8b", "--on", text, "--batch", "4").exit_code != 0
