@@ -167,6 +167,10 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "input_tokens_per_s", "mean", True
     if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|\bqps\b|\brps\b", m + " " + u):
         return "requests_per_s", "mean", True
+    if re.match(r"(?:input|prompt|prefill)\s+tok", u):  # the unit names what it counts: 'input tokens/s'
+        return "input_tokens_per_s", "mean", True
+    if re.match(r"total\s+tok", u):
+        return "total_tokens_per_s", "mean", True
     return "output_tokens_per_s", "mean", True
 
 

@@ -26,7 +26,9 @@ SERVING_GROUPS = ("TRT", "MLP", "BS1", "VLLM")
 PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_measurements.csv"
 
 # measured units -> SI multiplier of the predicted quantity
-_UNIT_SCALE = [(r"^tflop/s", 1e12), (r"^gb/s", 1e9), (r"^tib/s", 2.0**40), (r"^(?:us|µs)(?:\s*/\s*tok\w*)?$", 1e-6),
+_UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), (r"^gb/s", 1e9), (r"^tb/s", 1e12),
+               (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbps|^gbit/s", 1e9 / 8),
+               (r"^(?:us|µs)(?:\s*/\s*tok\w*)?$", 1e-6),
                (r"^ms(?:\s*/\s*(?:tok\w*|output token))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
                (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
@@ -131,8 +133,12 @@ def to_float(text: str) -> float | None:
         return None
 
 
+# a unit may name what it counts before the count: 'output tok/s', 'input tokens/s', 'generated tokens/sec'
+_UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|prefill|completion)\s+(?=tok)"
+
+
 def unit_scale(unit: str) -> float | None:
-    u = unit.strip().lower()
+    u = re.sub(_UNIT_QUALIFIER, "", unit.strip().lower())
     for pat, scale in _UNIT_SCALE:
         if re.search(pat, u):
             return scale
@@ -143,6 +149,7 @@ def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
         return "training"
+    unit = re.sub(_UNIT_QUALIFIER, "", unit)
     if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b",
                                      unit):
         return "serving"
@@ -238,7 +245,7 @@ DIMENSION_OF_KIND = {"run": "token_rate", "prefill": "token_rate", "decode": "to
 
 
 def dimension_of_unit(unit: str) -> str | None:
-    u = unit.strip().lower()
+    u = re.sub(_UNIT_QUALIFIER, "", unit.strip().lower())
     for pat, dim in _DIM_OF_UNIT:
         if re.search(pat, u):
             return dim
