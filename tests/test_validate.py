@@ -349,3 +349,86 @@ def test_serving_rows_are_known_by_what_they_measure_not_by_their_id():
     s = validate(rows).summary()
     assert s["serving"]["n"] == 2 and set(s["serving"]["groups"]) == {"HID", "ZZ"}
     assert s["serving"]["expressed"]["of"] == 2
+
+
+def test_a_decode_rate_at_a_stated_context_length_is_a_point():
+    """DeepSeek's decode nodes: a rate per node at an average KV length, no prompt/output split: the decode step
+    at that context, not a best case over an unstated prompt."""
+    row = _row(id="X-1", model="DeepSeek-V3", precision="FP8", hardware="H800 SXM nodes (8 per node)",
+               n_chips="144", parallelism="EP144", context_len="4989", metric="decode_output_tokens_per_s_per_node",
+               value="14800", unit="tokens/s per node")
+    out = predict_row(row, Aliases())
+    assert not out.best_case and out.kind == "decode" and out.predicted > 0
+    assert "decode at context 4989" in " ".join(out.why)
+    assert any("context length 4989" in a for a in out.assumptions)
+
+
+@pytest.mark.parametrize("metric, unit, phase", [
+    ("output_tokens_per_s_per_node", "tokens/s per node", "decode"),
+    ("throughput per GPU", "output tok/s/GPU", "decode"),
+    ("input_tokens_per_s_per_node", "tokens/s per node", "prefill"),
+    ("throughput per GPU", "input tokens/s/GPU", "prefill"),
+])
+def test_prefill_decode_disaggregation_reads_one_role_per_node(metric, unit, phase):
+    """With prefill and decode on separate chips, a rate per node or GPU is one role's: output tokens are the
+    decode chips', input tokens the prefill chips' (their whole run would mix both on one chip)."""
+    row = _row(id="X-2", model="DeepSeek-V3", precision="FP8", hardware="H100 80GB", n_chips="96",
+               parallelism="PD disaggregation, 12 nodes", input_len="2000", output_len="100", metric=metric,
+               value="20000", unit=unit)
+    out = predict_row(row, Aliases())
+    assert out.kind == phase, out.why
+    assert any("disaggregated" in a for a in out.assumptions)
+    whole = predict_row({**row, "parallelism": "12 nodes"}, Aliases())  # no split stated: a whole run
+    assert whole.kind == "run"
+
+
+@pytest.mark.parametrize("metric, unit, key", [("TPOT", "ms", "TPOT"), ("per_token_latency", "ms", "TPOT"),
+                                               ("time to first token", "ms", "TTFT"), ("e2e latency", "s", "e2e")])
+def test_a_latency_at_a_stated_batch_is_one_static_batch(metric, unit, key):
+    """A latency at 'batch 64' with no load stated: the batch prefilled, then decoded together (as latency
+    benchmarks run it); TPOT is the mean decode step, TTFT the batch's prefill, e2e both."""
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import Layout, step
+    row = _row(id="X-3", model="Llama 3.1 8B", precision="BF16", hardware="H100 SXM 80GB", n_chips="1",
+               parallelism="TP1", batch="8", input_len="512", output_len="64", metric=metric, value="10", unit=unit)
+    out = predict_row(row, Aliases())
+    assert out.kind == "static" and not out.higher_is_better, out
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h100")
+    dec = step(m, s, G=1, B=8, S=512 + np.arange(64), phase="decode", precision="bf16", layout=Layout(tp=1, ep=1))
+    pre = step(m, s, G=1, B=8, S=512, phase="prefill", precision="bf16", layout=Layout(tp=1, ep=1))
+    tpot, ttft = float(np.mean(dec.v("t_step"))), float(pre.v("t_step"))
+    scale = 1e-3 if unit == "ms" else 1.0
+    want = {"TPOT": tpot, "TTFT": ttft, "e2e": ttft + 64 * tpot}[key] / scale
+    assert out.predicted == pytest.approx(want, rel=0.02)
+    assert out.spec <= out.predicted  # the peaks' time undercuts the priors'
+    # a stated concurrency is a load: the simulator's closed loop, not a static batch
+    loaded = predict_row({**row, "batch": "concurrency 8"}, Aliases())
+    assert loaded.kind != "static"
+
+
+def test_a_latency_on_chips_with_no_split_is_one_replica_over_them():
+    row = _row(id="X-4", model="PaLM 540B", precision="int8", hardware="TPU v4 (275 TFLOP/s bf16, 32 GiB HBM)",
+               n_chips="64", parallelism="2D weight-stationary", batch="64", input_len="2048", output_len="64",
+               metric="per_token_latency", value="29", unit="ms")
+    out = predict_row(row, Aliases())
+    assert out.kind == "static" and "on 64 chip(s)" in out.why[0]
+    assert any("one replica over the row's 64 chips" in a for a in out.assumptions)
+    assert any("INT8 with no more said" in w for w in out.why)
+
+
+@pytest.mark.parametrize("text, prec", [("int8", "int8"), ("INT8", "int8"), ("float16", "bf16"), ("FP16", "bf16"),
+                                        ("bfloat16", "bf16"), ("GPTQ 4-bit", "int4"), ("fp32", "fp32"),
+                                        ("FP8", "fp8"), ("INT8 weight-only", "int8")])
+def test_plain_precision_words(text, prec):
+    assert Aliases().precision(text)[0] == prec
+
+
+def test_a_best_case_row_with_its_split_unstated_takes_the_best_split():
+    """A per-user speed on 8 chips with nothing but the chips stated: the best case is taken over how a
+    replica splits them, as over its other unstated inputs."""
+    row = _row(id="X-5", model="DeepSeek-R1", precision="FP4", hardware="B200", n_chips="8", batch="1",
+               metric="tokens/s/user", value="250", unit="tok/s/user")
+    out = predict_row(row, Aliases())
+    assert out.best_case
+    assert any("the best the roofline finds over the row's 8 chips" in a for a in out.assumptions)
+    assert not any("by the engine rule" in a for a in out.assumptions)

@@ -154,7 +154,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl)|inter.token|time.per.output", m):
         return ("itl_s" if "itl" in m or "inter" in m else "tpot_s"), stat, False
-    if re.search(r"s\s*/\s*tok|per\s+(?:output\s+)?token", u + " " + m):  # '25 ms/token', 'latency per token'
+    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m):  # '25 ms/token', 'latency per token'
         return "tpot_s", stat, False
     if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
         return "e2e_s", stat, False

@@ -18,7 +18,7 @@ class Prediction:
 
     id: str
     group: str
-    kind: str  # 'run', 'prefill', 'decode', 'per_user', 'gemm', 'stream', 'link', 'alltoall', 'kernel'
+    kind: str  # 'run', 'prefill', 'decode', 'per_user', 'static', 'gemm', 'stream', 'link', 'alltoall', 'kernel'
     predicted: float
     measured: float
     unit: str

@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
+           "per_node_of", "lengths_of", "context_of", "disaggregated", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -95,6 +95,18 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
+
+
+def context_of(row: dict) -> int | None:
+    """The KV length per sequence a row states in its context_len column ('4989', '8k')."""
+    return _length(row.get("context_len", ""))
+
+
+def disaggregated(row: dict) -> str:
+    """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D'), or ''."""
+    m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|prefill[- /]decode split",
+                  " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
+    return m.group(0) if m else ""
 
 
 BEST_CASE = ("the row leaves an input unstated, so it is checked as a bound: the tool's best case over what is "

@@ -37,11 +37,11 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import LoadRegime, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, under_load
+from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, group_of, lengths_of, output_len_from_samples, parse_measured,
-                   per_node_of, to_int, unit_scope)
+from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, context_of, disaggregated, group_of, lengths_of,
+                   output_len_from_samples, parse_measured, per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -103,6 +103,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     scope = unit_scope(row["unit"], row["metric"])
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
+    split = disaggregated(row)
+    if phase is None and split and scope in ("gpu", "node"):
+        # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
+        phase = "prefill" if quantity_of(row["metric"], row["unit"])[0] == "input_tokens_per_s" else "decode"
     notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
     if not row["precision"].strip():
@@ -116,6 +120,16 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     ISL, OSL, how = lengths_of(row)
     if how:
         assumptions.append(how)
+    if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
+        assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of "
+                           f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate")
+    ctx = context_of(row)
+    if ctx is not None and ISL is None and (phase is not None or per_user):
+        # a decode step reads the KV the sequence holds, however it splits into prompt and output: ISL + OSL/2 = ctx
+        ISL, OSL = (ctx, OSL) if phase == "prefill" else (max(1, ctx - 1), 2)
+        assumptions.append(f"the row's context length {ctx} is the " + (
+            "prompt prefilled" if phase == "prefill" else "KV each sequence holds at a decode step (how it splits into "
+            "prompt and output does not change the step)"))
     if ISL is None and m.name in al.datasets:
         d = al.datasets[m.name]
         ISL, OSL = int(d["input_len"]), int(d["output_len"])
@@ -146,12 +160,18 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     regime = under_load(row)
     key = quantity_of(row["metric"], row["unit"])[0]
     if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
-        # a latency measured without a stated load: the batch's requests in flight, one at a time if none is stated
+        # a latency measured at a stated batch, no load: one static batch (every prompt prefilled, then the
+        # batch decodes together), as latency benchmarks run it; one request if no batch is stated
         if re.search(r"\bmax|offline|infinite|saturat", row["batch"] + " " + row["notes"], re.I):
             return Unexpressed(rid, g, "a latency at the engine's maximum load: the requests in flight are not stated")
-        C = batch_of(row) or 1
-        regime = LoadRegime(concurrency=C, note=f"a latency at batch {C} read as a closed loop of {C} request(s) "
-                                                f"in flight")
+        if OSL is None and key != "e2e_s":
+            OSL = 2 if key == "ttft_s" else int(al.engine["bs1_output_len"])
+            assumptions.append("output length not stated: " + (
+                "2 tokens (a TTFT does not depend on it)" if key == "ttft_s" else al.source("engine.bs1_output_len")))
+        if OSL is None:
+            return Unexpressed(rid, g, "output length not in the table (an end-to-end latency needs it)")
+        return _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec,
+                               basis, measured, scale, al)
     if regime is not None:
         if OSL is None and key == "ttft_s":
             OSL = 2
@@ -186,6 +206,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
     best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
+    # a best-case row with its split unstated: the best split over its chips, as for its other unstated inputs
+    best = best or (BEST_CASE in assumptions and lnote and G_row and G_row > 1)
     if lnote and not best:
         assumptions.append(lnote)
     su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
@@ -212,6 +234,59 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     gen = pri.generation or "spec-sheet"
     return Prediction(rid, g, mode, float(pred), measured, row["unit"], bound, True, why, assumptions, deriv,
                       interval_key=(gen, phase_of(mode), prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec, basis, measured,
+                    scale, al) -> Prediction | Unexpressed:
+    """A TTFT, TPOT/ITL or end-to-end latency of one static batch of B requests (B = 1 unstated): the prompts
+    prefilled B_p at a time, then OSL decode steps of the whole batch over the growing context.
+
+        TTFT = n_prefill · t_prefill(B_p, ISL)        TPOT = mean over S = ISL … ISL+OSL−1 of t_decode(B, S)
+        e2e  = TTFT + OSL · TPOT
+
+    Speculative decoding divides TPOT by the tokens a verify step yields (serving/speculative.py)."""
+    rid, g = row["id"], group_of(row["id"])
+    B = batch_of(row) or 1
+    G_row = chips_of(row)[0]
+    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al)
+    if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
+        G = G_row
+        layout = Layout(tp=G, ep=1) if m.moe is None else default_layout(m, G)
+        assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch "
+                           f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
+    elif lnote:
+        assumptions.append(lnote)
+    su = _Setup(m, system, G, 1, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
+                engine=engine)
+    tokens_max = int(al.engine["max_num_tokens"])
+    dp = int(layout.dp(G))
+    B_p = max(1, min(B, dp * max(1, tokens_max // ISL)))
+    kw = dict(G=G, precision=prec, kv_dtype=su.kv, layout=layout, priors=pri)
+
+    def times(bs: str) -> tuple[float, float]:
+        pre = step(m, system, B=B_p, S=ISL, phase="prefill", basis=bs, **kw)
+        ttft = B / B_p * float(pre.v("t_step"))
+        if spec is not None:
+            sp = speculative_step(m, system, spec, B=B, S=ISL + OSL / 2, basis=bs, **kw)
+            return ttft, float(sp.v("t_spec")) / float(sp.v("tau"))
+        dec = step(m, system, B=B, S=ISL + np.arange(OSL), phase="decode", basis=bs, **kw)
+        return ttft, float(np.mean(dec.v("t_step")))
+
+    def value(bs: str) -> float:
+        ttft, tpot = times(bs)
+        return {"ttft_s": ttft, "e2e_s": ttft + OSL * tpot}.get(key, tpot)
+
+    pred = value(basis)
+    bound = value("spec") if basis == "prior" else pred
+    ttft, tpot = times(basis)
+    why = [f"one static batch of {B} request(s) of {ISL}+{OSL} tokens on {G} chip(s): TTFT {ttft * 1e3:.4g} ms "
+           f"({B}/{B_p} prefill step(s)), TPOT {tpot * 1e3:.4g} ms (mean decode step)",
+           f"a latency at batch {B} with no load stated: a static batch, as a latency benchmark runs it"]
+    why += notes + _diagnose(row, su, "decode")
+    phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s") else "run"
+    gen = pri.generation or "spec-sheet"
+    return Prediction(rid, g, "static", pred / scale, measured, row["unit"], bound / scale, False, why, assumptions,
+                      None, interval_key=(gen, phase, prec), cluster=f"{m.name}|{system.chip.name}")
 
 
 def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, source: str = "") -> tuple[Model, str]:
@@ -352,7 +427,8 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     best, best_v = None, -1.0
     G = 1
     while G <= G_row:
-        cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": Layout(tp=G, ep=1),
+        layout = Layout(tp=G, ep=1) if su.m.moe is None else default_layout(su.m, G)
+        cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": layout,
                          "notes": [], "assumptions": []})
         v = _serving_value(cand, mode, "prior", pri, al, False)[0]
         if not isinstance(v, str) and v > best_v:
@@ -360,7 +436,8 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
         G *= 2
     if best is None:
         return su
-    note = (f"the split is not stated: the best the roofline finds over the row's {G_row} chips is TP{best.G} × "
+    split = f"TP{best.G}" if su.m.moe is None else f"{best.G} chips (TP{best.layout.tp} EP{best.layout.ep})"
+    note = (f"the split is not stated: the best the roofline finds over the row's {G_row} chips is {split} × "
             f"{best.n_rep} replica(s) (assumed)")
     return _Setup(**{**best.__dict__, "notes": su.notes, "assumptions": su.assumptions + [note]})
 
