@@ -368,3 +368,14 @@ def test_a10_rtx4090_rtx_a6000_neighbours(text, entry):
     if entry is None:
         assert other_hardware_name(text) is None
         assert run("serve", "llama-3.1-8b", "--on", text, "--batch", "4").exit_code != 0
+
+
+@pytest.mark.parametrize("name, chip", [("h100", "h100-sxm"), ("H100", "h100-sxm"), ("NVIDIA H100", "h100-sxm"),
+                                        ("a100", "a100-80gb"), ("A100-SXM4-80GB", "a100-80gb"),
+                                        ("H100 PCIe", "h100-pcie"), ("A100 PCIe", "a100-pcie")])
+def test_the_bare_part_names_users_type_resolve(name, chip):
+    """`--on h100` and `--on a100`, the names users type first: the SXM part (what HGX servers and the clouds'
+    8-GPU instances carry); the PCIe cards keep their own names."""
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == chip
