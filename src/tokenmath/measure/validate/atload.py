@@ -150,7 +150,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     """(simulated quantity, statistic, higher is better) that a row's metric names."""
     m, u = metric.lower(), unit.lower()
     stat = "p99" if "p99" in m else "p90" if "p90" in m else "p50" if ("p50" in m or "median" in m) else "mean"
-    if re.search(r"(?<![a-z])ttft|time.to.first", m):
+    if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl)|inter.token|time.per.output", m):
         return ("itl_s" if "itl" in m or "inter" in m else "tpot_s"), stat, False

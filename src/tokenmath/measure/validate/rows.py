@@ -167,7 +167,7 @@ def row_kind(row: dict) -> str:
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
-    if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s", metric):
+    if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token", metric):
         return "serving"
     if "tflop" in metric:
         return "gemm" if re.search(r"\bgemm\b|dense matmul", model) else "kernel"
