@@ -433,3 +433,23 @@ def test_a_best_case_row_with_its_split_unstated_takes_the_best_split():
     assert out.best_case
     assert any("the best the roofline finds over the row's 8 chips" in a for a in out.assumptions)
     assert not any("by the engine rule" in a for a in out.assumptions)
+
+
+@pytest.mark.parametrize("value, metric, unit, want_value, want_unit", [
+    ("9000 tok/s", "output throughput", "", "9000", "tok/s"),
+    ("1,234.5 tokens/s/GPU", "throughput", "", "1,234.5", "tokens/s/GPU"),
+    ("9000", "Throughput (tokens/s)", "", "9000", "tokens/s"),
+    ("40", "tokens per second per user", "", "40", "tokens/s/user"),
+    ("9000", "throughput", "tokens/s", "9000", "tokens/s"),  # a stated unit is kept
+])
+def test_a_unit_left_out_of_its_column_is_read_where_tables_put_it(value, metric, unit, want_value, want_unit):
+    from tokenmath.measure.validate.rows import with_unit
+    r = with_unit(_row(value=value, metric=metric, unit=unit))
+    assert (r["value"], r["unit"]) == (want_value, want_unit)
+
+
+def test_a_models_latency_in_a_time_unit_is_a_serving_row():
+    from tokenmath.measure.validate.rows import row_kind
+    assert row_kind(_row(metric="latency, batch 1", unit="ms/token")) == "serving"
+    assert row_kind(_row(metric="latency", unit="s", notes="end-to-end")) == "serving"
+    assert row_kind(_row(metric="all_reduce latency", unit="us")) != "serving"

@@ -40,7 +40,7 @@ from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
-                   prediction_dimension, row_kind, to_int, unit_scale)
+                   prediction_dimension, row_kind, to_int, unit_scale, with_unit)
 from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
@@ -109,7 +109,7 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
     """One row predicted, or the reason it cannot be; either says whether the row is a serving row (by what it
     measures, not by its id, so another table's ids need no prefix of this one's)."""
     out = _predict_row(row, al, basis=basis, priors=priors, explain=explain)
-    serving = row_kind(row) == "serving"
+    serving = row_kind(with_unit(row)) == "serving"
     if isinstance(out, Prediction):
         out.serving = serving
         return out
@@ -120,6 +120,7 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
                  explain: bool = False) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
     skip = lambda why: Unexpressed(rid, g, why)  # noqa: E731
+    row = with_unit(row)
     kind = row_kind(row)
     if kind == "training":
         return _training(row)

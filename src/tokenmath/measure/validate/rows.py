@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "context_of", "disaggregated", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
+           "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -149,6 +149,25 @@ def to_float(text: str) -> float | None:
 _UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|prefill|completion)\s+(?=tok)"
 
 
+def with_unit(row: dict) -> dict:
+    """A row whose unit column is empty, its unit read from where tables also put it: after the value ('9000
+    tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user')."""
+    if (row.get("unit") or "").strip():
+        return row
+    v = re.fullmatch(r"\s*([<>≤≥~]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)",
+                     row.get("value") or "")
+    if v and unit_scale(v.group(2)) is not None:
+        return {**row, "value": v.group(1), "unit": v.group(2).strip()}
+    metric = row.get("metric") or ""
+    paren = re.search(r"\(([^()]+)\)\s*$", metric)
+    if paren and unit_scale(paren.group(1)) is not None:
+        return {**row, "unit": paren.group(1).strip()}
+    words = re.search(r"tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?", metric, re.I)
+    if words:
+        return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
+    return row
+
+
 def unit_scale(unit: str) -> float | None:
     u = re.sub(_UNIT_QUALIFIER, "", unit.strip().lower())
     for pat, scale in _UNIT_SCALE:
@@ -169,6 +188,9 @@ def row_kind(row: dict) -> str:
         return "alltoall"
     if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token", metric):
         return "serving"
+    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|ms|s|sec|seconds?|min|minutes?)\b", unit) and not \
+            re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|p2p|gemm|matmul", metric):
+        return "serving"  # a model's latency ('latency, batch 1' in ms/token, 'latency' in s)
     if "tflop" in metric:
         return "gemm" if re.search(r"\bgemm\b|dense matmul", model) else "kernel"
     if "kernel_time" in metric or "bandwidth" in metric or "read_throughput" in metric:
