@@ -307,8 +307,8 @@ def test_predict_training_row_reasons_and_non_training_rows():
 @pytest.mark.parametrize("hardware, system", [("V100", "dgx1-v100"), ("TPU v3", "tpu-v3-pod")])
 def test_training_rows_on_v100_and_tpu_v3_are_predicted(hardware, system):
     """No published run on either chip is a prior: the nearest of all is carried over, and the row is predicted."""
-    from tokenmath.training import rows
-    assert dict(rows._SYSTEMS)[hardware] == system
+    from tokenmath.measure.validate.match import Aliases
+    assert Aliases().system(hardware)[0].name == system
     row = {**TRN_004, "id": "TRN-X11", "model": "GPT-3 175B", "hardware": hardware, "n_chips": "",
            "context_len": "2048", "metric": "train_MFU", "value": "21.3", "unit": "%"}
     p = predict_training_row(row)
