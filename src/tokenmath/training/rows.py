@@ -243,8 +243,8 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
             out.update(prior=p.name, prior_row=p.row)
             hours = 6 * N * tokens / (F * p.mfu * r_carry[p.recompute] / r_carry[rr]) / 3600
         tu = _time_unit(unit) or _time_unit(metric)
-        days = {} if G is None else {"time_days_measured": measured * tu[1] / 86400 if q == "time" else measured / G / 24,
-                                     "time_days_predicted": hours / G / 24}
+        days_measured = measured * tu[1] / 86400 if q == "time" else measured / (G or 1) / 24
+        days = {} if G is None else {"time_days_measured": days_measured, "time_days_predicted": hours / G / 24}
         return done(hours if q == "chip_hours" else hours / G * 3600 / tu[1], **days)
 
     p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
