@@ -8,6 +8,8 @@ Korthikanti et al. 2022 (arXiv 2205.05198); reversible layers +33 % FLOP (ledger
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -37,6 +39,7 @@ from tokenmath.training import (
     search_splits,
     state_bytes,
     train,
+    training_quantity,
     validate_training,
 )
 
@@ -307,8 +310,8 @@ def test_predict_training_row_reasons_and_non_training_rows():
 @pytest.mark.parametrize("hardware, system", [("V100", "dgx1-v100"), ("TPU v3", "tpu-v3-pod")])
 def test_training_rows_on_v100_and_tpu_v3_are_predicted(hardware, system):
     """No published run on either chip is a prior: the nearest of all is carried over, and the row is predicted."""
-    from tokenmath.training import rows
-    assert dict(rows._SYSTEMS)[hardware] == system
+    from tokenmath.measure.validate.match import Aliases
+    assert Aliases().system(hardware)[0].name == system
     row = {**TRN_004, "id": "TRN-X11", "model": "GPT-3 175B", "hardware": hardware, "n_chips": "",
            "context_len": "2048", "metric": "train_MFU", "value": "21.3", "unit": "%"}
     p = predict_training_row(row)
@@ -323,6 +326,111 @@ def test_validate_training_over_the_table():
     by = {p["id"]: p for p in res["rows"]}
     assert abs(by["TRN-005"]["error"]) < 0.25  # DeepSeek-V3 GPU-hours from an H100 prior, held out
     assert res["summary"]["all"]["n"] >= 50 and res["summary"]["all"]["median_abs_error"] < 0.35
+
+
+
+# ---- another table's training rows: read by meaning, matched by the scored matcher --------------------
+
+HEADER = ("id,source,model,precision,hardware,n_chips,parallelism,batch,input_len,output_len,context_len,metric,"
+          "value,unit,confidence,notes")
+
+
+def table_row(line: str) -> dict:
+    """One line of a measurement table with public_measurements.csv's columns, as a row."""
+    return next(csv.DictReader(io.StringIO(f"{HEADER}\n{line}\n")))
+
+
+# rows as another table of published training runs writes them: (row, what it measures, the system it ran on)
+OTHER_TABLE = [
+    ("Q-001,llama3 paper,Llama 3.1 405B,BF16,H100 SXM 80GB,16384,TP8 CP1 PP16 DP128,16M tokens,8192,,,MFU,41,%,"
+     "high,", "mfu", "hgx-h100"),
+    ("Q-002,megatron,GPT-3 175B,BF16,A100 80GB,1024,TP8 PP8,1536 seqs,2048,,,mfu,52,%,medium,", "mfu", "hgx-a100"),
+    ("Q-008,palm paper,PaLM 540B,BF16,TPU v4,6144,2 pods,,2048,,,MFU,46.2,%,high,", "mfu", "tpu-v4-pod"),
+    ("Q-009,deepseek,DeepSeek-V3,FP8,H800,2048,EP64 PP16,,4096,,,training throughput per trillion tokens,180000,"
+     "H800 GPU-hours,high,", "chip_hours", "hgx-h800"),
+    ("Q-004,mosaic,MPT-7B,bf16,A100 80GB,440,FSDP,,2048,,,training time,9.5,days,medium,1T tokens", "time",
+     "hgx-a100"),
+    ("Q-010,x,GPT-3 175B,BF16,A100 80GB,1024,TP8 PP8,,2048,,,Model FLOPs Utilization,45,%,medium,", "mfu",
+     "hgx-a100"),
+    ("Q-011,x,GPT-3 175B,BF16,A100 80GB,1024,TP8 PP8,,2048,,,MFU (%),45,,medium,", "mfu", "hgx-a100"),
+    ("Q-012,x,PaLM 540B,BF16,TPU v4,6144,,,2048,,,HFU,57.8,%,medium,rematerialization", "hfu", "tpu-v4-pod"),
+    ("Q-013,x,GPT-3 175B,BF16,A100 80GB,1024,TP8 PP8,,2048,,,achieved TFLOPS per GPU,140,TFLOPS,medium,",
+     "flop_per_s", "hgx-a100"),
+    ("Q-014,x,GPT 39.1B,FP16,A100 80GB,512,TP8 PP2,1536,2048,,,TFLOP/s/GPU,138,TFLOP/s,medium,", "flop_per_s",
+     "hgx-a100"),
+    ("Q-015,x,Llama 2 70B,BF16,H100 SXM 80GB,2048,FSDP,,4096,,,tokens per second per GPU,1000,tokens/s/GPU,"
+     "medium,2 trillion tokens", "tokens_per_s", "hgx-h100"),
+    ("Q-016,x,GPT-3 175B,BF16,A100 80GB,1024,Megatron TP8 PP8,,2048,,,training throughput,150000,tokens/s,medium,",
+     "tokens_per_s", "hgx-a100"),
+    ("Q-017,x,Llama 2 70B,BF16,A100 80GB,2048,,,4096,,,wall-clock days,30,days,medium,2 trillion tokens", "time",
+     "hgx-a100"),
+    ("Q-018,x,Llama 2 70B,BF16,A100 80GB,2048,,,4096,,,GPU hours,1720320,GPU hours,medium,2 trillion tokens",
+     "chip_hours", "hgx-a100"),
+    ("Q-019,x,GPT-3 175B,BF16,A100 80GB,1024,,,2048,,,train time,34,days,medium,300B tokens", "time", "hgx-a100"),
+    ("Q-020,x,Llama 3.1 8B,BF16,H100 SXM 80GB,,,,8192,,,GPU-hours,1.46M,H100 GPU-hours,medium,15.6T tokens",
+     "chip_hours", "hgx-h100"),
+]
+
+
+@pytest.mark.parametrize("line, quantity, system", OTHER_TABLE, ids=[x[0][:5] for x in OTHER_TABLE])
+def test_another_tables_training_rows_are_read_and_predicted(line, quantity, system):
+    """Each row is read for what it measures, its hardware found by the matcher, and predicted within a factor of
+    three: a sanity range, not the published accuracy."""
+    from tokenmath.measure.validate.match import Aliases
+
+    row = table_row(line)
+    assert training_quantity(row) == quantity
+    assert Aliases().system(row["hardware"])[0].name == system
+    p = predict_training_row(row)
+    assert p["predicted"] is not None, p.get("reason")
+    assert p["quantity"] == quantity and 1 / 3 < p["predicted"] / p["measured"] < 3, p
+    assert p["higher_is_better"] == (quantity not in ("chip_hours", "time"))
+    assert p["prior_row"] and any("matched" in w for w in p["why"])
+
+
+@pytest.mark.parametrize("line, needle", [
+    # the catalog's A100 is the 80 GB part: the matcher refuses the 40 GB one, and the row says so
+    ("Q-003,mosaic,MPT-7B,bf16,A100 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,1T tokens",
+     "states 40 GB of memory"),
+    ("Q-021,x,GPT-3 175B,BF16,TPU v2,64,,,2048,,,MFU,40,%,medium,", "'TPU v2' matches no catalog chip"),
+    ("Q-022,x,Mystery,BF16,H100,64,,,2048,,,MFU,40,%,medium,", "no parameter count"),
+    ("Q-023,x,GPT-3 175B,BF16,A100 80GB,1024,,,2048,,,training time,34,days,medium,", "how many tokens"),
+    ("Q-024,x,GPT-3 175B,BF16,A100 80GB,,,,2048,,,training time,34,days,medium,300B tokens", "no chip count"),
+    ("Q-025,x,Llama 2 70B,BF16,A100 80GB,64,,,4096,,,GPU-hours for SFT,5000,GPU hours,medium,1B tokens",
+     "post-training"),
+    ("Q-026,x,GPT-3 175B,BF16,A100 80GB,1024,,,2048,,,train_loss,2.1,,medium,", "is none of MFU"),
+])
+def test_a_refused_training_row_says_why(line, needle):
+    p = predict_training_row(table_row(line))
+    assert p["predicted"] is None and needle in p["reason"], p["reason"]
+
+
+def test_training_time_is_chip_hours_over_chips():
+    hours = predict_training_row(table_row(OTHER_TABLE[13][0]))  # Q-018: GPU-hours of Llama 2 70B on 2,048 A100
+    days = predict_training_row(table_row(OTHER_TABLE[12][0]))  # Q-017: the same run in wall-clock days
+    assert days["predicted"] == pytest.approx(hours["predicted"] / 2048 / 24)
+    weeks = predict_training_row({**table_row(OTHER_TABLE[12][0]), "unit": "weeks"})
+    assert weeks["predicted"] == pytest.approx(days["predicted"] / 7)
+
+
+def test_kernel_and_serving_rows_are_not_training_rows():
+    """A kernel's TFLOP/s is not per chip nor training; a serving tokens/s says nothing of training ('constraints'
+    is not 'train'); a training row's tokens/s does."""
+    gemm = table_row("UB-X,x,dense FP8 GEMM M=64 N=2112 K=7168,FP8,H800,1,,,,,,gemm_TFLOPs,500,TFLOP/s,high,")
+    serve = table_row("MLP-X,x,Llama 2 70B,FP8,H200,8,TensorRT-LLM,,,,,server_tokens_per_s_per_gpu,2900,"
+                      "tokens/s/GPU,high,constraints TTFT<=2 s")
+    assert training_quantity(gemm) is None and predict_training_row(gemm) is None
+    assert training_quantity(serve) is None and predict_training_row(serve) is None
+    assert training_quantity({**serve, "parallelism": "FSDP"}) == "tokens_per_s"
+    assert training_quantity({**serve, "notes": "pre-training, 2T tokens"}) == "tokens_per_s"
+
+
+def test_a_row_of_another_table_holds_out_its_own_model():
+    """No prior from the row's model, even when its source names no publication: an MPT-7B row is not predicted
+    from the MPT-7B run (TRN-066), unless in-sample."""
+    row = table_row("Q-030,mosaic blog,MPT-7B,bf16,H100 80GB,8,FSDP,,2048,,,MFU,46,%,medium,")
+    assert predict_training_row(row)["prior_row"] != "TRN-066"
+    assert predict_training_row(row, held_out=False)["prior_row"] == "TRN-066"
 
 
 # ---- CLI --------------------------------------------------------------------------------------------
@@ -372,6 +480,22 @@ def test_cli_train_validate():
     assert d["summary"]["gpu_hours"]["n"] >= 3 and any(p["id"] == "TRN-004" for p in d["rows"])
     r = run("train", "--validate")
     assert r.exit_code == 0 and "median |error|" in r.stdout
+
+
+def test_cli_validate_another_tables_training_rows(tmp_path):
+    """`validate --table` predicts another table's training rows and lists a refused one with its reason."""
+    f = tmp_path / "runs.csv"
+    f.write_text("\n".join([HEADER, OTHER_TABLE[0][0], OTHER_TABLE[3][0], OTHER_TABLE[4][0],
+                            "Q-003,mosaic,MPT-7B,bf16,A100 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,"
+                            "1T tokens"]) + "\n")
+    r = run("validate", "--table", str(f), "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert sorted(x["id"] for x in d["rows"]) == ["Q-001", "Q-004", "Q-009"]
+    assert all(x["kind"] == "training" and x["predicted"] > 0 for x in d["rows"])
+    assert [x["id"] for x in d["unexpressed"]] == ["Q-003"] and "40 GB" in d["unexpressed"][0]["reason"]
+    r = run("validate", "--table", str(f))
+    assert r.exit_code == 0 and "Q-003" in r.stdout and "Traceback" not in r.output
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -1,4 +1,23 @@
-"""Published training runs (TRN-* rows of validation/public_measurements.csv) predicted with `train`."""
+"""Published training measurements predicted with `train`: the TRN-* rows of validation/public_measurements.csv,
+or any table with its columns.
+
+A row is read by what it measures, not by an exact metric name (`training_quantity`): MFU or HFU (%), FLOP/s
+per chip (T/P/GFLOP/s), training throughput (tokens/s, per chip or over all chips), chip-hours (in all, or per
+trillion tokens) and training time (hours, days, weeks). Hardware and model are matched by the scored matcher
+of the serving rows (measure.validate.match); a model the catalog lacks is sized by the parameter count its
+description states ("GPT-3 175B"). The MFU prior is the nearest published run (runs.select_prior), held out:
+none from the row's publication or of its model. With F the chip's dense BF16 peak, r = hardware FLOP / model
+FLOP of a recompute policy (4/3 for full recomputation, else 1; attention neglected), mfu_p and r_p the prior's:
+
+    hfu               = mfu_p · r_p                      carry='hfu' (the assumption `train` makes);
+    mfu               = hfu / r_row                      carry='mfu': mfu = mfu_p, hfu = mfu · r_row
+    FLOP/s per chip   = hfu · F                          Megatron's count includes the recomputed forward;
+                      = mfu · F                          where the row says model FLOP/s
+    tokens/s per chip = mfu · F / (6 · N_active + 3 · attn_fwd)       attn_fwd = 0 without the model's shapes
+    chip_hours        = train(model, …).chip_hours       a catalog model (attention, recomputation, its prior)
+                      = 6 · N_active · D_tok / (F · mfu) / 3600       a stated parameter count only
+    time              = chip_hours / G
+"""
 
 from __future__ import annotations
 
@@ -6,19 +25,30 @@ import re
 
 import numpy as np
 
+from ..core import arch
 from ..core.errors import InputError
-from ..core.load import load_model, load_system
+from ..core.load import load_training_priors
 from .runs import MFU_PEAK, select_prior, train
 
-__all__ = ["predict_training_row", "validate_training", "CARRY"]
+__all__ = ["predict_training_row", "validate_training", "training_quantity", "is_training_row", "CARRY", "QUANTITIES"]
 
-
-# the row's hardware text -> the catalog system it ran on (the chip is the system's)
-_SYSTEMS = (("H100", "hgx-h100"), ("H800", "hgx-h800"), ("H200", "hgx-h200"), ("A100", "hgx-a100"),
-            ("TPU v4", "tpu-v4-pod"), ("TPU v5p", "tpu-v5p-pod"), ("V100", "dgx1-v100"), ("TPU v3", "tpu-v3-pod"))
-_MODELS = (("405B", "llama-3.1-405b"), ("DeepSeek-V3", "deepseek-v3"), ("PaLM 540B", "palm-540b"))
-_GPU_HOURS = {"total_training_gpu_hours", "gpu_hours_pre-training", "gpu_hours_per_trillion_tokens"}
 CARRY = ("hfu", "mfu")
+# what a training row can measure -> the summary's name for it
+QUANTITIES = {"mfu": "mfu", "hfu": "hfu", "flop_per_s": "tflops_per_gpu", "tokens_per_s": "tokens_per_s",
+              "chip_hours": "gpu_hours", "time": "time"}
+R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention share neglected
+
+_TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
+_PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
+_CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z])")
+_TOKENS_PER_S = re.compile(r"tok(?:en)?s?[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|(?<![a-z])tps(?![a-z])")
+_FRAMEWORKS = re.compile(r"(?<![a-z])(?:fsdp|zero-?[0-3]|deepspeed|megatron)(?![a-z])|activation checkpointing|"
+                         r"global batch")
+_POST_TRAINING = re.compile(r"post[\s_-]*train|(?<![a-z])(?:sft|rlhf|rl)(?![a-z])|fine[\s_-]*tun")
+_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12, "thousand": 1e3, "million": 1e6, "billion": 1e9,
+          "trillion": 1e12}
+_TIME_UNITS = (("month", 30.44 * 86400), ("week", 7 * 86400), ("wk", 7 * 86400), ("day", 86400), ("d", 86400),
+               ("hour", 3600), ("hr", 3600), ("h", 3600))
 
 
 def _publication(source: str) -> str:
@@ -47,88 +77,220 @@ def _row_number(text: str) -> float | None:
     return float(m.group(0)) if m else None
 
 
-def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu") -> dict | None:
-    """Predict one TRN-* row of public_measurements.csv (MFU, GPU-hours or TFLOP/s per GPU).
+def _row_value(text: str) -> float | None:
+    """The measured value: '41', '41 %', '30.84M', '1.8e5', '180K'."""
+    m = re.search(r"(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([kKmM](?![a-zA-Z]))?", (text or "").replace(",", ""))
+    return float(m.group(1)) * _SCALE.get((m.group(2) or "").lower(), 1.0) if m else None
 
-    Returns None for rows that are not training rows; otherwise a dict with `id`, `metric`, `unit`,
-    `measured`, `predicted`, `error` (predicted/measured − 1), `prior`, `prior_row`, `basis` and, for
-    GPU-hours rows, `time_days_measured`/`time_days_predicted`; `predicted` is None and `reason` says
-    why when it cannot predict. held_out=True uses no prior from the row's own publication or model;
-    held_out=False lets a run's own published MFU predict its GPU-hours (MFU rows then predict
-    themselves and are skipped). carry='hfu' carries the prior's hardware-FLOP utilisation over
-    (mfu · r_prior / r_row, the assumption `train` makes); carry='mfu' carries the MFU itself.
+
+def _row_tokens(text: str) -> float | None:
+    """A training token count: '15.6T tokens', '2 trillion tokens', '300B training tokens', '1.2e12 tokens';
+    not a batch ('16M tokens/batch', '4194304 tokens per global batch') nor a rate ('tokens/s')."""
+    m = re.search(r"(\d+(?:\.\d+)?(?:e\d+)?)\s*(t|b|m|trillion|billion|million)?\s+(?:(?:pre-?)?training\s+)?"
+                  r"tok(?:en)?s(?![\s_]*(?:/|per)[\s_]*(?:batch|step|iter|global|gpu|chip|s(?![a-z])|sec))",
+                  (text or "").replace(",", ""), re.IGNORECASE)
+    if not m or (m.group(2) is None and "e" not in m.group(1)):
+        return None  # a bare number of tokens is a sequence length or a batch, not a run
+    return float(m.group(1)) * _SCALE.get((m.group(2) or "").lower(), 1.0)
+
+
+def _per_tokens(text: str) -> float | None:
+    """The tokens a 'per trillion tokens' metric or unit counts: 'per 1T tokens' -> 1e12."""
+    m = re.search(r"per[\s_-]*(\d+(?:\.\d+)?)?\s*(t|b|trillion|billion)[\s_-]*tok", text, re.IGNORECASE)
+    return float(m.group(1) or 1) * _SCALE[m.group(2).lower()] if m else None
+
+
+def _time_unit(text: str) -> tuple[str, float] | None:
+    """('day', 86400) for 'days', 'wall-clock days', 'd'."""
+    for word in re.findall(r"[a-z]+", text.lower()):
+        for name, s in _TIME_UNITS:
+            if word in (name, name + "s"):
+                return name, s
+    return None
+
+
+def _training_context(row: dict) -> bool:
+    """Does anything in the row besides its metric say training (a framework, a global batch, a token count)?"""
+    text = " | ".join(row.get(k, "") for k in ("metric", "notes", "source", "parallelism", "batch")).lower()
+    return bool(_TRAIN.search(text) or _FRAMEWORKS.search(text) or _row_tokens(row.get("notes", "")))
+
+
+def training_quantity(row: dict) -> str | None:
+    """What a row measures of a training run, read from its metric and unit (one of QUANTITIES), or None.
+
+    A FLOP/s figure is a training one when it is per chip or the metric says training (a kernel's TFLOP/s
+    is neither); tokens/s when the row says training anywhere (a serving row's tokens/s does not).
     """
-    rid, metric = row.get("id", ""), row.get("metric", "")
-    if not (rid.startswith("TRN") or any(w in metric.lower() for w in ("mfu", "gpu_hours", "gpu-hours", "train"))):
+    metric, unit = row.get("metric", "").lower(), row.get("unit", "").lower()
+    both = f"{metric} | {unit}"
+    if re.search(r"(?<![a-z])hfu(?![a-z])|hardware[\s_-]*flops?[\s_-]*utili[sz]ation", metric):
+        return "hfu"
+    if re.search(r"mfu|model[\s_-]*flops?[\s_-]*utili[sz]ation", metric):
+        return "mfu"
+    if _CHIP_HOURS.search(both):
+        return "chip_hours"
+    tu = _time_unit(unit) or _time_unit(metric)
+    if tu and (tu[0] in ("month", "week", "wk", "day", "d") or re.search(r"time|wall|duration", metric)
+               or _TRAIN.search(metric)):
+        return "time"
+    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric)):
+        return "flop_per_s"
+    if _TOKENS_PER_S.search(both) and (_TRAIN.search(metric) or _training_context(row)):
+        return "tokens_per_s"
+    return None
+
+
+def is_training_row(row: dict) -> bool:
+    """A training row by what it measures, or by a metric naming training this module cannot read."""
+    metric = row.get("metric", "").lower()
+    return training_quantity(row) is not None or any(w in metric for w in ("mfu", "gpu_hours", "gpu-hours")) \
+        or bool(_TRAIN.search(metric))
+
+
+def _own_model_priors(model_text: str) -> tuple[str, ...]:
+    """The `model` of every prior that the row's model string names (held out with the row's own model)."""
+    from ..measure.validate.match import MIN_SCORE, score_name
+
+    return tuple(p.model for p in load_training_priors()
+                 if score_name(re.sub(r"\(.*?\)", "", p.model).strip(), model_text, generations=True) >= MIN_SCORE)
+
+
+def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", aliases=None) -> dict | None:
+    """Predict one training row (see the module docstring for what is read and how it is predicted).
+
+    Returns None for rows that are not training rows; otherwise a dict with `id`, `metric`, `quantity`, `unit`,
+    `measured`, `predicted`, `error` (predicted/measured − 1), `higher_is_better`, `prior`, `prior_row`, `basis`,
+    `why` (what the row's strings matched) and `assumptions`, and for chip-hours and time rows
+    `time_days_measured`/`time_days_predicted` where the chip count is known; `predicted` is None and `reason`
+    says why when it cannot predict. held_out=True uses no prior from the row's own publication or model;
+    held_out=False lets a run's own published MFU predict its GPU-hours (MFU rows then predict themselves and
+    are skipped). carry='hfu' carries the prior's hardware-FLOP utilisation over (mfu · r_prior / r_row, the
+    assumption `train` makes); carry='mfu' carries the MFU itself. `aliases`: a measure.validate.match.Aliases
+    (one is made when None).
+    """
+    rid, metric, unit = row.get("id", ""), row.get("metric", ""), row.get("unit", "")
+    if not (rid.startswith("TRN") or is_training_row(row)):
         return None  # not a training row, by its id or by what it measures (another table's ids need no TRN)
     if carry not in CARRY:
         raise InputError(f"carry must be one of {CARRY}")
-    measured = _row_number(row.get("value", ""))
-    out = {"id": rid, "metric": metric, "unit": row.get("unit", ""), "measured": measured, "predicted": None,
-           "error": None, "prior": None, "prior_row": None,
+    q = training_quantity(row)
+    measured = _row_value(row.get("value", ""))
+    out = {"id": rid, "metric": metric, "quantity": q, "unit": unit, "measured": measured, "predicted": None,
+           "error": None, "higher_is_better": q not in ("chip_hours", "time"), "prior": None, "prior_row": None,
            "basis": ("held-out: no prior from the row's publication or model" if held_out else "own run allowed")
-           + f", {carry} carried over"}
+           + f", {carry} carried over", "why": [], "assumptions": []}
+    refuse = lambda why: {**out, "reason": why}  # noqa: E731
+    if q is None:
+        return refuse(f"metric {metric!r} ({unit}) is none of MFU, HFU, FLOP/s per chip, training tokens/s, "
+                      f"chip-hours or training time")
     if measured is None or not measured > 0:
-        return {**out, "reason": f"measured value {row.get('value', '')!r} is not a positive number"}
-    system_name = next((c for key, c in _SYSTEMS if key in row.get("hardware", "")), None)
-    if system_name is None:
-        return {**out, "reason": f"hardware {row.get('hardware')!r} has no catalog chip"}
-    system = load_system(system_name)
-    chip = system.chip
+        return refuse(f"measured value {row.get('value', '')!r} is not a positive number")
+    if _POST_TRAINING.search(metric.lower()):
+        return refuse(f"metric {metric!r} measures post-training (fine-tuning, RL: generation as well as training), "
+                      f"not the pre-training `train` predicts")
+    if aliases is None:
+        from ..measure.validate.match import Aliases  # the serving rows' matcher; imported here: it imports us
+        aliases = Aliases()
+    system, hw_note = aliases.system(row.get("hardware", ""))
+    if system is None:
+        return refuse(hw_note)
+    chip, F = system.chip, system.chip.peak(MFU_PEAK)
+    out["why"].append(hw_note)
     G = _row_number(row.get("n_chips", ""))
     S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
     for label, x in (("n_chips", G), ("sequence length", S)):
         if x is not None and not 1 <= x <= 1e12:
-            return {**out, "reason": f"{label} {x:g} is not a count between 1 and 1e12"}
-    N = _row_params(row.get("model", ""))
-    moe = "moe" in row.get("model", "").lower()
-    model_name = next((n for key, n in _MODELS if key in row.get("model", "")), None)
-    exclude = (_publication(row.get("source", "")), model_name or "") if held_out else ()
+            return refuse(f"{label} {x:g} is not a count between 1 and 1e12")
+    model_text = row.get("model", "")
+    model, model_note = aliases.model(model_text)
+    N = _row_params(model_text)
+    if model is not None:
+        N = arch.param_counts(model).active
+        out["why"].append(model_note)
+    elif N is not None:
+        out["why"].append(f"{model_note}: sized by the {N / 1e9:g}B active parameters the row states, attention "
+                          f"FLOP neglected")
+    if N is None:
+        return refuse(f"no parameter count: {model_note}, and {model_text!r} states none (e.g. '175B')")
+    moe = "moe" in model_text.lower() or (model is not None and model.moe is not None)
+    exclude = (_publication(row.get("source", "")), model.name if model else "", *_own_model_priors(model_text)) \
+        if held_out else ()
     # hardware FLOP / model FLOP; without the model's shapes the attention share is neglected
-    r_of = {"none": 1.0, "selective": 1.0, "full": 4 / 3} if carry == "hfu" else {"none": 1.0, "selective": 1.0,
-                                                                                 "full": 1.0}
+    r_of = {"none": 1.0, "selective": 1.0, "full": R_FULL}
+    r_carry = r_of if carry == "hfu" else dict.fromkeys(r_of, 1.0)
     rr = _row_recompute(row)
-    if metric.startswith("train_MFU") or metric in ("train_BF16_MFU", "train_TFLOPs_per_GPU"):
-        if N is None:
-            return {**out, "reason": f"no parameter count in {row.get('model')!r}"}
-        p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
-        if p.row == rid:
-            return {**out, "prior": p.name, "prior_row": p.row, "reason": "the row is its own prior (in-sample)"}
-        hfu = p.mfu * r_of[p.recompute]
-        if metric == "train_TFLOPs_per_GPU":  # Megatron's count includes the recomputed forward: hardware FLOP/s
-            pred = hfu * (r_of["full"] if carry == "mfu" else 1.0) * chip.peak(MFU_PEAK) / 1e12
+    text = f"{metric} | {unit}".lower()
+    per_chip = bool(_PER_CHIP.search(text))
+    done = lambda pred, **kw: {**out, "predicted": pred, "error": pred / measured - 1, **kw}  # noqa: E731
+
+    if q in ("chip_hours", "time"):  # the tokens of the run, then `train` (a catalog model) or 6·N·D at a prior's MFU
+        tokens = _per_tokens(text) or _row_tokens(row.get("notes", "")) or _row_tokens(metric)
+        if tokens is None:
+            return refuse(f"the row does not state how many tokens its {metric!r} covers (a count such as '15.6T "
+                          f"tokens' in notes, or a metric per trillion tokens)")
+        if q == "time" and G is None:
+            return refuse("training time is chip-hours / chips, but the row states no chip count")
+        if model is not None:
+            try:
+                r = train(model, system, G=int(G or 1), tokens=tokens, S=int(S) if S else None,
+                          exclude_priors=exclude)
+            except InputError as e:
+                return refuse(str(e))
+            hours = r.value("chip_hours") / (r.value("hfu_ratio") if carry == "mfu" else 1.0)
+            out.update(prior=r.prior.name, prior_row=r.prior.row)
         else:
-            pred = 100 * hfu / r_of[rr]
-            if "fp8" in row.get("precision", "").lower():  # MosaicML's FP8 MFU is against the FP8 peak
-                pred *= chip.peak(MFU_PEAK) / chip.peak("fp8")
-        return {**out, "predicted": pred, "error": pred / measured - 1, "prior": p.name, "prior_row": p.row}
-    if metric in _GPU_HOURS:
-        if model_name is None:
-            return {**out, "reason": f"model {row.get('model')!r} is not in the catalog"}
-        if "per_trillion" in metric or "per 1T" in row.get("unit", ""):
-            tokens = 1e12
-        else:
-            tk = re.search(r"(\d+(?:\.\d+)?)\s*T tokens", row.get("notes", ""))
-            if not tk:
-                return {**out, "reason": "the row does not state its token count"}
-            tokens = float(tk.group(1)) * 1e12
-        r = train(load_model(model_name), system, G=int(G or 1), tokens=tokens, S=int(S) if S else None,
-                  exclude_priors=exclude)
-        pred = r.value("chip_hours")
-        if carry == "mfu":
-            pred /= r.value("hfu_ratio")
-        days = {"time_days_measured": measured / (G or 1) / 24, "time_days_predicted": pred / (G or 1) / 24}
-        return {**out, "predicted": pred, "error": pred / measured - 1, "prior": r.prior.name,
-                "prior_row": r.prior.row, **days}
-    return {**out, "reason": f"metric {metric!r} mixes phases whose token counts the row does not give"}
+            p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
+            out.update(prior=p.name, prior_row=p.row)
+            hours = 6 * N * tokens / (F * p.mfu * r_carry[p.recompute] / r_carry[rr]) / 3600
+        tu = _time_unit(unit) or _time_unit(metric)
+        days_measured = measured * tu[1] / 86400 if q == "time" else measured / (G or 1) / 24
+        days = {} if G is None else {"time_days_measured": days_measured, "time_days_predicted": hours / G / 24}
+        return done(hours if q == "chip_hours" else hours / G * 3600 / tu[1], **days)
+
+    p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
+    if p.row == rid:
+        return {**refuse("the row is its own prior (in-sample)"), "prior": p.name, "prior_row": p.row}
+    out.update(prior=p.name, prior_row=p.row)
+    hfu_p = p.mfu * r_carry[p.recompute]
+    mfu = hfu_p / r_carry[rr]  # of the dense BF16 peak
+
+    if q in ("mfu", "hfu"):
+        pred = 100 * hfu_p / r_carry[rr] if q == "mfu" else 100 * (mfu * r_of[rr] if carry == "mfu" else hfu_p)
+        if "fp8" in row.get("precision", "").lower() and "fp8" in chip.peak_flop_per_s:
+            pred *= F / chip.peak("fp8")  # MosaicML's FP8 MFU is against the FP8 peak
+        if "%" not in unit and "percent" not in unit.lower() and measured <= 1:
+            pred /= 100  # a fraction
+        return done(pred)
+
+    if q == "flop_per_s":
+        model_flop = re.search(r"(?<![a-z])model(?![a-z])|6nd", text) is not None
+        per_s = mfu * F if model_flop else hfu_p * (r_carry["full"] if carry == "mfu" else 1.0) * F
+        prefix = re.search(r"([gtpe])flop", unit.lower()) or re.search(r"([gtpe])flop", metric.lower())
+        scale = {"g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}[prefix.group(1)]
+        total = not per_chip and bool(prefix.group(1) in "pe" or re.search(r"aggregate|total|cluster", text))
+        if total and G is None:
+            return refuse(f"{unit!r} over all chips, but the row states no chip count")
+        if not per_chip and not total:
+            out["assumptions"].append(f"{unit!r} read as per chip")
+        return done(per_s * (G if total else 1) / scale)
+
+    # tokens/s
+    flop_tok = 6 * N
+    if model is not None:
+        flop_tok += 3 * arch.attention_flop_per_token(model, int(S or p.seq_len), "prefill")
+    if not per_chip and G is None:
+        return refuse(f"{unit!r} over all chips, but the row states no chip count")
+    prefix = re.search(r"(?<![a-z])([km])\s*tok", unit.lower())
+    scale = {"k": 1e3, "m": 1e6}[prefix.group(1)] if prefix else 1.0
+    return done(mfu * F / flop_tok * (1 if per_chip else G) / scale)
 
 
 def validate_training(rows: list[dict], held_out: bool = True, carry: str = "hfu") -> dict:
-    """Predict every TRN-* row; the rows, and the median and 90th-percentile absolute error per metric kind."""
-    preds = [p for p in (predict_training_row(r, held_out, carry) for r in rows) if p is not None]
+    """Predict every training row; the rows, and the median and 90th-percentile absolute error per quantity."""
+    from ..measure.validate.match import Aliases
 
-    def kind(metric: str) -> str:
-        return "gpu_hours" if "gpu_hours" in metric else ("tflops_per_gpu" if "TFLOPs" in metric else "mfu")
+    al = Aliases()
+    preds = [p for p in (predict_training_row(r, held_out, carry, al) for r in rows) if p is not None]
 
     def stats(errs: list[float]) -> dict:
         if not errs:
@@ -138,7 +300,7 @@ def validate_training(rows: list[dict], held_out: bool = True, carry: str = "hfu
 
     done = [p for p in preds if p["error"] is not None]
     summary = {"all": stats([p["error"] for p in done])}
-    for k in ("mfu", "tflops_per_gpu", "gpu_hours"):
-        summary[k] = stats([p["error"] for p in done if kind(p["metric"]) == k])
+    for q, k in QUANTITIES.items():
+        summary[k] = stats([p["error"] for p in done if p["quantity"] == q])
     summary["not_predicted"] = len(preds) - len(done)
     return {"basis": preds[0]["basis"] if preds else "", "rows": preds, "summary": summary}

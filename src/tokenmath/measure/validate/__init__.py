@@ -123,7 +123,7 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     row = with_unit(row)
     kind = row_kind(row)
     if kind == "training":
-        return _training(row)
+        return _training(row, al)
     meas = parse_measured(row["value"])
     if meas is None:
         return skip(f"measured value {row['value']!r} is not a positive number, a range or a bound")
@@ -202,13 +202,17 @@ def _best_over_unstated(row, out, al, system, hw_note, measured, scale, basis, p
 
 # ---- training rows ------------------------------------------------------------------------------------
 
-def _training(row: dict) -> Prediction | Unexpressed:
-    """TRN-* rows belong to `tokenmath train`: predicted through tokenmath.training."""
+def _training(row: dict, al: Aliases) -> Prediction | Unexpressed:
+    """Training rows belong to `tokenmath train`: predicted through tokenmath.training (the same matcher)."""
     rid, g = row["id"], group_of(row["id"])
-    out = predict_training_row(row)
+    al.matched = {}
+    out = predict_training_row(row, aliases=al)
     if out is None or out.get("predicted") is None or not out.get("measured"):
         why = (out or {}).get("reason", "not a training row")
         return Unexpressed(rid, g, f"training row not predicted by tokenmath train: {why}")
-    why = [f"tokenmath train at the MFU prior {out.get('prior')} (from {out.get('prior_row')}); {out.get('basis')}"]
-    return Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
-                      "hours" not in out.get("metric", "").lower(), why)
+    why = [f"tokenmath train at the MFU prior {out.get('prior')} (from {out.get('prior_row')}); {out.get('basis')}",
+           *out["why"]]
+    pred = Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
+                      out["higher_is_better"], why, list(out["assumptions"]))
+    pred.matched = dict(al.matched)
+    return pred

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...training import is_training_row
+
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
@@ -178,7 +180,7 @@ def unit_scale(unit: str) -> float | None:
 
 def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
-    if any(w in metric for w in ("mfu", "gpu_hours", "train", "gpu-hours")):
+    if is_training_row(row):  # by what it measures: MFU, chip-hours, a training time or rate (training.rows)
         return "training"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
     if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b",
