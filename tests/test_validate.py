@@ -297,7 +297,7 @@ def test_scored_hardware_matcher(text, entry):
     # transformers-default entries, and the neighbours they must not take: another generation of the family (a bare
     # number after one of the name's words), a larger sibling (R+), a model not in the catalog
     ("Falcon 7B", "falcon-7b"), ("tiiuae/falcon-7b", "falcon-7b"), ("Falcon-7B-Instruct", "falcon-7b"),
-    ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", None), ("GPT-NeoX 20B", "gpt-neox-20b"),
+    ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", "falcon-40b"), ("GPT-NeoX 20B", "gpt-neox-20b"),
     ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("Command R", "command-r-v01"), ("Command-R (35B)", "command-r-v01"),
     ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("Command R+", None), ("Command R Plus", None),
     ("c4ai-command-r-plus", None), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None), ("Command R7B", None),
