@@ -290,19 +290,19 @@ def test_scored_hardware_matcher(text, entry):
     ("Qwen3-235B-A22B", "qwen3-235b-a22b"), ("gpt-oss-120b", "gpt-oss-120b"), ("GLM-4.6", "glm-4.7"),
     ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"), ("DeepSeek-R1-0528", "deepseek-v3"),
     ("DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Llama-2-70B", "llama-2-70b"),
-    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", "llama-4-scout"), ("Intel Gaudi 1", None), ("Qwen2.5-72B", None),
+    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", "llama-4-scout"), ("Intel Gaudi 1", None), ("Qwen2.5-72B", "qwen2.5-72b"),
     ("Llama 4 Maverick", "llama-4-maverick"), ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen3-0.6B", "qwen3-0.6b"),
     ("Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Kimi-K2.5", "kimi-k2.5"), ("Kimi-K2-Instruct", "kimi-k2"),
     ("Llama 2 13B", "llama-2-13b"),
     # transformers-default entries, and the neighbours they must not take: another generation of the family (a bare
     # number after one of the name's words), a larger sibling (R+), a model not in the catalog
     ("Falcon 7B", "falcon-7b"), ("tiiuae/falcon-7b", "falcon-7b"), ("Falcon-7B-Instruct", "falcon-7b"),
-    ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", None), ("GPT-NeoX 20B", "gpt-neox-20b"),
+    ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", "falcon-40b"), ("GPT-NeoX 20B", "gpt-neox-20b"),
     ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("Command R", "command-r-v01"), ("Command-R (35B)", "command-r-v01"),
     ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("Command R+", None), ("Command R Plus", None),
     ("c4ai-command-r-plus", None), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None), ("Command R7B", None),
     ("OLMo 7B", "olmo-7b"), ("allenai/OLMo-7B-hf", "olmo-7b"), ("OLMo 2 7B", None), ("OLMo-2-1124-7B", None),
-    ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", None),
+    ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", "gemma-2-9b"),
     ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"), ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
     ("Qwen2-57B-A14B", None), ("StarCoder2-7B", None), ("MPT-7b", None),
     ("Llama 3 405B (dense, GQA)", "llama-3.1-405b"),  # 'Llama 3' for a name's 3.1: half credit, not another generation
