@@ -379,3 +379,18 @@ def test_the_bare_part_names_users_type_resolve(name, chip):
     r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == chip
+
+
+@pytest.mark.parametrize("text, entry", [("A100 40GB", "hgx-a100-40gb"), ("A100-SXM4-40GB", "hgx-a100-40gb"),
+                                         ("8x A100 40GB", "hgx-a100-40gb"), ("p4d.24xlarge", "hgx-a100-40gb"),
+                                         ("A100 80GB", "hgx-a100"), ("A100", "hgx-a100"),
+                                         ("p4de.24xlarge", "hgx-a100")])
+def test_the_a100_40gb_is_its_own_part(text, entry):
+    """The 40 GB A100 (HBM2, 1,555 GB/s) is not the 80 GB one: a row naming it gets its own memory and bandwidth."""
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert s is not None and s.name == entry, note
+    if entry == "hgx-a100-40gb":
+        c = s.chip
+        assert c.hbm_capacity_bytes == 40 * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(1.555e12)
+        assert c.peak("bf16") == load_system("hgx-a100").chip.peak("bf16")
