@@ -48,10 +48,11 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         shape = _gemm_shape(row)
         if shape is None and re.search(r"\b[MNK]\s*=|M/group", " ".join(row[c] for c in ("model", "metric", "notes"))):
             return Unexpressed(rid, g, "GEMM shape (M, N, K) only partly stated in the row")
+        assume = []
         if shape is None:  # a matmul rate with no shape: what a large square GEMM reaches
             shape = (*_SQUARE, 1)
-            notes.append(f"GEMM shape not stated: a large square GEMM ({_SQUARE[0]}³), the chip's best-case "
-                         "matmul rate")
+            assume.append(f"GEMM shape not stated: a large square GEMM ({_SQUARE[0]}³), the chip's best-case "
+                          "matmul rate")
         M, N, K, groups = shape
         prec, pnote = _precision(row, al)
         if prec is None:
@@ -71,7 +72,7 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         bound = "compute" if flop / (F * pri.eta_flop) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
-                          why + notes)
+                          why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
         F = chip.peak("bf16")
         pred, spec = both(lambda bs: F * _eta(pri, "eta_flop", bs))
@@ -298,7 +299,9 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         m = _LARGE_MSG if dim == "bandwidth" else _SMALL_MSG
         m_how = (f"message size not stated: {'1 GiB, where busbw plateaus' if dim == 'bandwidth' else '8 B, a latency'}"
                  " (assumed)")
-    notes.append(m_how)
+    assume = [m_how] if "assumed" in m_how else []
+    if not assume:
+        notes.append(m_how)
     # across scale-up domains: more chips than one domain holds, or the row says the collective leaves the node
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     dom = system.domain_chips
@@ -308,7 +311,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         outside, per = True, per_node_of(row) or dom
     elif re.search(r"inter-?node|across nodes|multi-?node|scale-?out", text, re.I):
         outside, per = True, per_node_of(row) or 1
-        notes.append("across nodes with no count of GPUs per node: one GPU per node (assumed)")
+        if not per_node_of(row):
+            assume.append("across nodes with no count of GPUs per node: one GPU per node (assumed)")
     else:
         outside, per = False, n
     if outside and not system.scaleout_bw:
@@ -342,7 +346,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     in_switch = curve and max(pri.curves["eta_scaleup.allreduce"].y) > 1.0
     algbw = bool(re.search(r"\balg\s?bw\b|algorithm bandwidth", text, re.I))
     if dim == "bandwidth" and not algbw and not re.search(r"\bbus\s?bw\b|bus bandwidth", text, re.I):
-        notes.append("bus or algorithm bandwidth not stated: busbw, nccl-tests' headline figure (assumed)")
+        assume.append("bus or algorithm bandwidth not stated: busbw, nccl-tests' headline figure (assumed)")
     pred = value(basis)
     spec = value("spec") if basis == "prior" else None
     bw, lat = parts(basis)
@@ -360,4 +364,4 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         why.append("the chip's measured all-reduce beats the ring at large sizes (a reduction in the NVLink "
                    "switch): the spec bound is (n − 1)/n · m per chip, busbw ≤ 2 · bw_up")
     return Prediction(rid, g, "collective", pred / scale, measured, row["unit"], spec / scale if spec else None,
-                      dim != "time", why + notes)
+                      dim != "time", why + notes, assume)
