@@ -42,6 +42,7 @@ ROWS = [
     (_row("Q-112", "nvlink bandwidth bidirectional", "740", "GB/s", "8x H100 SXM", "2"), "link"),
     (_row("Q-113", "PCIe p2p bandwidth", "50", "GB/s", "H100 PCIe", "2"), "link"),
     (_row("Q-114", "InfiniBand bandwidth", "48", "GB/s", n_chips="2", notes="ib_write_bw, ConnectX-7"), "link"),
+    (_row("Q-123", "RDMA write bandwidth", "47", "GB/s", n_chips="2"), "link"),
     (_row("Q-115", "all_gather busbw", "360", "GB/s", "8x H100 SXM", "8", notes="1 GB"), "collective"),
     (_row("Q-116", "reduce_scatter busbw 256MB", "350", "GB/s", "8x H100 SXM", "8"), "collective"),
     (_row("Q-117", "alltoall algbw 1GB", "380", "GB/s", "8x H100 SXM", "8"), "collective"),
@@ -94,8 +95,8 @@ def test_message_sizes(text, size):
     assert message_bytes({"metric": f"all_reduce {text}", "notes": "", "batch": "", "model": ""})[0] == size
 
 
-def test_network_rates_are_not_message_sizes():
-    assert message_bytes({"metric": "all_reduce busbw", "notes": "IB NDR 400G, 400Gb/s", "batch": "",
+def test_network_rates_and_memory_sizes_are_not_message_sizes():
+    assert message_bytes({"metric": "all_reduce busbw", "notes": "IB NDR 400G, 400Gb/s, 80GB HBM3", "batch": "",
                           "model": ""})[0] is None
 
 

@@ -24,7 +24,7 @@ from ...core.load import load_priors
 from ...core.records import Priors, System
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import COLLECTIVE_OPS, GEMM_SHAPE, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
+from .rows import COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
 
 __all__ = ["predict_microbenchmark"]
 
@@ -233,11 +233,14 @@ def _link(row, al, system: System, pri: Priors, basis: str, measured: float, sca
     rid, g = row["id"], group_of(row["id"])
     named = f"{row['metric']} | {row['model']}"
     text = f"{named} | {row['notes']}"
-    if re.search(_OUTSIDE, named) or (not re.search(LINK, named) and re.search(_OUTSIDE, row["notes"], re.I)):
+    outside = re.search(_OUTSIDE, named, re.I) or (not re.search(LINK, named, re.I)
+                                                    and re.search(_OUTSIDE, row["notes"], re.I))
+    if outside:
         bw, eta_name, tier = system.scaleout_bw, "eta_scaleout", "scale-out NIC"
     elif re.search(_HOST, named, re.I) and not _scaleup_is_pcie(system):
-        return Unexpressed(rid, g, f"a PCIe / host link: the catalog has no host-link bandwidth for {system.chip.name} "
-                                   f"(its scale-up link, {system.scaleup_bw / 1e9:.0f} GB/s per direction, is not PCIe)")
+        return Unexpressed(rid, g, f"a PCIe / host link: the catalog has no host-link bandwidth for "
+                                   f"{system.chip.name} (its scale-up link, {system.scaleup_bw / 1e9:.0f} GB/s per "
+                                   "direction, is not PCIe)")
     else:
         bw, eta_name, tier = system.scaleup_bw, "eta_scaleup", "scale-up link"
         if _scaleup_is_pcie(system):
@@ -253,8 +256,9 @@ def _link(row, al, system: System, pri: Priors, basis: str, measured: float, sca
                       why + notes)
 
 
-_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B(?![\w/])")
-_SIZE_NAMED = re.compile(r"\b(?:size|message|msg|bytes)\s*(?:=|:|of)?\s*(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B?(?![\w/.])", re.I)
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B(?![\w/])(?!\s*(?:HBM|memory|VRAM|of memory))")
+_SIZE_NAMED = re.compile(r"\b(?:size|message|msg|bytes)\s*(?:=|:|of)?\s*(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B?(?![\w/.])",
+                         re.I)
 _LARGE_MSG, _SMALL_MSG = 2.0**30, 8.0
 
 
@@ -350,9 +354,9 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     pred = value(basis)
     spec = value("spec") if basis == "prior" else None
     bw, lat = parts(basis)
+    across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else "min(bw_up, g·bw_out)"
     tier = (f"across domains ({n // per if per else n} × {per} GPUs): scale-out NICs × eta_scaleout, "
-            f"bw_bus = {'min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))' if op == 'alltoall' else 'min(bw_up, g·bw_out)'}"
-            if outside else "inside one scale-up domain: scale-up link × " +
+            f"bw_bus = {across}" if outside else "inside one scale-up domain: scale-up link × " +
             ("the chip's measured all-reduce efficiency at this size (eta_scaleup.allreduce)" if curve else
              "eta_scaleup"))
     what = "time" if dim == "time" else ("algbw = m / t" if algbw else "busbw = f_bus · m / t")

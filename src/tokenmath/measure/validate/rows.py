@@ -17,8 +17,8 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE", "unknown_reason",
-           "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "per_node_of", "lengths_of", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
+           "unknown_reason", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -167,7 +167,8 @@ COLLECTIVE_OPS = {"all_reduce": r"all[\s_-]?reduce", "all_gather": r"all[\s_-]?g
 _COLLECTIVE = "|".join(COLLECTIVE_OPS.values()) + r"|\bnccl\b|\brccl\b|\bbus\s?bw\b|\balg\s?bw\b|bus bandwidth"
 _ATTENTION = r"attention|\battn\b|\bmla\b|\bmha\b|\bgqa\b|flash"
 _GEMM = r"gemm|mat[\s_-]?mul|\bmm\b|cublas|\bdense\b"
-GEMM_SHAPE = r"\d+\s*[kK]?\s*[x×]\s*\d+\s*[kK]?\s*[x×]\s*\d+|\d+\s*[kK]?\s*(?:\^\s*3|³)|\b[MNK]\s*=\s*[MNK]?\s*=?\s*\d"
+GEMM_SHAPE = (r"\d+\s*[kK]?\s*[x×]\s*\d+\s*[kK]?\s*[x×]\s*\d+|\d+\s*[kK]?\s*(?:\^\s*3|³)"
+              r"|\b[MNK]\s*=\s*[MNK]?\s*=?\s*\d")
 LINK = (r"\bp2p\b|peer[\s-]?to[\s-]?peer|nvlink|nvswitch|pci-?e|infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|"
         r"interconnect|xgmi|infinity fabric|\bici\b|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|"
         r"ib_(?:write|read|send)_bw|link bandwidth|\befa\b")
@@ -186,7 +187,8 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
     if "flop" in metric or dim == "flop_rate":
         if re.search(_ATTENTION, named):
             return "kernel"
-        if re.search(_GEMM, f"{named} | {notes}") or re.search(GEMM_SHAPE, f"{named} | {notes}", re.I):
+        raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))  # shapes keep M, N, K's case
+        if re.search(_GEMM, f"{named} | {notes}") or re.search(GEMM_SHAPE, raw):
             return "gemm"
         return "unknown"
     if "kernel_time" in metric:
