@@ -389,8 +389,8 @@ def test_another_tables_training_rows_are_read_and_predicted(line, quantity, sys
 
 
 @pytest.mark.parametrize("line, needle", [
-    # the catalog's A100 is the 80 GB part: the matcher refuses the 40 GB one, and the row says so
-    ("Q-003,mosaic,MPT-7B,bf16,A100 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,1T tokens",
+    # the catalog's A100 PCIe is the 80 GB card: the matcher refuses the 40 GB one, and the row says so
+    ("Q-003,mosaic,MPT-7B,bf16,A100 PCIe 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,1T tokens",
      "states 40 GB of memory"),
     ("Q-021,x,GPT-3 175B,BF16,TPU v2,64,,,2048,,,MFU,40,%,medium,", "'TPU v2' matches no catalog chip"),
     ("Q-022,x,Mystery,BF16,H100,64,,,2048,,,MFU,40,%,medium,", "no parameter count"),
@@ -486,7 +486,7 @@ def test_cli_validate_another_tables_training_rows(tmp_path):
     """`validate --table` predicts another table's training rows and lists a refused one with its reason."""
     f = tmp_path / "runs.csv"
     f.write_text("\n".join([HEADER, OTHER_TABLE[0][0], OTHER_TABLE[3][0], OTHER_TABLE[4][0],
-                            "Q-003,mosaic,MPT-7B,bf16,A100 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,"
+                            "Q-003,mosaic,MPT-7B,bf16,A100 PCIe 40GB,440,FSDP,,2048,,,training time,9.5,days,medium,"
                             "1T tokens"]) + "\n")
     r = run("validate", "--table", str(f), "--json")
     assert r.exit_code == 0, r.output

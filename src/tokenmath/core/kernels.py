@@ -10,6 +10,20 @@ A model's step time is NOT built from these: that is `roofline.step`, over the w
     t_gemm     = max(FLOP_gemm / (F · eta_mm), bytes_gemm / (W · eta_bw)) + t_kernel
     t_stream   = bytes / (W · eta_bw)
     t_a2a      = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat           (dispatch or combine, one way)
+    t_coll     = f_bus · m / bw_bus + lat                                   (one collective of m bytes on n chips)
+
+A collective's bytes per chip (nccl-tests' PERFORMANCE.md): a ring all-reduce sends 2(n − 1)/n · m from each
+chip (a reduce-scatter, then an all-gather, each (n − 1) steps of m/n); all-gather, reduce-scatter and
+all-to-all send (n − 1)/n · m. That factor is f_bus, and nccl-tests' bus bandwidth busbw = f_bus · m / t =
+algbw · f_bus is the rate at which each chip's busiest link runs, so at large m busbw → bw_bus, the link
+rate × efficiency, whatever n. bw_bus inside one scale-up domain is the scale-up link per direction; across
+domains the rings are striped over the g NICs of each domain (NCCL's one ring per NIC), so the domain's
+share of the ring crosses the network on g NICs at once:
+    bw_bus (ring, across domains)     = min(bw_up, g · bw_out)
+while an all-to-all sends (g − 1)/n · m over the domain's links and (n − g)/n · m through each chip's own NIC:
+    bw_bus (all-to-all, across)       = min(bw_up · (n − 1)/(g − 1), bw_out · (n − 1)/(n − g))
+With a reduction inside the switch (NVLink SHARP), an all-reduce chip sends its (n − 1)/n · m once and
+receives the reduced (n − 1)/n · m: t ≥ (n − 1)/n · m / bw, so busbw can exceed bw, up to 2 · bw.
 
 A small-M GEMM is memory-bound by the same max(): its weights (K·N·b_w) dominate the bytes and its
 FLOP are few, so `t_gemm` falls back to the bandwidth term without any shape-specific factor; the
@@ -28,6 +42,7 @@ from .errors import InputError
 from .units import PRECISION_BYTES
 
 __all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
+           "bus_factor", "collective_time", "ring_bus_bandwidth", "alltoall_bus_bandwidth",
            "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
            "has_curve", "check_formats"]
 
@@ -62,6 +77,35 @@ def stream_time(bytes_moved, W, eta_bw):
 @formula("t_a2a = T_chip · k · D · b · (1 − 1/EP) / bw_link + lat", unit="s")
 def alltoall_time(T_chip, k, D, b, EP, bw_link, lat):
     return T_chip * k * D * b * (1 - 1 / EP) / bw_link + lat
+
+
+def bus_factor(op: str, n):
+    """f_bus: bytes each chip sends per byte of message, for the nccl-tests collective `op` over n chips."""
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "alltoall"):
+        return (n - 1) / n
+    raise InputError(f"collective {op!r}: not one of all_reduce, all_gather, reduce_scatter, alltoall")
+
+
+@formula("t_coll = f_bus · m / bw_bus + lat", unit="s")
+def collective_time(f_bus, m, bw_bus, lat):
+    return f_bus * m / bw_bus + lat
+
+
+@formula("bw_bus = min(bw_up, g · bw_out)", unit="B/s")
+def ring_bus_bandwidth(bw_up, g, bw_out):
+    """A ring collective across domains of g chips: the rings cross the network on the domain's g NICs at once."""
+    return np.minimum(bw_up, g * bw_out)
+
+
+@formula("bw_bus = min(bw_up · (n − 1)/(g − 1), bw_out · (n − 1)/(n − g))", unit="B/s")
+def alltoall_bus_bandwidth(bw_up, bw_out, n, g):
+    """An all-to-all across domains of g chips: (g − 1)/n of each chip's message stays on the domain's links,
+    (n − g)/n leaves through its own NIC, both at once (g = 1: the NIC alone)."""
+    with np.errstate(divide="ignore"):
+        up = np.where(np.asarray(g) > 1, bw_up * (n - 1) / np.maximum(np.asarray(g, dtype=float) - 1, 1e-300), np.inf)
+    return np.minimum(up, bw_out * (n - 1) / (n - g))
 
 
 @formula("rate = work / t", unit="")

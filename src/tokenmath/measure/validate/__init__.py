@@ -21,8 +21,8 @@ With basis='spec' (peaks, everything overlapped) the engine may fill the whole H
 no batch cap, and a run takes max(Σ t_math, Σ (t_weights + t_kv)) over all its steps: a lower bound
 on time, so an upper bound on throughput. A measurement above its spec bound is reported as a bug.
 
-Microbenchmark rows use the single-kernel rooflines of `kernels` (one GEMM, one stream, one
-all-to-all) with the same priors. Training rows belong to `tokenmath train`.
+Microbenchmark rows use the single-kernel rooflines of `kernels` (one GEMM, one stream, one link,
+one all-to-all, one NCCL-style collective) with the same priors (microbench.py). Training rows belong to `tokenmath train`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
-                   prediction_dimension, row_kind, to_int, unit_scale, with_unit)
+                   prediction_dimension, row_kind, to_int, unit_scale, unknown_reason, with_unit)
 from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
 
@@ -137,7 +137,7 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     if reason:
         return skip(reason)
     if kind == "unknown":
-        return skip(f"metric {row['metric']!r}: not a serving, kernel or training quantity this tool predicts")
+        return skip(unknown_reason(row))
     have, want = dimension_of_unit(row["unit"]), prediction_dimension(kind, row["metric"])
     if have is not None and want is not None and have != want:
         return skip(f"the row measures a {have.replace('_', ' ')} ({row['unit']}) but metric {row['metric']!r} is "

@@ -1,4 +1,17 @@
-"""Microbenchmark rows (UB): one GEMM, one stream, one link or all-to-all, on the single-kernel rooflines of `kernels`."""
+"""Microbenchmark rows: one GEMM, one HBM stream, one link, one all-to-all or one NCCL-style collective, on the
+single-kernel rooflines of `kernels` (the formulas, with their derivations, are there).
+
+How a published microbenchmark is read:
+- a GEMM's shape is 'M=4096 N=7168 K=16384', 'M=N=K=8192', '8192x8192x8192', '8k x 8k x 8k' or '4096^3' in
+  the model, metric or notes column; a matmul rate with no shape is the large square GEMM's (8192³), stated;
+- an HBM stream (STREAM copy/triad, memcpy device to device, 'memory bandwidth') counts the bytes read and
+  written, as STREAM and CUDA's bandwidthTest do: W · eta_bw;
+- a link (NVLink or PCIe peer to peer, InfiniBand/RoCE) runs at the catalog's per-direction rate × eta;
+  'bidirectional' is both directions at once, 2×;
+- a collective (all_reduce, all_gather, reduce_scatter, alltoall) over n GPUs moves m bytes in
+  t = f_bus · m / bw_bus + lat, and nccl-tests report algbw = m / t and busbw = f_bus · m / t
+  (f_bus = 2(n − 1)/n for all-reduce, (n − 1)/n for the others), so busbw approaches bw_bus at large m.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +24,7 @@ from ...core.load import load_priors
 from ...core.records import Priors, System
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import group_of, to_int
+from .rows import COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
 
 __all__ = ["predict_microbenchmark"]
 
@@ -33,12 +46,19 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
 
     if kind == "gemm":
         shape = _gemm_shape(row)
-        if shape is None:
-            return Unexpressed(rid, g, "GEMM shape (M, N, K) not found in the row")
+        if shape is None and re.search(r"\b[MNK]\s*=|M/group", " ".join(row[c] for c in ("model", "metric", "notes"))):
+            return Unexpressed(rid, g, "GEMM shape (M, N, K) only partly stated in the row")
+        assume = []
+        if shape is None:  # a matmul rate with no shape: what a large square GEMM reaches
+            shape = (*_SQUARE, 1)
+            assume.append(f"GEMM shape not stated: a large square GEMM ({_SQUARE[0]}³), the chip's best-case "
+                          "matmul rate")
         M, N, K, groups = shape
-        prec, _, pnote = al.precision(row["precision"])
+        prec, pnote = _precision(row, al)
         if prec is None:
             return Unexpressed(rid, g, pnote)
+        if not row["precision"].strip():
+            notes.append(pnote)
         b = arch.bytes_per(prec)
         F, W = chip.peak(prec), chip.hbm_bandwidth_bytes_per_s
         flop = kernels.gemm_flop(M, N, K, groups)
@@ -52,12 +72,16 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         bound = "compute" if flop / (F * pri.eta_flop) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
-                          why + notes)
+                          why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
         F = chip.peak("bf16")
         pred, spec = both(lambda bs: F * _eta(pri, "eta_flop", bs))
         return Prediction(rid, g, "kernel", pred / scale, measured, row["unit"], spec / scale if spec else None,
                           True, ["compute-bound attention kernel at the BF16 peak × eta_flop"] + notes)
+    if kind == "link":
+        return _link(row, al, system, pri, basis, measured, scale, notes)
+    if kind == "collective":
+        return _collective(row, system, pri, basis, measured, scale, notes)
     if kind == "stream":
         W = chip.hbm_bandwidth_bytes_per_s
         if "kernel_time" in row["metric"].lower():
@@ -69,7 +93,8 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
                               False, [f"stream of {moved / 1e6:.0f} MB at W · eta_bw"] + notes)
         pred, spec = both(lambda bs: W * _eta(pri, "eta_bw", bs))
         return Prediction(rid, g, "stream", pred / scale, measured, row["unit"], spec / scale if spec else None,
-                          True, ["HBM stream at W · eta_bw"] + notes)
+                          True, ["HBM stream at W · eta_bw (bytes read and written, as STREAM and bandwidthTest "
+                                 "count them)"] + notes)
     # all-to-all (DeepEP)
     outside = bool(re.search(r"internode|rdma|ep\s*\d+\s*x\s*\d+", text + " " + row["hardware"], re.I))
     bw_spec = system.scaleout_bw if outside else system.scaleup_bw
@@ -103,23 +128,76 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
                       why + notes)
 
 
+_SQUARE = (8192, 8192, 8192)  # the large square GEMM a matmul rate with no shape is read as
+# a count, maybe in k ('8k', '8kx8k'); not the K of a following 'K=7168'
+_DIM = r"(\d+(?:\.\d+)?)(?:\s*([kK])(?![a-wyzA-WYZ0-9_=]))?"
+
+
+def _dim(n: str, k: str | None) -> int:
+    """'8192' -> 8192; '8k', '16k' -> 8,192, 16,384 (a power-of-two count of k is 1,024s); '1.5k' -> 1,500."""
+    x = float(n)
+    if k:
+        x *= 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
+    return int(round(x))
+
+
 def _gemm_shape(row) -> tuple[int, int, int, int] | None:
-    text = f"{row['model']} {row['notes']}"
+    """(M, N, K, groups) from the model, metric or notes: 'best shape AxBxC', 'M=.. N=.. K=..', 'M=N=K=8192',
+    'AxBxC' (M×N×K), '8k x 8k x 8k', 'N^3' / 'N³'."""
+    for text in (row["model"], row["metric"], row["notes"]):
+        shape = _shape_in(text, row)
+        if shape is not None:
+            return shape
+    return None
+
+
+def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     groups = re.search(r"groups=(\d+)", text)
     G = int(groups.group(1)) if groups else 1
     best = re.search(r"best shape (\d+)x(\d+)x(\d+)", text)
-    cube = re.search(r"(\d+)\^3", text)
     if best:
         return int(best.group(1)), int(best.group(2)), int(best.group(3)), 1
+    same = re.search(r"\b([MNK])\s*=\s*([MNK])\s*=\s*(?:([MNK])\s*=\s*)?" + _DIM, text)  # M=N=K=8192, M=N=4096
+    named = {}
+    if same:
+        for sym in same.groups()[:3]:
+            if sym:
+                named[sym] = _dim(same.group(4), same.group(5))
+    for sym in "NK":
+        m = re.search(rf"\b{sym}\s*=\s*" + _DIM, text)
+        if m and sym not in named:
+            named[sym] = _dim(m.group(1), m.group(2))
+    M = re.search(r"M/group\s*=\s*(\d+)", text) or re.search(r"\bM\s*=\s*" + _DIM, text)
+    if "M" not in named and M:
+        named["M"] = _dim(M.group(1), M.group(2) if M.re.groups > 1 else "")
+    if "M" not in named and re.search(r"M=batch", text) and to_int(row["batch"]) is not None:
+        named["M"] = to_int(row["batch"])
+    if len(named) == 3:
+        return named["M"], named["N"], named["K"], G
+    triple = re.search(rf"(?<![\w.]){_DIM}\s*[x×]\s*{_DIM}\s*[x×]\s*{_DIM}(?![\w.])", text)
+    if triple:
+        a = triple.groups()
+        return _dim(a[0], a[1]), _dim(a[2], a[3]), _dim(a[4], a[5]), G
+    cube = re.search(rf"(?<![\w.]){_DIM}\s*(?:\^\s*3|³)", text)
     if cube:
-        n = int(cube.group(1))
+        n = _dim(cube.group(1), cube.group(2))
         return n, n, n, 1
-    M = re.search(r"M/group=(\d+)", text) or re.search(r"\bM=(\d+)", text)
-    N, K = re.search(r"\bN=(\d+)", text), re.search(r"\bK=(\d+)", text)
-    Mv = int(M.group(1)) if M else (to_int(row["batch"]) if re.search(r"M=batch", text) else None)
-    if Mv is None or not (N and K):
-        return None
-    return Mv, int(N.group(1)), int(K.group(1)), G
+    return None
+
+
+_PRECISION_WORD = r"\b(nvfp4|mxfp4|fp4|fp8|bf16|fp16|int8|tf32|fp32)\b"
+
+
+def _precision(row, al: Aliases) -> tuple[str | None, str]:
+    """The GEMM's format: the precision column, else a format the metric or model names ('dense fp8 gemm')."""
+    if row["precision"].strip():
+        prec, _, note = al.precision(row["precision"])
+        return prec, note
+    m = re.search(_PRECISION_WORD, f"{row['metric']} {row['model']} {row['notes']}", re.I)
+    if m is None:
+        return None, "GEMM precision not stated (the precision column is empty and the row names no format)"
+    prec, _, note = al.precision(m.group(1).lower())
+    return prec, note if prec is None else f"precision {m.group(1)} read from the row's text"
 
 
 def _bytes_moved(notes: str) -> float | None:
@@ -131,3 +209,163 @@ def _bytes_moved(notes: str) -> float | None:
         v = float(np.prod([float(x) for x in prod.group(1).split("x")]))
         return v * (float(prod.group(2)) if prod.group(2) else 1.0)
     return None
+
+
+# ---- links and collectives -----------------------------------------------------------------------------
+
+_OUTSIDE = r"infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|\befa\b|connectx|\bcx-?\d\b|inter-?node|across nodes|" \
+           r"multi-?node|scale-?out|ib_(?:write|read|send)_bw"
+_HOST = r"pci-?e|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|\bhost\b"
+_BIDIRECTIONAL = r"bi-?directional|\bbidir\b|\bduplex\b|both directions"
+
+
+def _scaleup_is_pcie(system: System) -> bool:
+    """Is the scale-up link PCIe (a PCIe server: 'PCIe Gen5 x16 without NVLink'), by the source of its rate?"""
+    rec = system if system.scaleup_bandwidth_bytes_per_s else system.chip
+    src = rec.sources.get("scaleup_bandwidth_bytes_per_s", "")
+    return bool(re.search(r"pci-?e", src, re.I)) and not re.search(
+        r"(?<!without )(?<!no )(?:nvlink|xgmi|infinity fabric)", src, re.I)
+
+
+def _link(row, al, system: System, pri: Priors, basis: str, measured: float, scale: float, notes: list[str]):
+    """One point-to-point link's rate: NVLink/peer-to-peer on the scale-up link, InfiniBand/RoCE on the NIC, PCIe
+    on the scale-up link where that is PCIe (else the catalog has no host link); bidirectional = 2 directions."""
+    rid, g = row["id"], group_of(row["id"])
+    named = f"{row['metric']} | {row['model']}"
+    text = f"{named} | {row['notes']}"
+    outside = re.search(_OUTSIDE, named, re.I) or (not re.search(LINK, named, re.I)
+                                                    and re.search(_OUTSIDE, row["notes"], re.I))
+    if outside:
+        bw, eta_name, tier = system.scaleout_bw, "eta_scaleout", "scale-out NIC"
+    elif re.search(_HOST, named, re.I) and not _scaleup_is_pcie(system):
+        return Unexpressed(rid, g, f"a PCIe / host link: the catalog has no host-link bandwidth for "
+                                   f"{system.chip.name} (its scale-up link, {system.scaleup_bw / 1e9:.0f} GB/s per "
+                                   "direction, is not PCIe)")
+    else:
+        bw, eta_name, tier = system.scaleup_bw, "eta_scaleup", "scale-up link"
+        if _scaleup_is_pcie(system):
+            tier = "scale-up link (PCIe)"
+    if not bw:
+        return Unexpressed(rid, g, f"{system.name} has no {tier} bandwidth in the catalog")
+    ways = 2 if re.search(_BIDIRECTIONAL, text, re.I) else 1
+    pred = ways * bw * _eta(pri, eta_name, basis)
+    spec = ways * bw if basis == "prior" else None
+    why = [f"{tier}: {bw / 1e9:.3g} GB/s per direction × {eta_name}" + (" × 2 directions (bidirectional)"
+                                                                         if ways == 2 else " (one direction)")]
+    return Prediction(rid, g, "link", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
+                      why + notes)
+
+
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B(?![\w/])(?!\s*(?:HBM|memory|VRAM|of memory))")
+_SIZE_NAMED = re.compile(r"\b(?:size|message|msg|bytes)\s*(?:=|:|of)?\s*(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B?(?![\w/.])",
+                         re.I)
+_LARGE_MSG, _SMALL_MSG = 2.0**30, 8.0
+
+
+def message_bytes(row) -> tuple[float | None, str]:
+    """(bytes, how read) of a collective's message: '8GB', '256 MB', '8 B', '1 GiB', 'size=8G', in the metric, the
+    notes, the batch or the model column. K/M/G with 'i' are binary; without it, binary where the count is a
+    power of two (nccl-tests' sizes: '8GB' is 8 GiB), else decimal."""
+    for col in ("metric", "notes", "batch", "model"):
+        m = _SIZE.search(row[col]) or _SIZE_NAMED.search(row[col])
+        if m:
+            x, p = float(m.group(1)), (m.group(2) or "")
+            power2 = x == int(x) and int(x) > 0 and int(x) & (int(x) - 1) == 0
+            base = 1024.0 if ("i" in p or power2) else 1000.0
+            v = x * base ** " KMGT".index(p[:1].upper() or " ")
+            return v, f"message {m.group(0).strip()!r} = {v:,.0f} B" + (" (a power of two: binary)" if p and
+                                                                       "i" not in p and power2 else "")
+    return None, ""
+
+
+def _collective(row, system: System, pri: Priors, basis: str, measured: float, scale: float, notes: list[str]):
+    """An NCCL-style collective: t = f_bus · m / bw_bus + lat (kernels.collective_time), reported as the row's
+    busbw = f_bus · m / t, algbw = m / t, or the time t."""
+    rid, g = row["id"], group_of(row["id"])
+    named = f"{row['metric']} | {row['model']}"
+    text = f"{named} | {row['notes']} | {row['parallelism']} | {row['batch']}"
+    op = next((o for o, pat in COLLECTIVE_OPS.items() if re.search(pat, named, re.I)), None) or \
+        next((o for o, pat in COLLECTIVE_OPS.items() if re.search(pat, text, re.I)), None)
+    if op is None:
+        return Unexpressed(rid, g, "collective not named (all_reduce, all_gather, reduce_scatter or alltoall)")
+    dim = dimension_of_unit(row["unit"])
+    if dim not in ("bandwidth", "time"):
+        return Unexpressed(rid, g, f"a collective's time or bandwidth is predicted, not {row['unit']!r}")
+    n, n_how = chips_of(row)
+    if n is None:
+        return Unexpressed(rid, g, "number of GPUs the collective spans not stated (n_chips or the hardware column)")
+    if n < 2:
+        return Unexpressed(rid, g, f"a collective over {n} GPU moves nothing between GPUs")
+    if n_how:
+        notes.append(n_how)
+    m, m_how = message_bytes(row)
+    if m is None:
+        m = _LARGE_MSG if dim == "bandwidth" else _SMALL_MSG
+        m_how = (f"message size not stated: {'1 GiB, where busbw plateaus' if dim == 'bandwidth' else '8 B, a latency'}"
+                 " (assumed)")
+    assume = [m_how] if "assumed" in m_how else []
+    if not assume:
+        notes.append(m_how)
+    # across scale-up domains: more chips than one domain holds, or the row says the collective leaves the node
+    nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
+    dom = system.domain_chips
+    if nodes and int(nodes.group(1)) >= 2 and n % int(nodes.group(1)) == 0:
+        outside, per = True, n // int(nodes.group(1))
+    elif n > dom:
+        outside, per = True, per_node_of(row) or dom
+    elif re.search(r"inter-?node|across nodes|multi-?node|scale-?out", text, re.I):
+        outside, per = True, per_node_of(row) or 1
+        if not per_node_of(row):
+            assume.append("across nodes with no count of GPUs per node: one GPU per node (assumed)")
+    else:
+        outside, per = False, n
+    if outside and not system.scaleout_bw:
+        return Unexpressed(rid, g, f"{system.name} has no scale-out bandwidth in the catalog")
+    f_bus = float(kernels.bus_factor(op, n))
+    curve = "eta_scaleup.allreduce" in pri.curves and op == "all_reduce" and not outside
+
+    def parts(bs: str) -> tuple[float, float]:
+        """(bw_bus, lat) on basis bs: links at their rates × eta, the fixed cost of one collective."""
+        eta_up = _eta(pri, "eta_scaleup", bs)
+        if curve and bs != "spec":  # the chip's all-reduce measured by message size (8 GPUs in one node)
+            eta_up = float(kernels.efficiency(pri, "eta_scaleup", "allreduce", m)[0])
+        up = system.scaleup_bw * eta_up
+        if not outside:
+            lat = pri.alltoall_latency_s if op == "alltoall" and pri.alltoall_latency_s is not None \
+                else pri.scaleup_latency_s
+            return up, 0.0 if bs == "spec" else lat
+        out = system.scaleout_bw * _eta(pri, "eta_scaleout", bs)
+        bw = kernels.alltoall_bus_bandwidth(up, out, n, per) if op == "alltoall" else \
+            kernels.ring_bus_bandwidth(up, per, out)
+        return float(bw), 0.0 if bs == "spec" else pri.scaleout_latency_s
+
+    def value(bs: str) -> float:
+        bw, lat = parts(bs)
+        # with a reduction in the switch (measured where the chip's all-reduce beat the ring), the spec bound is
+        # the (n − 1)/n · m each chip must still send, not the ring's 2(n − 1)/n · m (kernels module docstring)
+        f = (n - 1) / n if bs == "spec" and in_switch else f_bus
+        t = float(kernels.collective_time(f, m, bw, lat))
+        return t if dim == "time" else (m / t if algbw else f_bus * m / t)
+
+    in_switch = curve and max(pri.curves["eta_scaleup.allreduce"].y) > 1.0
+    algbw = bool(re.search(r"\balg\s?bw\b|algorithm bandwidth", text, re.I))
+    if dim == "bandwidth" and not algbw and not re.search(r"\bbus\s?bw\b|bus bandwidth", text, re.I):
+        assume.append("bus or algorithm bandwidth not stated: busbw, nccl-tests' headline figure (assumed)")
+    pred = value(basis)
+    spec = value("spec") if basis == "prior" else None
+    bw, lat = parts(basis)
+    across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else "min(bw_up, g·bw_out)"
+    tier = (f"across domains ({n // per if per else n} × {per} GPUs): scale-out NICs × eta_scaleout, "
+            f"bw_bus = {across}" if outside else "inside one scale-up domain: scale-up link × " +
+            ("the chip's measured all-reduce efficiency at this size (eta_scaleup.allreduce)" if curve else
+             "eta_scaleup"))
+    what = "time" if dim == "time" else ("algbw = m / t" if algbw else "busbw = f_bus · m / t")
+    lat_name = "scaleout_latency_s" if outside else "alltoall_latency_s" if (
+        op == "alltoall" and pri.alltoall_latency_s is not None) else "scaleup_latency_s"
+    why = [f"{op} over {n} GPUs, {tier}; t = f_bus · m / bw_bus + lat, f_bus = {f_bus:.3g}, "
+           f"bw_bus = {bw / 1e9:.3g} GB/s, lat = {lat * 1e6:.3g} µs ({lat_name} of {pri.file or pri.name}); {what}"]
+    if in_switch:
+        why.append("the chip's measured all-reduce beats the ring at large sizes (a reduction in the NVLink "
+                   "switch): the spec bound is (n − 1)/n · m per chip, busbw ≤ 2 · bw_up")
+    return Prediction(rid, g, "collective", pred / scale, measured, row["unit"], spec / scale if spec else None,
+                      dim != "time", why + notes, assume)

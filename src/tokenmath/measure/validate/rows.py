@@ -19,7 +19,8 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text", "output_len_from_samples", "BEST_CASE",
+           "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "output_len_from_samples", "BEST_CASE", "unknown_reason", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -30,7 +31,7 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), (r"^gb/s", 1e9), (r"^tb/s", 1e12),
                (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbps|^gbit/s", 1e9 / 8),
-               (r"^(?:us|µs)(?:\s*/\s*tok\w*)?$", 1e-6),
+               (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?$", 1e-6),
                (r"^ms(?:\s*/\s*(?:tok\w*|output token))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
                (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
@@ -190,14 +191,65 @@ def row_kind(row: dict) -> str:
         return "alltoall"
     if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token", metric):
         return "serving"
-    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|ms|s|sec|seconds?|min|minutes?)\b", unit) and not \
-            re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|p2p|gemm|matmul", metric):
+    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|s|sec|seconds?|min|minutes?)\b", unit) and not \
+            re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul", metric):
         return "serving"  # a model's latency ('latency, batch 1' in ms/token, 'latency' in s)
-    if "tflop" in metric:
-        return "gemm" if re.search(r"\bgemm\b|dense matmul", model) else "kernel"
-    if "kernel_time" in metric or "bandwidth" in metric or "read_throughput" in metric:
+    return _microbenchmark_kind(row, metric, model, unit)
+
+
+# what a microbenchmark row measures, by the words it uses (metric and model first, then the notes)
+COLLECTIVE_OPS = {"all_reduce": r"all[\s_-]?reduce", "all_gather": r"all[\s_-]?gather",
+                  "reduce_scatter": r"reduce[\s_-]?scatter", "alltoall": r"all[\s_-]?to[\s_-]?all"}
+_COLLECTIVE = "|".join(COLLECTIVE_OPS.values()) + r"|\bnccl\b|\brccl\b|\bbus\s?bw\b|\balg\s?bw\b|bus bandwidth"
+_ATTENTION = r"attention|\battn\b|\bmla\b|\bmha\b|\bgqa\b|flash"
+_GEMM = r"gemm|mat[\s_-]?mul|\bmm\b|cublas|\bdense\b"
+GEMM_SHAPE = (r"\d+\s*[kK]?\s*[x×]\s*\d+\s*[kK]?\s*[x×]\s*\d+|\d+\s*[kK]?\s*(?:\^\s*3|³)"
+              r"|\b[MNK]\s*=\s*[MNK]?\s*=?\s*\d")
+LINK = (r"\bp2p\b|peer[\s-]?to[\s-]?peer|nvlink|nvswitch|pci-?e|infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|"
+        r"interconnect|xgmi|infinity fabric|\bici\b|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|"
+        r"ib_(?:write|read|send)_bw|link bandwidth|\befa\b")
+_MEMORY = r"\bhbm|memory|\bdram\b|\bmem\b|\bstream\b|triad|copy|memcpy|\bd2d\b|device[\s-]?to[\s-]?device|read|write"
+
+
+def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
+    """'collective' (an NCCL-style all-reduce, all-gather, reduce-scatter or all-to-all), 'gemm', 'kernel' (an
+    attention kernel's FLOP rate), 'link' (a point-to-point NVLink, PCIe or network link), 'stream' (HBM), or
+    'unknown'."""
+    named = f"{metric} | {model}"
+    notes = (row.get("notes", "") or "").lower()
+    if re.search(_COLLECTIVE, named) or (re.search(_COLLECTIVE, notes) and not re.search(r"flop", named)):
+        return "collective"
+    dim = dimension_of_unit(unit)
+    if "flop" in metric or dim == "flop_rate":
+        if re.search(_ATTENTION, named):
+            return "kernel"
+        raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))  # shapes keep M, N, K's case
+        if re.search(_GEMM, f"{named} | {notes}") or re.search(GEMM_SHAPE, raw):
+            return "gemm"
+        return "unknown"
+    if "kernel_time" in metric:
         return "stream"
+    if dim == "bandwidth" or re.search(r"bandwidth|throughput|\bbw\b", metric):
+        if re.search(LINK, named):
+            return "link"
+        if re.search(_MEMORY, named) or "bandwidth" in metric:
+            return "stream"
+        if re.search(LINK, notes):
+            return "link"
     return "unknown"
+
+
+def unknown_reason(row: dict) -> str:
+    """Why a row of kind 'unknown' is not predicted, in terms of what it measures."""
+    metric, unit = row["metric"], row["unit"]
+    dim = dimension_of_unit(unit)
+    if "flop" in metric.lower() or dim == "flop_rate":
+        return (f"metric {metric!r}: a FLOP rate of no kernel the row names (a GEMM/matmul, or an attention kernel): "
+                "which roofline applies is not known")
+    if dim == "bandwidth":
+        return (f"metric {metric!r}: a bandwidth of nothing the row names (HBM/memory, a link such as NVLink, PCIe "
+                "or InfiniBand, or a collective)")
+    return f"metric {metric!r}: not a serving, kernel or training quantity this tool predicts"
 
 
 # ---- measured values: points, ranges, bounds -----------------------------------------------------------
@@ -270,14 +322,16 @@ def parse_measured(text: str) -> Measured | None:
 
 # ---- dimensions and scopes -----------------------------------------------------------------------------
 
-_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b", "token_rate"), (r"flop/?s|tflops|pflop/?s", "flop_rate"),
-                (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s|gbps|gb/s", "bandwidth"),
-                (r"^(us|µs|ms|s|ns|sec|seconds?|minutes?|min|hours?|h)\b", "time")]
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b", "token_rate"),
+                (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
+                (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]bit/s", "bandwidth"),
+                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h)\b", "time")]
 
 # what each prediction kind returns
 DIMENSION_OF_KIND = {"run": "token_rate", "prefill": "token_rate", "decode": "token_rate", "per_user": "token_rate",
                      "decode_fixed": "token_rate", "serving": "token_rate", "gemm": "flop_rate", "kernel": "flop_rate",
-                     "stream": "bandwidth", "link": "bandwidth", "alltoall": "time", "stream_time": "time"}
+                     "stream": "bandwidth", "link": "bandwidth", "alltoall": "time", "stream_time": "time",
+                     "collective": "bandwidth"}
 
 
 def dimension_of_unit(unit: str) -> str | None:
@@ -295,6 +349,10 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
         return "time"
     if kind == "alltoall" and not m.endswith("_latency"):
         return "bandwidth"
+    if kind == "collective":  # a collective's time or its bus/algorithm bandwidth, as the row names it
+        if re.search(r"latency|\btime\b|duration", m):
+            return "time"
+        return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
     if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|time.to.first|inter.token|end.to.end|latency", m):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
     if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s", m):
