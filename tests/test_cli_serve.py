@@ -109,7 +109,9 @@ def test_catalog_list_and_show():
     assert "gb200-nvl72" in d["systems"] and "deepseek-v3" in d["models"] and "h100-sxm" in d["hardware"]
     r = run("catalog", "show", "deepseek-v3")
     assert r.exit_code == 0 and "kv_bytes_per_token" in r.stdout
-    _one_line_error(run("catalog", "show", "h100"), "h100-sxm")
+    r = run("catalog", "show", "h100", "--json")  # the bare name users type: the SXM part
+    assert r.exit_code == 0 and json.loads(r.stdout)["name"] == "h100-sxm"
+    _one_line_error(run("catalog", "show", "h100-sx"), "h100-sxm")
 
 
 GOLDEN_FLOOR = """\

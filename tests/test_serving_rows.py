@@ -246,16 +246,16 @@ def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, w
 
 @pytest.mark.parametrize("metric, unit", [("TPOT", "ms"), ("decode latency per token", "ms/token"), ("TTFT", "ms"),
                                           ("end-to-end latency", "s")])
-def test_a_latency_without_a_stated_load_is_a_closed_loop_of_the_batch(metric, unit):
+def test_a_latency_without_a_stated_load_is_one_static_batch(metric, unit):
     row = dict(id="X-990", source="blog", model="Llama 3.1 8B", precision="BF16", hardware="H100", n_chips="1",
                parallelism="TP1", batch="1", input_len="128", output_len="128", context_len="", metric=metric,
                value="8", unit=unit, confidence="verbatim", notes="")
     r = predict_row(row, Aliases())
-    assert r.kind == "concurrency" and "concurrency 1 " in r.why[0]
+    assert r.kind == "static" and "one static batch of 1 request(s)" in r.why[0]
     assert 1e-3 < r.predicted * unit_scale(unit) < 10  # seconds, not a token rate
 
 
-@pytest.mark.parametrize("hardware, system", [("A100 40GB", None), ("A100 80GB", "hgx-a100"),
+@pytest.mark.parametrize("hardware, system", [("A100 PCIe 40GB", None), ("A100 80GB", "hgx-a100"),
                                               ("v5p-128", "tpu-v5p-pod"), ("Trillium", "tpu-v6e-256"),
                                               ("B200 180GB (DGX B200)", "hgx-b200")])
 def test_a_stated_memory_size_that_contradicts_the_part_is_not_matched(hardware, system):
