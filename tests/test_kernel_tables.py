@@ -204,3 +204,34 @@ def test_a_decode_all_to_all_pays_the_faster_measured_fixed_cost():
     pri = load_priors("b200-kernels")
     assert pri.alltoall_latency_s < 20e-6 and "nccl" in pri.source_of("alltoall_latency_s")
     assert pri.alltoall_latency_s >= pri.scaleup_latency_s  # never below the link's own fixed cost
+
+
+def test_the_gemm_depth_law_recovers_the_law_it_was_generated_from():
+    """eta = eta_inf · K/(K + K_half): each output tile's prologue and epilogue cost K_half MACs' worth."""
+    import pandas as pd
+
+    from tokenmath.measure.kernel_tables import _gemm_k_law
+
+    F, eta_inf, k_half = 1979e12, 0.75, 600.0
+    rows = [dict(m=M, n=N, k=K, latency=2 * M * N * K / (F * eta_inf * K / (K + k_half)) * 1e3)
+            for M in (2048, 4096, 8192) for N in (4096, 8192, 16384) for K in (128, 256, 512, 1024, 2048, 4096,
+                                                                             8192, 16384)]
+    law = _gemm_k_law(pd.DataFrame(rows), F)
+    assert law == pytest.approx((eta_inf, k_half), rel=1e-6)
+
+
+def test_a_shallow_gemm_runs_below_a_deep_one_by_the_measured_depth_law():
+    from tokenmath.measure.validate import Aliases, predict_row
+    from tokenmath.measure.validate.rows import COLUMNS
+
+    def row(K):
+        r = {c: "" for c in COLUMNS}
+        r.update(id="UB-X", model=f"dense FP8 GEMM M=4096 N=8192 K={K}", precision="FP8 e4m3", hardware="H100 SXM",
+                 n_chips="1", metric="gemm_TFLOPs", value="1000", unit="TFLOP/s")
+        return predict_row(r, Aliases())
+
+    shallow, deep = row(512), row(16384)
+    law = load_priors("h100-sxm-kernels").matmul_k_law_fmt["fp8"]
+    depth = (512 / (512 + law[1])) / (16384 / (16384 + law[1]))
+    assert 0.85 * depth < shallow.predicted / deep.predicted <= depth  # less the shallow one's fixed kernel cost
+    assert any("depth law" in w for w in shallow.why)

@@ -41,7 +41,8 @@ from .derive import formula
 from .errors import InputError
 from .units import PRECISION_BYTES
 
-__all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "stream_time", "alltoall_time",
+__all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "depth_efficiency",
+           "stream_time", "alltoall_time",
            "bus_factor", "collective_time", "ring_bus_bandwidth", "alltoall_bus_bandwidth",
            "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
            "has_curve", "check_formats"]
@@ -62,6 +63,17 @@ def small_m_efficiency(eta_flop, M, M_half):
     """M / (M + M_half) of eta_flop for M > 1 rows; a one-row product (GEMV) keeps eta_flop."""
     M = np.asarray(M, dtype=float)
     return eta_flop * M / (M + M_half * (M > 1))
+
+
+@formula("eta_K = eta_inf · K / (K + K_half)", unit="")
+def depth_efficiency(eta_inf, K, K_half):
+    """A compute-bound GEMM's rate by its depth K. Every output tile pays, besides its K-loop, a fixed prologue
+    and epilogue (filling the load pipeline, scaling and writing back the accumulators): the time of K_half
+    multiply-adds per output element. So a shallow GEMM (K = 512: an MoE expert's down projection, a LoRA)
+    runs well below a deep one; K_half is measured per format (Priors.matmul_k_law_fmt: ~200–250 for BF16,
+    ~500–1,200 for FP8 and NVFP4, whose faster MACs make the same epilogue worth more of them)."""
+    K = np.asarray(K, dtype=float)
+    return eta_inf * K / (K + K_half)
 
 
 @formula("t_gemm = max(FLOP_gemm / (F · eta_mm), bytes_gemm / (W · eta_bw)) + t_kernel", unit="s")

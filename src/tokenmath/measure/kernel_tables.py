@@ -110,6 +110,7 @@ class Derived:
     curves: dict[str, dict] = field(default_factory=dict)
     kernel_fmt: dict[str, float] = field(default_factory=dict)
     moe_fmt: dict[str, float] = field(default_factory=dict)
+    k_law: dict[str, tuple[float, float]] = field(default_factory=dict)  # format -> (eta_inf, K_half)
     notes: list[str] = field(default_factory=list)
 
 
@@ -272,6 +273,27 @@ def _gemm_engine(df, F: float, W: float, b_w: float) -> tuple[dict, dict, float]
     return eta, {m: bound[m] for m in eta}, t_kernel
 
 
+def _gemm_k_law(df, F: float) -> tuple[float, float] | None:
+    """One engine's compute-bound GEMMs at one format -> (eta_inf, K_half) of eta = eta_inf · K / (K + K_half).
+
+    Every output tile pays a fixed prologue and epilogue (the pipeline's fill, the accumulator's scaling and
+    write-back) besides its K-loop: the time of K_half multiply-adds per output element. Fitted in relative
+    error on the shapes whose math dominates (M ≥ 2048, N ≥ 4096, K from 128 to 32768); None if the fit does
+    not resolve a K_half inside (0, 8192)."""
+    d = df[(df.m >= 2048) & (df.n >= 4096) & (df.n <= 32768) & (df.k >= 128) & (df.k <= 32768)]
+    if len(d) < 20:
+        return None
+    M, N, K = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k"))
+    eta = 2 * M * N * K / (d.latency.to_numpy() * 1e-3) / F
+    # eta = eta_inf · K/(K + K_half)  <=>  1/eta = 1/eta_inf + (K_half/eta_inf) · (1/K): a line in 1/K,
+    # weighted by eta so that each row counts in relative error
+    A = np.vstack([np.ones_like(K), 1.0 / K]).T
+    (a, b), *_ = np.linalg.lstsq(A * eta[:, None], np.ones_like(eta), rcond=None)
+    if a <= 0 or b <= 0 or not 0 < b / a < 8192:
+        return None
+    return float(1.0 / a), float(b / a)
+
+
 def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
     files = _newest(root / "data" / sysdir / "gemm", "gemm_perf.parquet")
     if not files:
@@ -289,6 +311,9 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
             if len(sub) == 0:
                 continue
             eta, bound, tk = _gemm_engine(sub, F, W, b_w)
+            law = _gemm_k_law(sub, F)
+            if law:
+                out.k_law[f"{fmt_}@{eng.split()[0]}"] = law
             if eta:
                 per.append(eta)
                 bounds.append(bound)
@@ -310,6 +335,14 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
                                             f"memory-bound M ≤ 256 (model-sized shapes). The FP8 and NVFP4 ops' "
                                             f"intercepts are larger by their separate activation-quantisation "
                                             f"kernel, which the engines fuse into the preceding norm or activation")
+    for fmt_ in sorted({k.split("@")[0] for k in out.k_law}):
+        laws = [v for k, v in out.k_law.items() if k.split("@")[0] == fmt_]
+        out.k_law[fmt_] = (float(np.median([e for e, _ in laws])), float(np.median([h for _, h in laws])))
+    if out.k_law:
+        out.sources["matmul_k_law_fmt"] = (
+            f"{PACKAGE} {out.version} {sysdir}/gemm: eta = eta_inf · K / (K + K_half) fitted in relative error on "
+            f"each engine's compute-bound shapes (M ≥ 2048, 4096 ≤ N ≤ 32768, 128 ≤ K ≤ 32768) of each format, "
+            f"against the format's dense peak of catalog chip {chip.name}; '<format>' the median over engines")
     quant = _quantize(root, sysdir)
     for (fmt_, eng), tk in fixed.items():  # a quantised GEMM's fixed cost less its (fused in models) quantisation
         bf = fixed.get(("bf16", eng), 0.0)
@@ -801,6 +834,10 @@ def priors_yaml(d: Derived) -> str:
         vals = ", ".join(f"{k}: {_sig(v):g}" for k, v in sorted(d.moe_fmt.items()))
         lines.append(f"moe_overhead_fmt: {{value: {{{vals}}}, source: "
                      f"{yaml.safe_dump(d.sources['moe_overhead_fmt'], width=10**6).strip()}}}")
+    if d.k_law:
+        vals = ", ".join(f"{k}: [{_sig(e):g}, {_sig(h):g}]" for k, (e, h) in sorted(d.k_law.items()))
+        lines.append(f"matmul_k_law_fmt: {{value: {{{vals}}}, source: "
+                     f"{yaml.safe_dump(d.sources['matmul_k_law_fmt'], width=10**6).strip()}}}")
     lines.append("curves:")
     for key, c in d.curves.items():
         lines.append(f"  {key}:")

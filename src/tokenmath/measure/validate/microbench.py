@@ -64,13 +64,26 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         flop = kernels.gemm_flop(M, N, K, groups)
         byts = kernels.gemm_bytes(M, N, K, b, b, 2.0, groups)
 
+        law_key = next((f for f in (prec, "fp8" if prec == "fp8_block" else None) if f in pri.matmul_k_law_fmt), None)
+        eta_inf, k_half = pri.matmul_k_law_fmt[law_key] if law_key else (pri.eta_flop, 0.0)
+        if law_key and "bf16" in pri.matmul_k_law_fmt:
+            # a microbenchmark's operands are already in their format, while the engines' FP8/NVFP4 GEMM ops also
+            # quantise their activations (an M·K pass, measure/kernel_tables.py): the asymptote is the BF16
+            # op's fraction of the peak; K_half, the epilogue's worth in MACs, is the format's own
+            eta_inf = pri.matmul_k_law_fmt["bf16"][0]
+
         def rate(bs):
             t0, m_half = (0.0, 0.0) if bs == "spec" else (pri.kernel_overhead_s, pri.matmul_m_half)
-            eta_mm = kernels.small_m_efficiency(_eta(pri, "eta_flop", bs), M, m_half)
+            eta_k = 1.0 if bs == "spec" else float(kernels.depth_efficiency(eta_inf, K, k_half))
+            eta_mm = kernels.small_m_efficiency(eta_k, M, m_half)
             return flop / float(kernels.gemm_time(flop, F, eta_mm, byts, W, _eta(pri, "eta_bw", bs), t0))
         pred, spec = both(rate)
-        bound = "compute" if flop / (F * pri.eta_flop) >= byts / (W * pri.eta_bw) else "memory"
+        eta_k = float(kernels.depth_efficiency(eta_inf, K, k_half))
+        bound = "compute" if flop / (F * eta_k) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
+        if law_key:
+            why.append(f"depth law eta = {eta_inf:.3g} · K/(K + {k_half:.0f}) = {eta_k:.3g} at K = {K} "
+                       f"({pri.file or pri.name}: matmul_k_law_fmt.{law_key}, measured kernel tables)")
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
                           why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
