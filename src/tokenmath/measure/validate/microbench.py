@@ -88,9 +88,15 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
                           why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
         F = chip.peak("bf16")
-        pred, spec = both(lambda bs: F * _eta(pri, "eta_flop", bs))
+        c = pri.curves.get("eta_attn_prefill.bf16") or pri.curves.get("eta_attn_prefill")
+        if c is not None:  # the measured attention kernels' rate at their largest size, not a GEMM's
+            eta, what = float(c.y[-1]), (f"the measured prefill-attention kernels' rate at their largest size "
+                                         f"({pri.file or pri.name}: eta_attn_prefill = {c.y[-1]:.3g})")
+        else:
+            eta, what = pri.eta_flop, "eta_flop (no attention kernel measured for this chip)"
+        pred, spec = both(lambda bs: F * (1.0 if bs == "spec" else eta))
         return Prediction(rid, g, "kernel", pred / scale, measured, row["unit"], spec / scale if spec else None,
-                          True, ["compute-bound attention kernel at the BF16 peak × eta_flop"] + notes)
+                          True, [f"compute-bound attention kernel at the BF16 peak × {what}"] + notes)
     if kind == "link":
         return _link(row, al, system, pri, basis, measured, scale, notes)
     if kind == "collective":
