@@ -453,3 +453,17 @@ def test_a_models_latency_in_a_time_unit_is_a_serving_row():
     assert row_kind(_row(metric="latency, batch 1", unit="ms/token")) == "serving"
     assert row_kind(_row(metric="latency", unit="s", notes="end-to-end")) == "serving"
     assert row_kind(_row(metric="all_reduce latency", unit="us")) != "serving"
+
+
+def test_a_stated_batch_beyond_the_kv_pool_runs_what_the_pool_holds():
+    """Llama 2 70B FP8 on one H200 at 128+4096 tokens: the pool holds ~100 sequences, so a stated batch of
+    640 runs no faster than the pool's batch (the scheduler admits a request only when its whole KV fits)."""
+    base = _row(id="X-6", model="Llama 2 70B", precision="FP8", hardware="H200 SXM 141GB", n_chips="1",
+                parallelism="TP1", input_len="128", output_len="4096", metric="output_tokens_per_s_per_gpu",
+                value="2000", unit="tokens/s/GPU")
+    big = predict_row({**base, "batch": "640"}, Aliases())
+    assert any("the KV pool holds" in w for w in big.why)
+    held = int(next(w for w in big.why if "the KV pool holds" in w).split("holds ")[1].split()[0])
+    assert held < 640
+    at_pool = predict_row({**base, "batch": str(held)}, Aliases())
+    assert big.predicted == pytest.approx(at_pool.predicted, rel=1e-9)

@@ -488,6 +488,13 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     if su.B is not None:
         B = su.B
         why.append(f"batch {B} as stated")
+        held = _engine_batch(su, spec, al)
+        if isinstance(held, str):
+            return held, why, None
+        if held < B:  # a scheduler admits a request only when its whole KV fits (TensorRT-LLM's no-evict policy)
+            B = held
+            why.append(f"but the KV pool holds {held} sequences of {su.ISL}+{su.OSL} tokens: {held} run at a time, "
+                       f"the rest wait")
     else:
         B = _engine_batch(su, spec, al)
         if isinstance(B, str):
