@@ -448,6 +448,14 @@ def test_a_unit_left_out_of_its_column_is_read_where_tables_put_it(value, metric
     assert (r["value"], r["unit"]) == (want_value, want_unit)
 
 
+def test_a_time_per_output_token_at_users_is_a_tpot_under_load():
+    row = _row(id="X-7", model="Llama 3.1 8B", precision="FP8", hardware="H100 SXM 80GB", n_chips="1",
+               parallelism="TP1", input_len="128", output_len="128", metric="time per output token at 16 users",
+               value="10", unit="ms")
+    out = predict_row(row, Aliases())
+    assert out.kind == "concurrency" and not out.higher_is_better and "concurrency 16" in out.why[0]
+
+
 def test_a_models_latency_in_a_time_unit_is_a_serving_row():
     from tokenmath.measure.validate.rows import row_kind
     assert row_kind(_row(metric="latency, batch 1", unit="ms/token")) == "serving"

@@ -353,7 +353,8 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
         if re.search(r"latency|\btime\b|duration", m):
             return "time"
         return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
-    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|time.to.first|inter.token|end.to.end|latency", m):
+    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|time.to.first|inter.token|end.to.end|latency|"
+                                       r"time.per.(?:output.)?token", m):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
     if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s", m):
         return None  # a request rate: no unit dimension of its own here
