@@ -394,3 +394,12 @@ def test_the_a100_40gb_is_its_own_part(text, entry):
         c = s.chip
         assert c.hbm_capacity_bytes == 40 * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(1.555e12)
         assert c.peak("bf16") == load_system("hgx-a100").chip.peak("bf16")
+
+
+@pytest.mark.parametrize("name, system", [("DGX H100", "hgx-h100"), ("dgx-h100", "hgx-h100"), ("HGX H200", "hgx-h200"),
+                                          ("DGX B200", "hgx-b200"), ("DGX A100", "hgx-a100"),
+                                          ("DGX A100 320GB", "hgx-a100-40gb")])
+def test_dgx_and_hgx_names_are_the_eight_gpu_boards(name, system):
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
