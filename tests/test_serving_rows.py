@@ -273,3 +273,14 @@ def test_a_rate_per_node_or_rack_under_load_is_divided_by_the_nodes():
     rack = predict_row({**base, "unit": "tokens/s/rack"}, Aliases()).predicted
     gpu = predict_row({**base, "unit": "tokens/s/GPU"}, Aliases()).predicted
     assert rack == pytest.approx(total, rel=1e-9) and gpu == pytest.approx(total / 72, rel=1e-9)
+
+
+@pytest.mark.parametrize("hardware, system", [("H100 NVL", None), ("H200 NVL", None), ("H800 PCIe", None),
+                                              ("H100 PCIe", "pcie-h100-8"), ("A100-PCIE-80GB", "pcie-a100-8"),
+                                              ("H100 SXM5", "hgx-h100"), ("GB200 NVL72", "gb200-nvl72")])
+def test_a_form_factor_that_contradicts_the_part_is_not_matched(hardware, system):
+    """A PCIe or NVL card (other memory, clocks and power) is not the SXM module; 'NVL72' is a rack, not a card."""
+    s, why = Aliases().system(hardware)
+    assert (s.name if s else None) == system, why
+    if system is None:
+        assert "another form factor" in why

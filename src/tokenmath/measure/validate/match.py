@@ -203,6 +203,15 @@ class Aliases:
         if rule is None and size and abs(float(size.group(1)) - have) > 0.15 * have:
             return None, (f"hardware {text!r} states {size.group(1)} GB of memory; the nearest catalog match, "
                           f"{sysm.chip.name}, has {have:.0f}: a different part")
+        # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
+        # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)
+        card = re.search(r"\bpcie\b|\bnvl\b", text, re.I)
+        disp = sysm.chip.display_name
+        if rule is None and ((card and "SXM" in disp) or (re.search(r"\bsxm\d?\b", text, re.I) and "PCIe" in disp)):
+            what = card.group(0) if card and "SXM" in disp else "SXM"
+            return None, (f"hardware {text!r} names a{'n' if what.upper() in ('NVL', 'SXM') else ''} "
+                          f"{what if what != 'pcie' else 'PCIe'} part; the nearest catalog match, {sysm.chip.name} "
+                          f"({disp}), is another form factor: a different part")
         notes = [m.note(), extra]
         fab = _fabric(text)
         if fab is not None:
