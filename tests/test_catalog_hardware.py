@@ -403,3 +403,14 @@ def test_dgx_and_hgx_names_are_the_eight_gpu_boards(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system
+
+
+def test_the_table_of_other_names_parses_and_names_catalog_entries():
+    """A broken names.yaml must fail here, not silently empty every other name."""
+    from tokenmath.core.load import load_aliases, names
+    t = load_aliases("names")
+    for kind, entries in (("hardware", t.get("hardware") or {}), ("models", t.get("models") or {})):
+        known = set(names("models")) if kind == "models" else set(names("hardware")) | set(names("systems"))
+        for entry, rec in entries.items():
+            assert entry in known, f"{kind}: {entry} is no catalog entry"
+            assert rec.get("names") and rec.get("source"), entry

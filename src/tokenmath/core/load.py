@@ -327,10 +327,9 @@ def other_hardware_name(name: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def _other_names() -> dict:
-    try:
-        return load_aliases("names")
-    except CatalogError:
+    if _alias_path("names.yaml") is None:  # no table of other names: none (a broken one is an error, not none)
         return {}
+    return load_aliases("names")
 
 
 def load_priors(name: str = "default") -> Priors:

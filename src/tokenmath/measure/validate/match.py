@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.errors import CatalogError
-from ...core.load import _load_cached, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model, load_system, names
+from ...core.load import _load_cached, _other_names, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model, load_system, names
 from ...core.records import Model, System
 
 __all__ = ["Aliases", "Match", "score_name", "tokens", "MIN_SCORE"]
@@ -263,10 +263,7 @@ def _model_candidates() -> dict[str, list[tuple[str, str]]]:
 
 @lru_cache(maxsize=1)
 def _extra_names() -> dict[str, list[str]]:
-    try:
-        d = load_aliases("names")
-    except CatalogError:
-        return {}
+    d = _other_names()  # a broken table is an error (core.load), not an empty one
     return {k: list(v.get("names", [])) for k, v in (d.get("models") or {}).items()} | \
         {k: list(v.get("names", [])) for k, v in (d.get("hardware") or {}).items()}
 
