@@ -475,3 +475,22 @@ def test_a_stated_batch_beyond_the_kv_pool_runs_what_the_pool_holds():
     assert held < 640
     at_pool = predict_row({**base, "batch": str(held)}, Aliases())
     assert big.predicted == pytest.approx(at_pool.predicted, rel=1e-9)
+
+
+@pytest.mark.parametrize("metric, unit, speed", [
+    ("throughput per GPU under 50 ms TPOT", "tokens/s/GPU", 20.0),
+    ("output throughput at p99 TPOT 100 ms", "tokens/s", 10.0),
+    ("throughput with TPOT < 40 ms", "tokens/s", 25.0),
+])
+def test_a_rate_held_to_a_latency_limit_is_a_rate_at_that_speed(metric, unit, speed):
+    """The TPOT in 'throughput under 50 ms TPOT' is the limit the rate was held to, not what the row measures:
+    a rate at ≥ 1/TPOT tokens/s per user (the frontier)."""
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import measured_part
+    assert "TPOT" not in measured_part(metric)
+    assert quantity_of(metric, unit)[2]  # a rate: higher is better
+    row = _row(id="X-8", model="Llama 3.1 8B", precision="FP8", hardware="H100 SXM 80GB", n_chips="1",
+               parallelism="TP1", input_len="1024", output_len="256", metric=metric, value="1000", unit=unit)
+    out = predict_row(row, Aliases())
+    assert out.kind == "at_speed" and f"≥ {speed:g} tok/s/user" in out.why[0], out.why
+    assert measured_part("median TPOT") == "median TPOT" and measured_part("TPOT at 64 users") == "TPOT at 64 users"

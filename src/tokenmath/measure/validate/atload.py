@@ -32,7 +32,7 @@ from ...serving.frontier import frontier
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
-from .rows import parse_measured, row_text
+from .rows import measured_part, parse_measured, row_text
 
 __all__ = ["LoadRegime", "under_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of", "row_text"]
 
@@ -57,6 +57,15 @@ def _seconds(x: str, unit: str) -> float:
     return float(x) * (1e-3 if unit.lower() == "ms" else 1.0)
 
 
+def _limit(what: str, text: str) -> re.Match | None:
+    """A latency limit on `what` (groups: the number, 'ms' or 's'): 'TPOT <= 50 ms', 'TPOT SLO < 50 ms', 'at p99
+    TPOT 100 ms', 'under 50 ms TPOT'. A bare 'TPOT 25 ms' in the notes is a measurement, not a limit."""
+    pre = r"(?:\b(?:at|under|below|with|within)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
+    return (re.search(what + r"\s*(?:SLO\s*)?(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM + r"\s*(ms|s)\b", text, re.I)
+            or re.search(pre + what + r"(?:\s*SLO)?\s*(?:of\s+)?" + _NUM + r"\s*(ms|s)\b", text, re.I)
+            or re.search(pre + _NUM + r"\s*(ms|s)\s*(?:p\d\d\s+)?" + what, text, re.I))
+
+
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
     text = row_text(row, ("batch", "parallelism", "metric", "notes"))
@@ -76,10 +85,7 @@ def under_load(row: dict) -> LoadRegime | None:
         re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
     if target and not per_user_metric:
         speed = float(target.group(1))
-    tpot = re.search(r"(?:TPOT|ITL|time per output token)\s*(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM +
-                     r"\s*(ms|s)\b", text, re.I)
-    ttft = re.search(r"(?:TTFT|time to first token)\s*(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM + r"\s*(ms|s)\b",
-                     text, re.I)
+    tpot, ttft = _limit(r"(?:TPOT|ITL|time per output token)", text), _limit(r"(?:TTFT|time to first token)", text)
     note = []
     if tpot and speed is None and C is None:
         speed = 1.0 / _seconds(tpot.group(1), tpot.group(2))
@@ -147,8 +153,9 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
 
 
 def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
-    """(simulated quantity, statistic, higher is better) that a row's metric names."""
-    m, u = metric.lower(), unit.lower()
+    """(simulated quantity, statistic, higher is better) that a row's metric names (less any latency limit the
+    rate was held to: rows.measured_part)."""
+    m, u = measured_part(metric).lower(), unit.lower()
     stat = "p99" if "p99" in m else "p90" if "p90" in m else "p50" if ("p50" in m or "median" in m) else "mean"
     if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False

@@ -20,7 +20,7 @@ from ...training import is_training_row
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
-           "output_len_from_samples", "BEST_CASE", "unknown_reason", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "output_len_from_samples", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -342,9 +342,24 @@ def dimension_of_unit(unit: str) -> str | None:
     return None
 
 
+# a latency limit a rate was held to: 'under 50 ms TPOT', 'at p99 TPOT 100 ms', 'TTFT<1s' (not what it measures)
+_LAT = r"(?:TPOT|ITL|TTFT|time per output token|time to first token)"
+_LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
+                    r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?" + _LAT + r")"
+                    r"|\s*\b" + _LAT + r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)
+
+
+def measured_part(metric: str) -> str:
+    """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
+    throughput'), where what remains names a rate; else the metric as it is."""
+    rest = _LIMIT.sub("", metric)
+    return rest if rest != metric and re.search(r"throughput|goodput|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
+        else metric
+
+
 def prediction_dimension(kind: str, metric: str) -> str | None:
     """The dimension of what tokenmath predicts for a row of this kind and metric."""
-    m = metric.lower()
+    m = measured_part(metric).lower()
     if kind == "stream" and "kernel_time" in m:
         return "time"
     if kind == "alltoall" and not m.endswith("_latency"):
