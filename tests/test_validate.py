@@ -494,3 +494,17 @@ def test_a_rate_held_to_a_latency_limit_is_a_rate_at_that_speed(metric, unit, sp
     out = predict_row(row, Aliases())
     assert out.kind == "at_speed" and f"≥ {speed:g} tok/s/user" in out.why[0], out.why
     assert measured_part("median TPOT") == "median TPOT" and measured_part("TPOT at 64 users") == "TPOT at 64 users"
+
+
+@pytest.mark.parametrize("text, want", [("1,234 ± 50", (1184.0, 1284.0, "")), ("3.2e4", (32000.0, 32000.0, "")),
+                                        ("12.5 (p50)", (12.5, 12.5, "")), ("0 ± 1", None)])
+def test_measured_values_with_a_spread_an_exponent_or_a_statistic(text, want):
+    from tokenmath.measure.validate.rows import parse_measured
+    m = parse_measured(text)
+    assert (None if m is None else (m.low, m.high, m.op)) == want
+
+
+def test_a_time_unit_may_carry_its_statistic():
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import unit_scale
+    assert unit_scale("ms (p99)") == 1e-3 and quantity_of("TTFT", "ms (p99)")[:2] == ("ttft_s", "p99")

@@ -156,7 +156,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     """(simulated quantity, statistic, higher is better) that a row's metric names (less any latency limit the
     rate was held to: rows.measured_part)."""
     m, u = measured_part(metric).lower(), unit.lower()
-    stat = "p99" if "p99" in m else "p90" if "p90" in m else "p50" if ("p50" in m or "median" in m) else "mean"
+    mu = m + " " + u  # the statistic may be in the unit: 'ms (p99)'
+    stat = "p99" if "p99" in mu else "p90" if "p90" in mu else "p50" if ("p50" in mu or "median" in mu) else "mean"
     if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl)|inter.token|time.per.output", m):

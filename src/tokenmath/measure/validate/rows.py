@@ -31,9 +31,9 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), (r"^gb/s", 1e9), (r"^tb/s", 1e12),
                (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbps|^gbit/s", 1e9 / 8),
-               (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?$", 1e-6),
-               (r"^ms(?:\s*/\s*(?:tok\w*|output token))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
-               (r"^(?:s|sec|seconds?)$", 1.0), (r"^(?:min|minutes?)$", 60.0),
+               (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?(?:\s*\(.*\))?$", 1e-6),
+               (r"^ms(?:\s*/\s*(?:tok\w*|output token))?(?:\s*\(.*\))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
+               (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
                (r"^req(?:uest)?s?\s*/\s*s", 1.0), (r"^(?:qps|rps)\b", 1.0),
@@ -284,6 +284,16 @@ def parse_measured(text: str) -> Measured | None:
     """'27,911', 'up to 800' -> point; '8-31' / '8 to 31' -> range; '>250', '≥250', '250+', '<5' -> bound."""
     t = (text or "").strip().replace("≥", ">=").replace("≤", "<=").replace("–", "-").replace("—", "-")
     t = re.sub(r"^[~≈]|^approx\.?\s*|^about\s+", "", t, flags=re.I).strip()
+    t = re.sub(r"\s*\((?:p\d\d|mean|median|avg|average)\)\s*$", "", t, flags=re.I)  # '12.5 (p50)': the statistic
+    sci = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*[eE]\s*([+-]?[0-9]+)", t)  # '3.2e4'
+    if sci:
+        v = float(sci.group(1)) * 10.0 ** int(sci.group(2))
+        return Measured(v, v) if v > 0 else None
+    pm = re.fullmatch(rf"{_NUM}\s*(?:±|\+/-|\+-)\s*{_NUM}", t)  # '1,234 ± 50': the spread is a range
+    if pm:
+        (a, ka), (b, kb) = re.findall(_NUM, t)[:2]
+        mid, half = (float(x.replace(",", "")) * {"k": 1e3, "m": 1e6}.get(k.lower(), 1.0) for x, k in ((a, ka), (b, kb)))
+        return None if mid <= 0 else Measured(mid - half, mid + half) if mid - half > 0 else Measured(mid, mid)
     if not t:
         return None
     m = re.fullmatch(rf"(>=|<=|>|<)\s*{_NUM}", t)
