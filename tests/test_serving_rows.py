@@ -284,3 +284,12 @@ def test_a_form_factor_that_contradicts_the_part_is_not_matched(hardware, system
     assert (s.name if s else None) == system, why
     if system is None:
         assert "another form factor" in why
+
+
+@pytest.mark.parametrize("text, want", [("tensor parallel 8", {"tp": 8}), ("8-way TP", {"tp": 8}),
+                                        ("tensor_parallel_size=8", {"tp": 8}), ("--tp-size 8", {"tp": 8}),
+                                        ("expert parallel 16", {"ep": 16}), ("8-way tensor parallelism", {"tp": 8}),
+                                        ("data parallel 2, tensor parallel 4", {"tp": 4, "dp": 2})])
+def test_parallelism_in_words(text, want):
+    from tokenmath.measure.validate.serving import split_of
+    assert split_of(text) == want

@@ -350,6 +350,11 @@ def split_of(par: str) -> dict[str, int | bool]:
     Reads 'TP8', 'tp=8', '--tp 8', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
     with experts over the same chips), 'MoE-TP4'; a bare 'EP' or 'DP attention' without a number is a flag."""
     p = par.lower().replace("_", "-")
+    # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
+    for short, word in (("tp", "tensor"), ("ep", "expert"), ("dp", "data")):
+        p = re.sub(rf"\b{word}[- ]?parallel(?:ism)?(?:[- ]?size)?\s*(?:=|:|of)?\s*(\d+)", rf"{short}\1", p)
+        p = re.sub(rf"\b(\d+)[- ]way[- ](?:{short}\b|{word}[- ]?parallel(?:ism)?)", rf"{short}\1", p)
+        p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
