@@ -508,3 +508,13 @@ def test_a_time_unit_may_carry_its_statistic():
     from tokenmath.measure.validate.atload import quantity_of
     from tokenmath.measure.validate.rows import unit_scale
     assert unit_scale("ms (p99)") == 1e-3 and quantity_of("TTFT", "ms (p99)")[:2] == ("ttft_s", "p99")
+
+
+@pytest.mark.parametrize("model, prec", [("Qwen/Qwen2.5-7B-Instruct-AWQ", "int4"), ("Llama-3.1-8B-Instruct-FP8", "fp8"),
+                                         ("Llama-3.1-8B-Instruct", "bf16")])
+def test_an_unstated_precision_is_read_from_the_models_name(model, prec):
+    row = _row(id="X-9", model=model, hardware="H100 SXM 80GB", n_chips="1", parallelism="TP1", batch="1",
+               input_len="128", output_len="128", metric="decode_tokens_per_s_per_user", value="100", unit="tokens/s")
+    out = predict_row(row, Aliases())
+    assert out.interval_key[2] == prec
+    assert any(a.startswith("precision not stated") for a in out.assumptions)

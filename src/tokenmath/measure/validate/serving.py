@@ -87,13 +87,17 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     m, note = al.model(row["model"])
     if m is None:
         return Unexpressed(rid, g, note)
-    if row["precision"].strip():
-        prec, kv, pnote = al.precision(row["precision"])
+    named = re.search(r"(?<![a-z0-9])(nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4)(?![a-z0-9])", row["model"], re.I)
+    ptext = row["precision"].strip() or (named.group(1) if named else "")  # 'Qwen2.5-7B-Instruct-AWQ': its release
+    if ptext:
+        prec, kv, pnote = al.precision(ptext)
+        if not row["precision"].strip() and prec is not None:
+            pnote = f"precision not stated: {ptext!r} from the model's name, read as {prec}" + (f" ({pnote})" if pnote else "")
     else:  # unstated: the checkpoint as its publisher ships it
         prec, kv, pnote = m.weight_dtype, None, f"precision not stated: the checkpoint's own, {m.weight_dtype} (catalog)"
     if prec is None:
         return Unexpressed(rid, g, pnote)
-    m, snote = checkpoint_formats(m, prec, al.storage(row["precision"]), al.source("precision_notes.storage"))
+    m, snote = checkpoint_formats(m, prec, al.storage(ptext), al.source("precision_notes.storage"))
     lower = parse_measured(row.get("value", ""))
     point = lower is not None and not lower.op  # a point or a range, not a stated bound
     spec = speculation_of(row, m, best_case=point, al=al)
