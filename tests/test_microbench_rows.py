@@ -174,3 +174,23 @@ def test_cli_reads_a_table_of_published_microbenchmarks(tmp_path):
     assert all(x["bound_ok"] for x in d["rows"])
     r = run("validate", "--table", str(path))
     assert r.exit_code == 0 and "median |error|" in r.stdout
+
+
+@pytest.mark.parametrize("model, hardware, n, notes, metric, unit", [
+    ("nccl all_reduce_perf", "DGX H100", "8", "size=0B", "busbw", "GB/s"),           # no bytes
+    ("alltoall", "DGX H100", "16", "8GB, 16 GPUs per node", "busbw", "GB/s"),      # n = GPUs per node
+    ("GEMM M=0 N=4096 K=4096", "H100 SXM", "1", "", "gemm TFLOPs", "TFLOP/s"),      # an empty dimension
+])
+def test_degenerate_microbenchmarks_are_refused_or_sane_never_a_crash(model, hardware, n, notes, metric, unit):
+    r = {c: "" for c in COLUMNS}
+    r.update(id="Q-900", model=model, hardware=hardware, n_chips=n, notes=notes, metric=metric, value="100",
+             unit=unit, precision="BF16")
+    out = predict_row(r, Aliases())
+    assert getattr(out, "reason", None) or (out.predicted > 0 and out.predicted < 1e300)
+
+
+def test_a_huge_exponent_or_a_lower_case_shape():
+    from tokenmath.measure.validate.rows import parse_measured
+    assert parse_measured("1e400") is None
+    assert _gemm_shape({"model": "GEMM m=1024 n=2048 k=4096", "metric": "", "notes": "", "batch": ""})[:3] == \
+        (1024, 2048, 4096)

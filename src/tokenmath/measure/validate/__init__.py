@@ -156,6 +156,9 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     if isinstance(out, Prediction) and (BEST_CASE in out.assumptions or meas.op in (">", ">=")) and (
             OSL_UNSTATED in out.assumptions or K_UNSTATED in out.assumptions):
         out = _best_over_unstated(row, out, al, system, hw_note, meas.value, scale, basis, priors, explain)
+    if isinstance(out, Prediction) and not (math.isfinite(out.predicted) and out.predicted > 0):
+        return skip(f"the prediction came out as {out.predicted!r}, not a positive number: the row's inputs are "
+                    "out of the model's range")
     if isinstance(out, Prediction):
         out.measured_op = meas.op
         if BEST_CASE in out.assumptions:  # the tool's best case must reach a rate, or undercut a time

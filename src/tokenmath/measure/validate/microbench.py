@@ -54,6 +54,8 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
             assume.append(f"GEMM shape not stated: a large square GEMM ({_SQUARE[0]}³), the chip's best-case "
                           "matmul rate")
         M, N, K, groups = shape
+        if min(M, N, K, groups) < 1:
+            return Unexpressed(rid, g, f"GEMM shape {M}×{N}×{K} has an empty dimension")
         prec, pnote = _precision(row, al)
         if prec is None:
             return Unexpressed(rid, g, pnote)
@@ -176,6 +178,7 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     best = re.search(r"best shape (\d+)x(\d+)x(\d+)", text)
     if best:
         return int(best.group(1)), int(best.group(2)), int(best.group(3)), 1
+    text = re.sub(r"\b([mnk])(?=\s*=)", lambda x: x.group(1).upper(), text)  # 'm=1024 n=1024 k=1024'
     same = re.search(r"\b([MNK])\s*=\s*([MNK])\s*=\s*(?:([MNK])\s*=\s*)?" + _DIM, text)  # M=N=K=8192, M=N=4096
     named = {}
     if same:
@@ -276,6 +279,7 @@ def _link(row, al, system: System, pri: Priors, basis: str, measured: float, sca
 
 
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B(?![\w/])(?!\s*(?:HBM|memory|VRAM|of memory))")
+_SIZE_PREFIXED = re.compile(_SIZE.pattern.replace("i?)?B", "i?)B"))  # outside the metric, '70B' is a parameter count
 _SIZE_NAMED = re.compile(r"\b(?:size|message|msg|bytes)\s*(?:=|:|of)?\s*(\d+(?:\.\d+)?)\s*([kKMGT]i?)?B?(?![\w/.])",
                          re.I)
 _LARGE_MSG, _SMALL_MSG = 2.0**30, 8.0
@@ -286,7 +290,7 @@ def message_bytes(row) -> tuple[float | None, str]:
     notes, the batch or the model column. K/M/G with 'i' are binary; without it, binary where the count is a
     power of two (nccl-tests' sizes: '8GB' is 8 GiB), else decimal."""
     for col in ("metric", "notes", "batch", "model"):
-        m = _SIZE.search(row[col]) or _SIZE_NAMED.search(row[col])
+        m = (_SIZE if col == "metric" else _SIZE_PREFIXED).search(row[col]) or _SIZE_NAMED.search(row[col])
         if m:
             x, p = float(m.group(1)), (m.group(2) or "")
             power2 = x == int(x) and int(x) > 0 and int(x) & (int(x) - 1) == 0
@@ -318,6 +322,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     if n_how:
         notes.append(n_how)
     m, m_how = message_bytes(row)
+    if m is not None and not m > 0:
+        return Unexpressed(rid, g, f"{m_how}: a collective of no bytes moves nothing")
     if m is None:
         m = _LARGE_MSG if dim == "bandwidth" else _SMALL_MSG
         m_how = (f"message size not stated: {'1 GiB, where busbw plateaus' if dim == 'bandwidth' else '8 B, a latency'}"
@@ -337,6 +343,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         if not per_node_of(row):
             assume.append("across nodes with no count of GPUs per node: one GPU per node (assumed)")
     else:
+        outside, per = False, n
+    if outside and per >= n:  # as many per node as in all: one domain after all
         outside, per = False, n
     if outside and not system.scaleout_bw:
         return Unexpressed(rid, g, f"{system.name} has no scale-out bandwidth in the catalog")

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,10 +286,9 @@ def parse_measured(text: str) -> Measured | None:
     t = (text or "").strip().replace("≥", ">=").replace("≤", "<=").replace("–", "-").replace("—", "-")
     t = re.sub(r"^[~≈]|^approx\.?\s*|^about\s+", "", t, flags=re.I).strip()
     t = re.sub(r"\s*\((?:p\d\d|mean|median|avg|average)\)\s*$", "", t, flags=re.I)  # '12.5 (p50)': the statistic
-    sci = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*[eE]\s*([+-]?[0-9]+)", t)  # '3.2e4'
-    if sci:
-        v = float(sci.group(1)) * 10.0 ** int(sci.group(2))
-        return Measured(v, v) if v > 0 else None
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*[eE]\s*[+-]?[0-9]+", t):  # '3.2e4'
+        v = float(t.replace(" ", ""))
+        return Measured(v, v) if 0 < v < math.inf else None
     pm = re.fullmatch(rf"{_NUM}\s*(?:±|\+/-|\+-)\s*{_NUM}", t)  # '1,234 ± 50': the spread is a range
     if pm:
         (a, ka), (b, kb) = re.findall(_NUM, t)[:2]
