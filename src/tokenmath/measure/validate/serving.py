@@ -245,8 +245,10 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     """A TTFT, TPOT/ITL or end-to-end latency of one static batch of B requests (B = 1 unstated): the prompts
     prefilled B_p at a time, then OSL decode steps of the whole batch over the growing context.
 
-        TTFT = n_prefill · t_prefill(B_p, ISL)        TPOT = mean over S = ISL … ISL+OSL−1 of t_decode(B, S)
-        e2e  = TTFT + OSL · TPOT
+        TTFT = ceil(B / B_p) · t_prefill(B_p, ISL)    TPOT = mean over S = ISL … ISL+OSL−1 of t_decode(B, S)
+        e2e  = TTFT + (OSL − 1) · TPOT                (the prefill yields the first token)
+
+    A batch whose weights and KV at ISL + OSL do not fit is refused.
 
     Speculative decoding divides TPOT by the tokens a verify step yields (serving/speculative.py)."""
     rid, g = row["id"], group_of(row["id"])
@@ -262,6 +264,12 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
         assumptions.append(lnote)
     su = _Setup(m, system, G, 1, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
                 engine=engine)
+    held = _engine_batch(su, False, al)  # the batch must fit: weights, and the KV of every sequence at ISL + OSL
+    if isinstance(held, str):
+        return Unexpressed(rid, g, held)
+    if held < B:
+        return Unexpressed(rid, g, f"a static batch of {B} needs the KV of {B} sequences of {ISL}+{OSL} tokens; the "
+                                   f"KV pool of {G} × {system.chip.name} holds {held}")
     tokens_max = int(al.engine["max_num_tokens"])
     dp = int(layout.dp(G))
     B_p = max(1, min(B, dp * max(1, tokens_max // ISL)))
@@ -269,7 +277,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
 
     def times(bs: str) -> tuple[float, float]:
         pre = step(m, system, B=B_p, S=ISL, phase="prefill", basis=bs, **kw)
-        ttft = B / B_p * float(pre.v("t_step"))
+        ttft = math.ceil(B / B_p) * float(pre.v("t_step"))  # the last chunk waits for the steps before it
         if spec is not None:
             sp = speculative_step(m, system, spec, B=B, S=ISL + OSL / 2, basis=bs, **kw)
             return ttft, float(sp.v("t_spec")) / float(sp.v("tau"))
@@ -278,7 +286,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
 
     def value(bs: str) -> float:
         ttft, tpot = times(bs)
-        return {"ttft_s": ttft, "e2e_s": ttft + OSL * tpot}.get(key, tpot)
+        return {"ttft_s": ttft, "e2e_s": ttft + (OSL - 1) * tpot}.get(key, tpot)  # the first token ends the prefill
 
     pred = value(basis)
     bound = value("spec") if basis == "prior" else pred
