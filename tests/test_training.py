@@ -518,3 +518,27 @@ def test_cli_train_bad_input(args, needle):
 def test_catalog_lists_the_training_priors():
     r = run("catalog", "list", "training", "--json")
     assert r.exit_code == 0 and "llama3-405b-h100-16k" in json.loads(r.stdout)["training"]
+
+
+@pytest.mark.parametrize("row, want", [
+    ({"metric": "output tokens/s per GPU H100", "unit": "tokens/s", "notes": "DeepSpeed-FastGen"}, None),
+    ({"metric": "throughput", "unit": "tokens/s", "notes": "supports 1M tokens context", "model": "x (pretrained)"},
+     None),
+    ({"metric": "achieved TFLOP/s per GPU", "unit": "TFLOP/s", "model": "cuBLAS GEMM 8192x8192x8192"}, None),
+    ({"metric": "attention TFLOPs/GPU", "unit": "TFLOP/s/GPU", "model": "FlashAttention-3"}, None),
+    ({"metric": "training throughput", "unit": "TFLOP/s/GPU", "model": "GPT-3 175B"}, "flop_per_s"),
+    ({"metric": "total", "unit": "M GPU-hours", "model": "DeepSeek-V3"}, "chip_hours"),
+])
+def test_serving_and_kernel_rows_are_not_training_rows(row, want):
+    from tokenmath.training.rows import training_quantity
+    assert training_quantity({"model": "", "notes": "", **row}) == want
+
+
+def test_a_runs_tokens_are_not_its_batch_and_a_unit_may_carry_millions():
+    from tokenmath.training.rows import _row_tokens, _row_value, predict_training_row
+    assert _row_tokens("global batch 15.4M tokens; 14.8T tokens") == 14.8e12 and _row_value("1.8E5") == 1.8e5
+    r = predict_training_row({"id": "Q", "model": "DeepSeek-V3", "precision": "FP8", "hardware": "H800",
+                              "n_chips": "2048", "metric": "total GPU hours", "value": "2.664", "unit": "M GPU-hours",
+                              "notes": "14.8T tokens", "parallelism": "", "batch": "", "input_len": "4096",
+                              "context_len": "", "source": "x"})
+    assert r["measured"] == pytest.approx(2.664e6) and 0.5 < r["predicted"] / r["measured"] < 2

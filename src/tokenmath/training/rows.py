@@ -40,7 +40,7 @@ R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention 
 
 _TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
 _PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
-_CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z])")
+_CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z0-9])")  # not 'GPU H100'
 _TOKENS_PER_S = re.compile(r"tok(?:en)?s?[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|(?<![a-z])tps(?![a-z])")
 _FRAMEWORKS = re.compile(r"(?<![a-z])(?:fsdp|zero-?[0-3]|deepspeed|megatron)(?![a-z])|activation checkpointing|"
                          r"global batch")
@@ -79,19 +79,24 @@ def _row_number(text: str) -> float | None:
 
 def _row_value(text: str) -> float | None:
     """The measured value: '41', '41 %', '30.84M', '1.8e5', '180K'."""
-    m = re.search(r"(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([kKmM](?![a-zA-Z]))?", (text or "").replace(",", ""))
+    m = re.search(r"(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([kKmM](?![a-zA-Z]))?", (text or "").replace(",", ""))
     return float(m.group(1)) * _SCALE.get((m.group(2) or "").lower(), 1.0) if m else None
 
 
 def _row_tokens(text: str) -> float | None:
     """A training token count: '15.6T tokens', '2 trillion tokens', '300B training tokens', '1.2e12 tokens';
     not a batch ('16M tokens/batch', '4194304 tokens per global batch') nor a rate ('tokens/s')."""
-    m = re.search(r"(\d+(?:\.\d+)?(?:e\d+)?)\s*(t|b|m|trillion|billion|million)?\s+(?:(?:pre-?)?training\s+)?"
-                  r"tok(?:en)?s(?![\s_]*(?:/|per)[\s_]*(?:batch|step|iter|global|gpu|chip|s(?![a-z])|sec))",
-                  (text or "").replace(",", ""), re.IGNORECASE)
-    if not m or (m.group(2) is None and "e" not in m.group(1)):
-        return None  # a bare number of tokens is a sequence length or a batch, not a run
-    return float(m.group(1)) * _SCALE.get((m.group(2) or "").lower(), 1.0)
+    found = []
+    t = (text or "").replace(",", "")
+    for m in re.finditer(r"(\d+(?:\.\d+)?(?:e\d+)?)\s*(t|b|m|trillion|billion|million)?\s+(?:(?:pre-?)?training\s+)?"
+                         r"tok(?:en)?s(?![\s_]*(?:/|per)[\s_]*(?:batch|step|iter|global|gpu|chip|s(?![a-z])|sec))",
+                         t, re.IGNORECASE):
+        if m.group(2) is None and "e" not in m.group(1):
+            continue  # a bare number of tokens is a sequence length or a batch, not a run
+        if re.search(r"batch\s*(?:size)?\s*(?:of|=|:)?\s*$", t[:m.start()], re.IGNORECASE):
+            continue  # 'global batch 15.4M tokens'
+        found.append(float(m.group(1)) * _SCALE.get((m.group(2) or "").lower(), 1.0))
+    return max(found) if found else None  # a run's count is its largest
 
 
 def _per_tokens(text: str) -> float | None:
@@ -111,8 +116,9 @@ def _time_unit(text: str) -> tuple[str, float] | None:
 
 def _training_context(row: dict) -> bool:
     """Does anything in the row besides its metric say training (a framework, a global batch, a token count)?"""
-    text = " | ".join(row.get(k, "") for k in ("metric", "notes", "source", "parallelism", "batch")).lower()
-    return bool(_TRAIN.search(text) or _FRAMEWORKS.search(text) or _row_tokens(row.get("notes", "")))
+    text = " | ".join(row.get(k, "") for k in ("metric", "notes", "parallelism", "batch")).lower()
+    text = re.sub(r"deepspeed[\s_-]*(?:fastgen|inference|mii)|pre-?trained", "", text)  # serving engines, checkpoints
+    return bool(_TRAIN.search(text) or _FRAMEWORKS.search(text))
 
 
 def training_quantity(row: dict) -> str | None:
@@ -133,7 +139,10 @@ def training_quantity(row: dict) -> str | None:
     if tu and (tu[0] in ("month", "week", "wk", "day", "d") or re.search(r"time|wall|duration", metric)
                or _TRAIN.search(metric)):
         return "time"
-    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric)):
+    kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
+                       f"{metric} | {row.get('model', '').lower()}")
+    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric)) and not \
+            (kernel and not _TRAIN.search(metric)):
         return "flop_per_s"
     if _TOKENS_PER_S.search(both) and (_TRAIN.search(metric) or _training_context(row)):
         return "tokens_per_s"
@@ -185,6 +194,10 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
                       f"chip-hours or training time")
     if measured is None or not measured > 0:
         return refuse(f"measured value {row.get('value', '')!r} is not a positive number")
+    pre = re.match(r"\s*(k|m|b|thousands?|millions?|billions?)(?:\s+of)?[\s_-]+(?=[a-z])", unit, re.IGNORECASE)
+    if q == "chip_hours" and pre:  # 'M GPU-hours', 'million GPU hours': the unit carries a multiplier
+        measured *= _SCALE[pre.group(1).lower().rstrip("s")]
+        out["measured"] = measured
     if _POST_TRAINING.search(metric.lower()):
         return refuse(f"metric {metric!r} measures post-training (fine-tuning, RL: generation as well as training), "
                       f"not the pre-training `train` predicts")
@@ -258,6 +271,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         pred = 100 * hfu_p / r_carry[rr] if q == "mfu" else 100 * (mfu * r_of[rr] if carry == "mfu" else hfu_p)
         if "fp8" in row.get("precision", "").lower() and "fp8" in chip.peak_flop_per_s:
             pred *= F / chip.peak("fp8")  # MosaicML's FP8 MFU is against the FP8 peak
+            out["assumptions"].append("an FP8 run's MFU is taken against the FP8 peak (MosaicML's convention)")
         if "%" not in unit and "percent" not in unit.lower() and measured <= 1:
             pred /= 100  # a fraction
         return done(pred)
