@@ -526,3 +526,10 @@ def test_a_static_batch_that_does_not_fit_is_refused():
     assert "no room" in predict_row(row, Aliases()).reason
     big = {**row, "model": "Llama 3.1 8B", "batch": "4096", "input_len": "8192", "output_len": "8192"}
     assert "KV pool" in predict_row(big, Aliases()).reason
+
+
+@pytest.mark.parametrize("unit, scale", [("GB/s", 1e9), ("Gb/s", 1e9 / 8), ("Gbps", 1e9 / 8), ("GBps", 1e9),
+                                         ("Tb/s", 1e12 / 8), ("TB/s", 1e12), ("GiB/s", 2.0**30)])
+def test_bits_and_bytes_by_their_case(unit, scale):
+    from tokenmath.measure.validate.rows import unit_scale
+    assert unit_scale(unit) == pytest.approx(scale)

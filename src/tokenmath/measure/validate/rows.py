@@ -31,7 +31,7 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), (r"^gb/s", 1e9), (r"^tb/s", 1e12),
-               (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbps|^gbit/s", 1e9 / 8),
+               (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbit/s", 1e9 / 8),
                (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?(?:\s*\(.*\))?$", 1e-6),
                (r"^ms(?:\s*/\s*(?:tok\w*|output token))?(?:\s*\(.*\))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
                (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
@@ -173,7 +173,12 @@ def with_unit(row: dict) -> dict:
 
 
 def unit_scale(unit: str) -> float | None:
-    u = re.sub(_UNIT_QUALIFIER, "", unit.strip().lower())
+    raw = unit.strip()
+    rate = re.match(r"([kKMGT])(b|B|bit)(?:/s|ps)(?![\w/])", raw)  # the case tells bits (Gb/s, Gbps) from bytes (GB/s)
+    if rate:
+        v = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[rate.group(1)]
+        return v if rate.group(2) == "B" else v / 8
+    u = re.sub(_UNIT_QUALIFIER, "", raw.lower())
     for pat, scale in _UNIT_SCALE:
         if re.search(pat, u):
             return scale
