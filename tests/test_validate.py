@@ -533,3 +533,20 @@ def test_a_static_batch_that_does_not_fit_is_refused():
 def test_bits_and_bytes_by_their_case(unit, scale):
     from tokenmath.measure.validate.rows import unit_scale
     assert unit_scale(unit) == pytest.approx(scale)
+
+
+@pytest.mark.parametrize("hardware, system", [("H100 SXM5, PCIe Gen5", "hgx-h100"), ("DGX H100, ConnectX-7 PCIe", "hgx-h100"),
+                                              ("H100 PCIe", "pcie-h100-8")])
+def test_a_host_link_named_beside_the_part_is_not_its_form_factor(hardware, system):
+    s, why = Aliases().system(hardware)
+    assert s is not None and s.name == system, why
+
+
+def test_caches_disks_and_gptq_int8():
+    assert "no figure" in predict_row(_row(id="X-11", metric="L2 cache bandwidth", unit="TB/s", value="10",
+                                           hardware="H100 SXM", n_chips="1"), Aliases()).reason
+    assert Aliases().precision("GPTQ-Int8")[0] == "int8"
+    pd_total = _row(id="X-12", model="DeepSeek-V3", precision="FP8", hardware="H100 80GB", n_chips="96",
+                    parallelism="PD disaggregation", input_len="2000", output_len="100",
+                    metric="total tokens per second per node", value="20000", unit="tokens/s per node")
+    assert "mixes the two roles" in predict_row(pd_total, Aliases()).reason

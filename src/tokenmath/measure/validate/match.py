@@ -191,7 +191,9 @@ class Aliases:
 
     def system(self, text: str) -> tuple[System | None, str]:
         rule = self._match("hardware", text)
-        m = _best(text, _system_candidates()) if rule is None else \
+        # a host link or NIC named beside the part ('PCIe Gen5 host', 'ConnectX-7 PCIe') says nothing of its form
+        part = re.sub(r"pci-?e\s*(?:gen\s*\d|\d\.0)\w*|(?:connectx|\bcx)-?\d\w*(?:\s*pci-?e)?", " ", text, flags=re.I)
+        m = _best(part, _system_candidates()) if rule is None else \
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         extra = rule.get("note", "") if rule is not None else ""
         if m is None:
@@ -205,9 +207,10 @@ class Aliases:
                           f"{sysm.chip.name}, has {have:.0f}: a different part")
         # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
         # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)
-        card = re.search(r"\bpcie\b|\bnvl\b", text, re.I)
+        card = re.search(r"\bpcie\b|\bnvl\b", part, re.I)
         disp = sysm.chip.display_name
-        if rule is None and ((card and "SXM" in disp) or (re.search(r"\bsxm\d?\b", text, re.I) and "PCIe" in disp)):
+        if rule is None and ((card and "SXM" in disp) or (re.search(r"\bsxm\d?\b|\b[dh]gx\b", part, re.I) and
+                                                          "PCIe" in disp)):
             what = card.group(0) if card and "SXM" in disp else "SXM"
             return None, (f"hardware {text!r} names a{'n' if what.upper() in ('NVL', 'SXM') else ''} "
                           f"{what if what != 'pcie' else 'PCIe'} part; the nearest catalog match, {sysm.chip.name} "

@@ -198,7 +198,8 @@ def row_kind(row: dict) -> str:
     if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token", metric):
         return "serving"
     if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|s|sec|seconds?|min|minutes?)\b", unit) and not \
-            re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul", metric):
+            re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul|nvlink|"
+                      r"pci-?e|infiniband|rdma|\bhbm|memory|cache", f"{metric} | {model}"):
         return "serving"  # a model's latency ('latency, batch 1' in ms/token, 'latency' in s)
     return _microbenchmark_kind(row, metric, model, unit)
 
@@ -235,6 +236,9 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         return "unknown"
     if "kernel_time" in metric:
         return "stream"
+    if re.search(r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram",
+                 named) and not re.search(r"\bhbm", named):
+        return "unknown"  # a cache's, a disk's or a host's rate: no such figure in the catalog
     if dim == "bandwidth" or re.search(r"bandwidth|throughput|\bbw\b", metric):
         if re.search(LINK, named):
             return "link"
@@ -249,6 +253,11 @@ def unknown_reason(row: dict) -> str:
     """Why a row of kind 'unknown' is not predicted, in terms of what it measures."""
     metric, unit = row["metric"], row["unit"]
     dim = dimension_of_unit(unit)
+    what = re.search(r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram",
+                     f"{metric} | {row.get('model', '')}", re.I)
+    if what and dim in ("bandwidth", "time"):
+        return (f"metric {metric!r}: a rate of {what.group(0)!r}, which the catalog has no figure for (it holds HBM, "
+                "scale-up and scale-out links)")
     if "flop" in metric.lower() or dim == "flop_rate":
         return (f"metric {metric!r}: a FLOP rate of no kernel the row names (a GEMM/matmul, or an attention kernel): "
                 "which roofline applies is not known")

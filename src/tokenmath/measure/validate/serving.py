@@ -87,7 +87,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     m, note = al.model(row["model"])
     if m is None:
         return Unexpressed(rid, g, note)
-    named = re.search(r"(?<![a-z0-9])(nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4)(?![a-z0-9])", row["model"], re.I)
+    named = re.search(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4)(?![a-z0-9])",
+                      row["model"], re.I)
     ptext = row["precision"].strip() or (named.group(1) if named else "")  # 'Qwen2.5-7B-Instruct-AWQ': its release
     if ptext:
         prec, kv, pnote = al.precision(ptext)
@@ -110,7 +111,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     split = disaggregated(row)
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
-        phase = "prefill" if quantity_of(row["metric"], row["unit"])[0] == "input_tokens_per_s" else "decode"
+        q = quantity_of(row["metric"], row["unit"])[0]
+        if q in ("total_tokens_per_s", "requests_per_s"):
+            return Unexpressed(rid, g, f"prefill and decode disaggregated ({split!r}): a {q.replace('_', ' ')} per "
+                                       f"{scope} mixes the two roles' chips, whose counts the row does not give")
+        phase = "prefill" if q == "input_tokens_per_s" else "decode"
     notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
     if not row["precision"].strip():
