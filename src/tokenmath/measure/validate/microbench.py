@@ -71,8 +71,10 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         if law_key and "bf16" in pri.matmul_k_law_fmt:
             # a microbenchmark's operands are already in their format, while the engines' FP8/NVFP4 GEMM ops also
             # quantise their activations (an M·K pass, measure/kernel_tables.py): the asymptote is the BF16
-            # op's fraction of the peak; K_half, the epilogue's worth in MACs, is the format's own
-            eta_inf = pri.matmul_k_law_fmt["bf16"][0]
+            # op's fraction of the peak. The epilogue's time per tile is the format's own: 1/eta = 1/eta_inf +
+            # (K_half/eta_inf)/K keeps its 1/K term, so K_half scales with the asymptote
+            eta_bf16 = pri.matmul_k_law_fmt["bf16"][0]
+            eta_inf, k_half = eta_bf16, k_half * eta_bf16 / eta_inf
 
         def rate(bs):
             t0, m_half = (0.0, 0.0) if bs == "spec" else (pri.kernel_overhead_s, pri.matmul_m_half)
@@ -89,7 +91,8 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
                           why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
-        F = chip.peak("bf16")
+        fp8 = re.search(r"fp8", row["precision"], re.I) and not re.search(r"kv", row["precision"], re.I)
+        F = chip.peak("fp8" if fp8 else "bf16")  # FP8 matmuls in the kernel (FlashAttention-3 FP8), not FP8 KV
         c = pri.curves.get("eta_attn_prefill.bf16") or pri.curves.get("eta_attn_prefill")
         if c is not None:  # the measured attention kernels' rate at their largest size, not a GEMM's
             eta, what = float(c.y[-1]), (f"the measured prefill-attention kernels' rate at their largest size "
@@ -98,7 +101,8 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
             eta, what = pri.eta_flop, "eta_flop (no attention kernel measured for this chip)"
         pred, spec = both(lambda bs: F * (1.0 if bs == "spec" else eta))
         return Prediction(rid, g, "kernel", pred / scale, measured, row["unit"], spec / scale if spec else None,
-                          True, [f"compute-bound attention kernel at the BF16 peak × {what}"] + notes)
+                          True, [f"compute-bound attention kernel at the {'FP8' if fp8 else 'BF16'} peak × {what}"]
+                          + notes)
     if kind == "link":
         return _link(row, al, system, pri, basis, measured, scale, notes)
     if kind == "collective":
@@ -356,6 +360,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         eta_up = _eta(pri, "eta_scaleup", bs)
         if curve and bs != "spec":  # the chip's all-reduce measured by message size (8 GPUs in one node)
             eta_up = float(kernels.efficiency(pri, "eta_scaleup", "allreduce", m)[0])
+            if n != 8:  # the in-switch reduction that lifts it past the ring was measured on 8 GPUs only
+                eta_up = min(eta_up, 1.0)
         up = system.scaleup_bw * eta_up
         if not outside:
             lat = pri.alltoall_latency_s if op == "alltoall" and pri.alltoall_latency_s is not None \

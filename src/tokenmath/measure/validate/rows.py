@@ -377,6 +377,8 @@ def measured_part(metric: str) -> str:
     """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
     throughput'), where what remains names a rate; else the metric as it is."""
     rest = _LIMIT.sub("", metric)
+    rest = re.sub(r"\s*(?:\band\b|,|&)\s*(?:" + _LAT + r"\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?"
+                  + _LAT + r")", "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
     return rest if rest != metric and re.search(r"throughput|goodput|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
         else metric
 
