@@ -414,3 +414,15 @@ def test_the_table_of_other_names_parses_and_names_catalog_entries():
         for entry, rec in entries.items():
             assert entry in known, f"{kind}: {entry} is no catalog entry"
             assert rec.get("names") and rec.get("source"), entry
+
+
+def test_the_h100_nvl_is_its_own_card():
+    """94 GB at 3.9 TB/s, the PCIe card's form: neither the SXM module nor the 80 GB PCIe card."""
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system("NVIDIA H100 NVL")
+    assert s is not None and s.name == "pcie-h100-nvl-8", note
+    c = s.chip
+    assert c.hbm_capacity_bytes == 94 * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(3.9e12)
+    assert c.peak("bf16") == pytest.approx(835.5e12) and c.peak("fp8") == pytest.approx(1670.5e12)
+    r = run("serve", "llama-3.1-8b", "--on", "H100 NVL", "--batch", "4", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["system"] == "h100-nvl"
