@@ -108,8 +108,9 @@ def predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors 
                 explain: bool = False) -> Prediction | Unexpressed:
     """One row predicted, or the reason it cannot be; either says whether the row is a serving row (by what it
     measures, not by its id, so another table's ids need no prefix of this one's)."""
+    row = with_unit(row)  # a unit left out of its column, read where tables also put it
     out = _predict_row(row, al, basis=basis, priors=priors, explain=explain)
-    serving = row_kind(with_unit(row)) == "serving"
+    serving = row_kind(row) == "serving"
     if isinstance(out, Prediction):
         out.serving = serving
         return out
@@ -120,7 +121,6 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
                  explain: bool = False) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
     skip = lambda why: Unexpressed(rid, g, why)  # noqa: E731
-    row = with_unit(row)
     kind = row_kind(row)
     if kind == "training":
         return _training(row, al)

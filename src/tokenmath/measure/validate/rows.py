@@ -215,6 +215,8 @@ GEMM_SHAPE = (r"\d+\s*[kK]?\s*[x×]\s*\d+\s*[kK]?\s*[x×]\s*\d+|\d+\s*[kK]?\s*(?
 LINK = (r"\bp2p\b|peer[\s-]?to[\s-]?peer|nvlink|nvswitch|pci-?e|infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|"
         r"interconnect|xgmi|infinity fabric|\bici\b|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|"
         r"ib_(?:write|read|send)_bw|link bandwidth|\befa\b")
+# a cache's, a disk's or a host's rate: the catalog has no figure for any of them
+_NO_FIGURE = r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram"
 _MEMORY = r"\bhbm|memory|\bdram\b|\bmem\b|\bstream\b|triad|copy|memcpy|\bd2d\b|device[\s-]?to[\s-]?device|read|write"
 
 
@@ -236,9 +238,8 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         return "unknown"
     if "kernel_time" in metric:
         return "stream"
-    if re.search(r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram",
-                 named) and not re.search(r"\bhbm", named):
-        return "unknown"  # a cache's, a disk's or a host's rate: no such figure in the catalog
+    if re.search(_NO_FIGURE, named) and not re.search(r"\bhbm", named):
+        return "unknown"
     if dim == "bandwidth" or re.search(r"bandwidth|throughput|\bbw\b", metric):
         if re.search(LINK, named):
             return "link"
@@ -253,8 +254,7 @@ def unknown_reason(row: dict) -> str:
     """Why a row of kind 'unknown' is not predicted, in terms of what it measures."""
     metric, unit = row["metric"], row["unit"]
     dim = dimension_of_unit(unit)
-    what = re.search(r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram",
-                     f"{metric} | {row.get('model', '')}", re.I)
+    what = re.search(_NO_FIGURE, f"{metric} | {row.get('model', '')}", re.I)
     if what and dim in ("bandwidth", "time"):
         return (f"metric {metric!r}: a rate of {what.group(0)!r}, which the catalog has no figure for (it holds HBM, "
                 "scale-up and scale-out links)")
@@ -305,8 +305,7 @@ def parse_measured(text: str) -> Measured | None:
         return Measured(v, v) if 0 < v < math.inf else None
     pm = re.fullmatch(rf"{_NUM}\s*(?:±|\+/-|\+-)\s*{_NUM}", t)  # '1,234 ± 50': the spread is a range
     if pm:
-        (a, ka), (b, kb) = re.findall(_NUM, t)[:2]
-        mid, half = (float(x.replace(",", "")) * {"k": 1e3, "m": 1e6}.get(k.lower(), 1.0) for x, k in ((a, ka), (b, kb)))
+        mid, half = (_num(x) for x in list(re.finditer(_NUM, t))[:2])
         return None if mid <= 0 else Measured(mid - half, mid + half) if mid - half > 0 else Measured(mid, mid)
     if not t:
         return None
@@ -368,17 +367,17 @@ def dimension_of_unit(unit: str) -> str | None:
 
 # a latency limit a rate was held to: 'under 50 ms TPOT', 'at p99 TPOT 100 ms', 'TTFT<1s' (not what it measures)
 _LAT = r"(?:TPOT|ITL|TTFT|time per output token|time to first token)"
+_LIMIT_BODY = (r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?" + _LAT +
+               r")")  # 'TPOT 100 ms' or '50 ms TPOT', after a preposition
 _LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
-                    r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?" + _LAT + r")"
-                    r"|\s*\b" + _LAT + r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)
+                    + _LIMIT_BODY + r"|\s*\b" + _LAT + r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)
 
 
 def measured_part(metric: str) -> str:
     """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
     throughput'), where what remains names a rate; else the metric as it is."""
     rest = _LIMIT.sub("", metric)
-    rest = re.sub(r"\s*(?:\band\b|,|&)\s*(?:" + _LAT + r"\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?"
-                  + _LAT + r")", "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
+    rest = re.sub(r"\s*(?:\band\b|,|&)\s*" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
     return rest if rest != metric and re.search(r"throughput|goodput|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
         else metric
 

@@ -262,7 +262,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
         G = G_row
-        layout = Layout(tp=G, ep=1) if m.moe is None else default_layout(m, G)
+        layout = _replica_layout(m, G)
         assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch "
                            f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
     elif lnote:
@@ -277,7 +277,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
                                    f"KV pool of {G} × {system.chip.name} holds {held}")
     tokens_max = int(al.engine["max_num_tokens"])
     dp = int(layout.dp(G))
-    B_p = max(1, min(B, dp * max(1, tokens_max // ISL)))
+    B_p = max(1, min(B, _prompts_per_step(dp, tokens_max, ISL)))
     kw = dict(G=G, precision=prec, kv_dtype=su.kv, layout=layout, priors=pri)
 
     def times(bs: str) -> tuple[float, float]:
@@ -442,6 +442,17 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     return G, n_rep, layout, note
 
 
+def _replica_layout(m: Model, G: int) -> Layout:
+    """One replica over G chips with no split stated: tensor parallel for a dense model, the default expert
+    split for an MoE one."""
+    return Layout(tp=G, ep=1) if m.moe is None else default_layout(m, G)
+
+
+def _prompts_per_step(dp: int, tokens_max: int, ISL: int) -> int:
+    """Prompts one prefill step takes: each of the dp attention ranks fills its own token budget."""
+    return dp * max(1, tokens_max // ISL)
+
+
 def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> _Setup:
     """A row that names its chips but not their split ('best TP/PP/DP over 8 GPUs'): the tensor-parallel
     replica size (a power of two) whose replicas serve the most on the row's chips, as the roofline sees
@@ -449,7 +460,7 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     best, best_v = None, -1.0
     G = 1
     while G <= G_row:
-        layout = Layout(tp=G, ep=1) if su.m.moe is None else default_layout(su.m, G)
+        layout = _replica_layout(su.m, G)
         cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": layout,
                          "notes": [], "assumptions": []})
         v = _serving_value(cand, mode, "prior", pri, al, False)[0]
@@ -501,7 +512,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         return value, why, (st.t_step if explain else None)
     dp = int(su.layout.dp(G))  # attention DP: each rank's scheduler fills its own token budget
     if mode == "prefill":
-        B_p = dp * max(1, tokens_max // su.ISL)
+        B_p = _prompts_per_step(dp, tokens_max, su.ISL)
         st = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", explain=explain, **kw)
         t = float(st.v("t_step"))
         why.append(f"prefill {B_p} prompt(s) of {su.ISL} per step: {st.bound}-bound")
@@ -530,7 +541,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         why.append(f"decode at context {S:.0f}: {st.bound}-bound")
         return su.n_rep * B / t, why, (st.t_step if explain else None)
     # a whole run: prefill every prompt, then OSL decode steps over the growing context
-    B_p = B if spec else max(1, min(B, dp * max(1, tokens_max // su.ISL)))
+    B_p = B if spec else max(1, min(B, _prompts_per_step(dp, tokens_max, su.ISL)))
     n_prefill = B / B_p  # prompts are prefilled B_p at a time (the last chunk pro rata)
     pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
     dec = step(m, sysm, B=B, S=su.ISL + np.arange(su.OSL), phase="decode", **kw)
