@@ -82,11 +82,11 @@ def test_chip_figures_are_sane(name):
     assert 1e9 <= chip.hbm_capacity_bytes <= 2e12  # GB-scale, not bits or GiB counts
     assert 1e11 <= chip.hbm_bandwidth_bytes_per_s <= 1e14
     for p, x in chip.peak_flop_per_s.items():
-        assert p in {"fp4", "fp8", "int8", "bf16", "fp16"}, p
+        assert p in {"fp4", "fp8", "int8", "bf16", "fp16", "fp32"}, p
         assert 1e13 <= x <= 1e17, (p, x)
-    peaks = [chip.peak_flop_per_s.get(p) for p in ("fp4", "fp8", "bf16")]
+    peaks = [chip.peak_flop_per_s.get(p) for p in ("fp4", "fp8", "bf16", "fp32")]
     present = [x for x in peaks if x is not None]
-    assert present == sorted(present, reverse=True), f"{name}: expected fp4 >= fp8 >= bf16"
+    assert present == sorted(present, reverse=True), f"{name}: expected fp4 >= fp8 >= bf16 >= fp32"
     for f in ("scaleup_bandwidth_bytes_per_s", "scaleout_bandwidth_bytes_per_s", "power_w",
               "rental_usd_per_hour", "host_memory_bytes", "host_memory_bandwidth_bytes_per_s"):
         v = getattr(chip, f)
@@ -202,7 +202,7 @@ def test_fabrics_and_systems_name_them():
 
 
 def test_only_native_precisions():
-    assert set(load_chip("a100-80gb").peak_flop_per_s) == {"bf16"}
+    assert set(load_chip("a100-80gb").peak_flop_per_s) == {"bf16", "fp32"}
     assert "fp8" not in load_chip("tpu-v5e").peak_flop_per_s
     for name in ("tpu-v5p", "tpu-v6e"):
         peaks = load_chip(name).peak_flop_per_s
@@ -213,7 +213,7 @@ def test_no_fp8_peak_where_the_chip_has_none():
     """A30, A100 PCIe and Arc Pro B60 have no FP8 tensor cores: FP8 runs at their BF16 rate, never at INT8's."""
     for name in ("a30", "a100-pcie", "b60"):
         chip = load_chip(name)
-        assert set(chip.peak_flop_per_s) == {"bf16"}, name
+        assert not {"fp8", "fp4", "int8"} & set(chip.peak_flop_per_s), name
         assert chip.peak("fp8") == chip.peak("bf16")
     rtx = load_chip("rtx-pro-6000-server")
     assert rtx.peak("fp4") == pytest.approx(2 * rtx.peak("fp8")) == pytest.approx(4 * rtx.peak("bf16"), rel=1e-3)
@@ -258,7 +258,7 @@ def test_v100_has_fp16_only_and_bf16_runs_at_that_rate():
     """Volta tensor cores take FP16 only: BF16 (the 16-bit sibling) and FP8 (the next wider listed format) run at
     the FP16 peak, not refused; the 16 GB part differs from the 32 GB one in memory only."""
     v100 = load_chip("v100-sxm2")
-    assert set(v100.peak_flop_per_s) == {"fp16"} and v100.peak("fp16") == pytest.approx(125e12)
+    assert set(v100.peak_flop_per_s) == {"fp16", "fp32"} and v100.peak("fp16") == pytest.approx(125e12)
     assert v100.peak_precision("bf16") == "fp16" and v100.peak("bf16") == v100.peak("fp16")
     assert v100.peak("fp8") == v100.peak("fp16")
     small = load_chip("v100-sxm2-16gb")
@@ -311,7 +311,7 @@ def test_a10_rtx4090_rtx_a6000_figures():
     }
     for name, (bf16, gib, bw, watts) in expect.items():
         chip = load_chip(name)
-        assert set(chip.peak_flop_per_s) == {"bf16"}, name
+        assert set(chip.peak_flop_per_s) == {"bf16", "fp32"}, name
         assert chip.peak("bf16") == pytest.approx(bf16) and chip.peak("fp8") == chip.peak("bf16")
         assert chip.peak("fp16") == chip.peak("bf16")
         assert chip.hbm_capacity_bytes == gib * 2**30 and chip.hbm_bandwidth_bytes_per_s == pytest.approx(bw)
@@ -426,3 +426,14 @@ def test_the_h100_nvl_is_its_own_card():
     assert c.peak("bf16") == pytest.approx(835.5e12) and c.peak("fp8") == pytest.approx(1670.5e12)
     r = run("serve", "llama-3.1-8b", "--on", "H100 NVL", "--batch", "4", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["system"] == "h100-nvl"
+
+
+def test_float32_checkpoint_runs_at_the_fp32_peak():
+    """A float32 config.json is served at the chip's FP32 (non-tensor) rate with an fp32 KV cache, not refused."""
+    r = run("serve", "validation/llama-1b-config.json", "--on", "h100", "-G", "1", "-B", "1", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["precision"] == "fp32" and d["kv_dtype"] == "fp32"
+    assert load_chip("h100-sxm").peak("fp32") == pytest.approx(67e12)
+    r = run("serve", "validation/llama-1b-config.json", "--on", "tpu-v5e", "-G", "1", "-B", "1")
+    assert r.exit_code != 0 and "no fp32" in r.output and "--precision" in r.output

@@ -51,7 +51,7 @@ def ok_json(*args) -> dict:
     (("phases", M, "--on", ON, "--prefill-batch", "nan"), "finite"),
     (("infer", "--all", "--active-params", "1e999"), "not a finite number"),
     (("infer", "--all", "--active-params", "5 s"), "is not a number"),
-    (("place", M, "--on", ON, "--precision", "fp32"), "no fp32"),
+    (("place", M, "--on", "tpu-v5e", "--precision", "fp32"), "no fp32"),
     (("serve", "/dev/zero", "--on", ON), "larger than"),
     (("serve", M, "--on", "/dev/zero"), "larger than"),
     (("validate", "--table", "/dev/zero"), "larger than"),

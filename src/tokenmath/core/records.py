@@ -154,7 +154,8 @@ class Chip(Record):
         key = self.peak_precision(precision)
         if key not in self.peak_flop_per_s:
             raise InputError(f"{self.name} has no {precision} (or wider) peak in the catalog; "
-                             f"it lists {', '.join(self.peak_flop_per_s)}")
+                             f"it lists {', '.join(self.peak_flop_per_s)}: pass --precision one of them "
+                             f"(serving stacks cast a float32 checkpoint to 16 bits)")
         return self.peak_flop_per_s[key]
 
 

@@ -137,8 +137,9 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     precision = precision or m.weight_dtype
     chip = system.chip
     pri = (priors or load_priors(chip.priors)).for_engine(engine)
-    # on a calibrated profile (a local framework) the KV cache is kept in the model's own dtype
-    local_kv = pri.formats is not None and precision in ("fp32", "bf16", "fp16")
+    # on a calibrated profile (a local framework) the KV cache is kept in the model's own dtype; a stack that
+    # computes in fp32 stores its keys and values in fp32 too
+    local_kv = (pri.formats is not None and precision in ("fp32", "bf16", "fp16")) or precision == "fp32"
     kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     if engine is not None and engine not in ENGINES:
