@@ -21,7 +21,7 @@ EXPECTED_CHIPS = {
     "a100-80gb", "h100-sxm", "h800", "h200", "b200", "b300", "gb200", "gb300", "vr200",
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
-    "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000",
+    "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -29,6 +29,7 @@ EXPECTED_SYSTEMS = {
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
+    "hgx-a800",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8"]
@@ -118,7 +119,7 @@ def test_system_loads_with_sources(name):
     ("hgx-h100", 8), ("hgx-h800", 8), ("gb200-nvl72", 72), ("gb300-nvl72", 72), ("vr200-nvl144", 72),
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
     ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
-    ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8),
+    ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8), ("hgx-a800", 8),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -437,3 +438,29 @@ def test_float32_checkpoint_runs_at_the_fp32_peak():
     assert load_chip("h100-sxm").peak("fp32") == pytest.approx(67e12)
     r = run("serve", "validation/llama-1b-config.json", "--on", "tpu-v5e", "-G", "1", "-B", "1")
     assert r.exit_code != 0 and "no fp32" in r.output and "--precision" in r.output
+
+
+@pytest.mark.parametrize("text, entry", [("A800", "hgx-a800"), ("NVIDIA A800-SXM4-80GB", "hgx-a800"),
+                                         ("8x A800 80GB", "hgx-a800"), ("HGX A800", "hgx-a800"),
+                                         ("A800 PCIe", None), ("A800 40GB", None), ("A100", "hgx-a100")])
+def test_the_a800_is_the_a100_with_a_slower_nvlink(text, entry):
+    """The A800 SXM is the A100 80GB SXM's silicon, memory and power with NVLink cut to 400 GB/s (200 each way):
+    its own entry, the A100's measured priors; its PCIe cards (40 and 80 GB) are not it."""
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
+    if entry != "hgx-a800":
+        return
+    c, a100 = s.chip, load_chip("a100-80gb")
+    assert c.peak_flop_per_s == a100.peak_flop_per_s and c.priors == a100.priors == "a100-80gb-kernels"
+    assert (c.hbm_capacity_bytes, c.hbm_bandwidth_bytes_per_s, c.power_w) == \
+        (a100.hbm_capacity_bytes, a100.hbm_bandwidth_bytes_per_s, a100.power_w)
+    assert c.scaleup_bandwidth_bytes_per_s == pytest.approx(200e9)  # 400 GB/s bidirectional; the A100's 300 each way
+    assert s.domain_chips == 8 and "scaleout_bandwidth_bytes_per_s" in c.estimates
+
+
+@pytest.mark.parametrize("name, system", [("A800", "a800"), ("NVIDIA A800-SXM4-80GB", "a800"), ("hgx-a800", "hgx-a800")])
+def test_serve_runs_on_the_a800(name, system):
+    r = run("serve", "llama-3.1-8b", "--on", name, "-G", "1", "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
