@@ -22,6 +22,7 @@ EXPECTED_CHIPS = {
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
+    "l40",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -29,10 +30,10 @@ EXPECTED_SYSTEMS = {
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
-    "hgx-a800",
+    "hgx-a800", "pcie-l40-8",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
-                "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8"]
+                "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -225,7 +226,7 @@ def test_pcie_parts_run_on_pcie_and_their_priors():
     """No NVLink: the scale-up link is PCIe (Gen4 32 GB/s, Gen5 64 GB/s, x8 Gen5 on B60), and a GPU's scale-out
     share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
     links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9,
-             "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9}
+             "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9, "l40": 32e9}
     for name, bw in links.items():
         chip = load_chip(name)
         assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
@@ -461,6 +462,34 @@ def test_the_a800_is_the_a100_with_a_slower_nvlink(text, entry):
 
 @pytest.mark.parametrize("name, system", [("A800", "a800"), ("NVIDIA A800-SXM4-80GB", "a800"), ("hgx-a800", "hgx-a800")])
 def test_serve_runs_on_the_a800(name, system):
+    r = run("serve", "llama-3.1-8b", "--on", name, "-G", "1", "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
+
+
+def test_the_l40_is_not_the_l40s():
+    """The L40 (datasheet, not re-read here): the L40S's 48 GB GDDR6 at 864 GB/s and PCIe Gen4 link, half its dense
+    tensor rates (181.05 BF16, 362 FP8), 300 W; its 8-card server is the L40S's."""
+    c, s = load_chip("l40"), load_chip("l40s")
+    assert c.peak("bf16") == pytest.approx(181.05e12) and c.peak("fp8") == pytest.approx(362e12)
+    assert c.peak("int8") == c.peak("fp8") and c.peak("fp32") == pytest.approx(90.5e12) and c.power_w == 300
+    assert (c.hbm_capacity_bytes, c.hbm_bandwidth_bytes_per_s) == (s.hbm_capacity_bytes, s.hbm_bandwidth_bytes_per_s)
+    assert c.peak("bf16") == pytest.approx(s.peak("bf16") / 2, rel=0.001) and c.priors == s.priors == "default"
+    node, ref = load_system("pcie-l40-8"), load_system("pcie-l40s-8")
+    assert (node.domain_chips, node.scaleout_fabric, node.scaleout_bw) == (8, ref.scaleout_fabric, ref.scaleout_bw)
+
+
+@pytest.mark.parametrize("text, entry", [("L40", "pcie-l40-8"), ("NVIDIA L40", "pcie-l40-8"), ("L40 48GB", "pcie-l40-8"),
+                                         ("8x L40 PCIe", "pcie-l40-8"), ("L40S", "pcie-l40s-8"),
+                                         ("NVIDIA L40S", "pcie-l40s-8"), ("L4", "pcie-l4-8"), ("NVIDIA L4", "pcie-l4-8")])
+def test_l40_l40s_and_l4_names(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert s is not None and s.name == entry, note
+
+
+@pytest.mark.parametrize("name, system", [("L40", "l40"), ("NVIDIA L40", "l40"), ("L40 PCIe", "l40")])
+def test_serve_runs_on_the_l40(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "-G", "1", "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system

@@ -279,6 +279,9 @@ def test_chips_per_node_and_per_node_units():
     ("NVIDIA V100 SXM2 16GB", "dgx1-v100-16gb"), ("TPU v3", "tpu-v3-pod"), ("TPU v3-8", "tpu-v3-pod"),
     ("v3-32", "tpu-v3-pod"), ("Intel Gaudi 2", "gaudi2-8"), ("Gaudi2", "gaudi2-8"), ("HL-225", "gaudi2-8"),
     ("Intel Gaudi 3", "gaudi3-8"),
+    # parts added later beside their neighbours: the L40 is not the L40S nor the L4; the A800 is not the A100
+    ("NVIDIA L40", "pcie-l40-8"), ("L40 PCIe", "pcie-l40-8"), ("A800", "hgx-a800"),
+    ("NVIDIA A800-SXM4-80GB", "hgx-a800"),
 ])
 def test_scored_hardware_matcher(text, entry):
     al = Aliases()
