@@ -22,7 +22,7 @@ EXPECTED_CHIPS = {
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
-    "l40",
+    "l40", "h200-nvl",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -30,7 +30,7 @@ EXPECTED_SYSTEMS = {
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
-    "hgx-a800", "pcie-l40-8",
+    "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8"]
@@ -121,6 +121,7 @@ def test_system_loads_with_sources(name):
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
     ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
     ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8), ("hgx-a800", 8),
+    ("pcie-h200-nvl-8", 8),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -493,3 +494,22 @@ def test_serve_runs_on_the_l40(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "-G", "1", "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system
+
+
+@pytest.mark.parametrize("text, entry", [("H200 NVL", "pcie-h200-nvl-8"), ("NVIDIA H200 NVL", "pcie-h200-nvl-8"),
+                                         ("4x H200 NVL 141GB", "pcie-h200-nvl-8"), ("H200", "hgx-h200"),
+                                         ("H200 SXM", "hgx-h200"), ("H100 NVL", "pcie-h100-nvl-8")])
+def test_the_h200_nvl_is_its_own_card(text, entry):
+    """141 GB at 4.8 TB/s as the SXM module, with the H100 NVL's tensor rates (835.5 / 1,670.5 TFLOP/s dense) and
+    600 W, in the PCIe card's form: an 8-card server over PCIe Gen5 (the NVLink bridge of 2 or 4 cards not modelled)."""
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert s is not None and s.name == entry, note
+    if entry != "pcie-h200-nvl-8":
+        return
+    c, sxm, nvl = s.chip, load_chip("h200"), load_chip("h100-nvl")
+    assert (c.hbm_capacity_bytes, c.hbm_bandwidth_bytes_per_s) == (sxm.hbm_capacity_bytes, sxm.hbm_bandwidth_bytes_per_s)
+    assert c.peak_flop_per_s == nvl.peak_flop_per_s and c.peak("bf16") == pytest.approx(835.5e12)
+    assert c.scaleup_bandwidth_bytes_per_s == pytest.approx(64e9) and c.power_w == 600 and c.priors == "default"
+    r = run("serve", "llama-3.1-8b", "--on", "NVIDIA H200 NVL", "-G", "1", "--batch", "4", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["system"] == "h200-nvl", r.output
