@@ -22,7 +22,7 @@ EXPECTED_CHIPS = {
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
-    "l40", "h200-nvl",
+    "l40", "h200-nvl", "gh200", "gh200-96gb",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -30,7 +30,7 @@ EXPECTED_SYSTEMS = {
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
-    "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8",
+    "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8"]
@@ -121,7 +121,7 @@ def test_system_loads_with_sources(name):
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
     ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
     ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8), ("hgx-a800", 8),
-    ("pcie-h200-nvl-8", 8),
+    ("pcie-h200-nvl-8", 8), ("gh200-1", 1), ("gh200-96gb-1", 1),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -513,3 +513,50 @@ def test_the_h200_nvl_is_its_own_card(text, entry):
     assert c.scaleup_bandwidth_bytes_per_s == pytest.approx(64e9) and c.power_w == 600 and c.priors == "default"
     r = run("serve", "llama-3.1-8b", "--on", "NVIDIA H200 NVL", "-G", "1", "--batch", "4", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["system"] == "h200-nvl", r.output
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("GH200-96GB_aarch64x1", "gh200-96gb-1"), ("GH200-GraceHopper-Superchip_GH200-96GB_aarch64x1_TRT", "gh200-96gb-1"),
+    ("GH200 96GB", "gh200-96gb-1"), ("GH200-144GB_aarch64x1", "gh200-1"), ("GH200 144GB", "gh200-1"),
+    ("NVIDIA GH200 Grace Hopper Superchip", "gh200-1"), ("GH200", "gh200-1"),
+    ("NVIDIA GH200 SXM (900W, 141GB)", "gh200-1"),  # UB-081: the HBM3e part, its 141 GB within the size check of 144
+    ("H200", "hgx-h200"), ("GB200 NVL72", "gb200-nvl72"),
+])
+def test_the_gh200_superchips_resolve(text, entry):
+    """GH200 (the H100 SXM's GPU with 96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s, and a Grace CPU's LPDDR5X):
+    its own entries, no longer the H200 by the validation's alias rule; a GH200 of unstated memory is the 144 GB part."""
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert s is not None and s.name == entry, note
+    if not entry.startswith("gh200"):
+        return
+    c, h100 = s.chip, load_chip("h100-sxm")
+    assert s.domain_chips == 1
+    for p in ("bf16", "fp8", "fp32"):
+        assert c.peak(p) == h100.peak(p), p
+    gib, bw, pri = (96, 4.0e12, "h100-sxm-kernels") if "96gb" in entry else (144, 4.9e12, "h200-kernels")
+    assert c.hbm_capacity_bytes == gib * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(bw)
+    assert c.priors == pri
+    assert c.host_memory_bytes == pytest.approx(480e9) and c.host_memory_bandwidth_bytes_per_s == pytest.approx(512e9)
+    assert "450 GB/s each way" in c.source_of("host_memory_bandwidth_bytes_per_s")  # NVLink-C2C, said beside it
+
+
+def test_a_gh200_that_states_another_memory_is_not_matched():
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system("NVIDIA GH200 480GB")  # the Grace CPU's LPDDR5X is not its HBM
+    assert s is None and "480 GB" in note
+
+
+@pytest.mark.parametrize("name, system", [("GH200", "gh200"), ("GH200-96GB_aarch64x1", "gh200-96gb"),
+                                          ("GH200 144GB", "gh200"), ("NVIDIA GH200 Grace Hopper Superchip", "gh200"),
+                                          ("gh200-1", "gh200-1"), ("gh200-96gb-1", "gh200-96gb-1")])
+def test_serve_runs_on_the_gh200(name, system):
+    r = run("serve", "llama-3.1-8b", "--on", name, "-G", "1", "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
+
+
+def test_training_runs_on_one_superchip_nodes():
+    """A node of one GH200: every chip beyond the first is reached over the scale-out NIC."""
+    r = run("train", "llama-3.1-8b", "--on", "gh200-1", "--tokens", "1e12", "--chips", "64")
+    assert r.exit_code == 0, r.output

@@ -282,6 +282,8 @@ def test_chips_per_node_and_per_node_units():
     # parts added later beside their neighbours: the L40 is not the L40S nor the L4; the A800 is not the A100
     ("NVIDIA L40", "pcie-l40-8"), ("L40 PCIe", "pcie-l40-8"), ("A800", "hgx-a800"),
     ("NVIDIA A800-SXM4-80GB", "hgx-a800"), ("H200 NVL", "pcie-h200-nvl-8"), ("NVIDIA H200 NVL", "pcie-h200-nvl-8"),
+    ("GH200-96GB_aarch64x1", "gh200-96gb-1"), ("GH200 144GB", "gh200-1"),
+    ("NVIDIA GH200 Grace Hopper Superchip", "gh200-1"),
 ])
 def test_scored_hardware_matcher(text, entry):
     al = Aliases()

@@ -22,7 +22,7 @@ string to say it, a string saying PCIe refuses a name saying SXM, and counts aga
 (so "H100 PCIe" is the PCIe part, "H100" the SXM one, "L40S PCIe" still the L40S). The best candidate at or
 above MIN_SCORE wins ("Llama 4 Scout" does not reach it for Llama 4 Maverick: 5 of 7); what matched, with
 its score, is reported beside every row. A rule of the alias table (a regular expression for a string
-no name covers, e.g. GH200 -> H200, or one that needs a note) wins where it matches, as score 1. Nothing
+no name covers, e.g. SM90 -> the H800 node, or one that needs a note) wins where it matches, as score 1. Nothing
 here is keyed to a row id.
 
 Hardware matches a chip or a system; a chip becomes the best-scoring system built of it (ties: the
