@@ -542,3 +542,12 @@ def test_a_runs_tokens_are_not_its_batch_and_a_unit_may_carry_millions():
                               "notes": "14.8T tokens", "parallelism": "", "batch": "", "input_len": "4096",
                               "context_len": "", "source": "x"})
     assert r["measured"] == pytest.approx(2.664e6) and 0.5 < r["predicted"] / r["measured"] < 2
+
+
+def test_train_on_a_calibrated_profile_one_chip_and_no_links():
+    """A machine's profile has no link between chips: one chip trains (no split moves bytes: it used to divide
+    0 by 0), more are refused with one line."""
+    r = run("train", "llama-3.2-1b", "--on", "validation/profile-vm-2026-11-24.yaml", "--chips", "1", "--tokens", "1e9")
+    assert r.exit_code == 0, r.output
+    r = run("train", "llama-3.2-1b", "--on", "validation/profile-vm-2026-11-24.yaml", "--chips", "2", "--tokens", "1e9")
+    assert r.exit_code != 0 and "no link between chips" in r.output and "Traceback" not in r.output

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..core import arch
 from ..core.derive import formula
+from ..core.errors import InputError
 from ..core.load import load_priors
 from ..core.records import Model, System
 from .memory import ACT_BYTES, _memory, _shape, dense_params_per_chip, expert_params_per_chip
@@ -105,6 +106,9 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
     dom = system.domain_chips
     up = system.scaleup_bw * pri.eta_scaleup
     out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
+    if G > 1 and not (up > 0 and out > 0):
+        raise InputError(f"{system.name} has no link between chips in the catalog (a calibrated machine's profile): "
+                         f"train on one chip (--chips 1) or on a system with links")
     cap = system.chip.hbm_capacity_bytes
     F = system.chip.peak(MFU_PEAK)
     b_w = arch.bytes_per("bf16")
@@ -132,13 +136,15 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
                     continue
                 L_stage, L_moe_stage = math.ceil(sh.L / p), math.ceil(sh.L_moe / p)
                 bub = pipeline_bubble(p, interleave, M)
-                t_tp = tp_comm_time(M, L_stage, t, S, b, sh.D, ACT_BYTES, up)
-                t_pp = pp_comm_time(M, S, b, sh.D, ACT_BYTES, p, t, out if G > dom else up)
+                # one way of a split moves nothing (and a one-chip profile has no link to divide by)
+                t_tp = tp_comm_time(M, L_stage, t, S, b, sh.D, ACT_BYTES, up) if t > 1 else 0.0
+                t_pp = pp_comm_time(M, S, b, sh.D, ACT_BYTES, p, t, out if G > dom else up) if p > 1 else 0.0
                 t_ep = ep_comm_time(M, L_moe_stage, S, b, t, sh.k, sh.D, ACT_BYTES, e, up if t * e <= dom else out) \
-                    if sh.E else 0.0
+                    if sh.E and e > 1 else 0.0
                 n_chip = dense_params_per_chip(sh.N_dense, t, p) + expert_params_per_chip(sh.N_experts, t, p, e)
                 for z in zeros:
-                    t_dp = dp_comm_time(1.5 if z >= 3 else 1.0, d, n_chip, b_w, up if t * d <= dom else out)
+                    t_dp = dp_comm_time(1.5 if z >= 3 else 1.0, d, n_chip, b_w, up if t * d <= dom else out) \
+                        if d > 1 else 0.0
                     mem, _ = _memory(sh, S, b, t, p, d, e, z, M, recompute, reversible, b_w)
                     comm = (t_tp + t_pp + t_dp + t_ep) / t_compute
                     found.append(Split(t, p, d, e, z, M, b, float(mem), bool(mem <= cap), float(bub), float(comm),
