@@ -309,7 +309,7 @@ def test_scored_hardware_matcher(text, entry):
     ("OLMo 7B", "olmo-7b"), ("allenai/OLMo-7B-hf", "olmo-7b"), ("OLMo 2 7B", None), ("OLMo-2-1124-7B", None),
     ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", "gemma-2-9b"),
     ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"), ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
-    ("Qwen2-57B-A14B", None), ("StarCoder2-7B", None), ("MPT-7b", None),
+    ("Qwen2-57B-A14B", None), ("StarCoder2-7B", None), ("MPT-7b", "mpt-7b"),
     ("Llama 3 405B (dense, GQA)", "llama-3.1-405b"),  # 'Llama 3' for a name's 3.1: half credit, not another generation
 ])
 def test_scored_model_matcher(text, entry):
