@@ -325,6 +325,18 @@ def test_another_generation_refuses_a_model_name_only():
     assert score_name("Kimi-K2-Instruct", "Kimi-K2-Instruct-0711", generations=True) == 1.0
 
 
+@pytest.mark.parametrize("text,entry", [
+    ("Llama2-70B", "llama-2-70b"), ("llama2-70b-99", "llama-2-70b"), ("LLaMA2-13B", "llama-2-13b"),
+    ("Llama3-70B", "llama-3-70b"), ("Llama3.1-405B", "llama-3.1-405b"), ("Gemma2-27B", "gemma-2-27b"),
+    ("Phi3-mini", "phi-3-mini"), ("OLMo2 7B", None), ("Falcon3-7B", None),  # another generation, glued or not
+])
+def test_a_family_glued_to_its_generation(text, entry):
+    """'Llama2-70B' is 'Llama 2 70B': a family word glued to its generation number is read as two tokens (model
+    names only), so the generation check still refuses OLMo2 for OLMo-7B."""
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
 def test_prediction_reports_what_it_matched():
     r = predict_row(TRT, Aliases())
     assert r.matched["model"]["entry"] == "llama-3.1-8b" and r.matched["hardware"]["entry"] == "hgx-h200"
