@@ -42,7 +42,7 @@ from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, to_int, unit_scale, unknown_reason, with_unit)
-from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED
+from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED, ratio_reason
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
@@ -125,6 +125,9 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     kind = row_kind(row)
     if kind == "training":
         return _training(row, al)
+    ratio = ratio_reason(row)
+    if ratio:
+        return skip(ratio)
     meas = parse_measured(row["value"])
     if meas is None:
         return skip(f"measured value {row['value']!r} is not a positive number, a range or a bound")

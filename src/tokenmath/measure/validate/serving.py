@@ -107,7 +107,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
     per_gpu, per_user = scope == "gpu", scope == "user"
-    phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
+    phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
+                                                   else None)  # 'decode throughput', 'decoding speed'
+    if _unsized_request_rate(row, metric):
+        return Unexpressed(rid, g, "a request rate with no output length stated: requests of unstated size (a dataset) "
+                                   "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row)
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
@@ -359,6 +363,12 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     if su.m.moe is not None and su.layout.ep > 1:
         out.append("uniform expert routing assumed (no load imbalance)")
     return out
+
+
+def _unsized_request_rate(row: dict, metric: str) -> bool:
+    """A whole run's request rate (requests/s, samples/s, QPS) with no output length stated nor a context."""
+    q = quantity_of(row["metric"], row["unit"])[0]
+    return q == "requests_per_s" and lengths_of(row)[1] is None and context_of(row) is None
 
 
 def split_of(par: str) -> dict[str, int | bool]:
