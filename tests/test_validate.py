@@ -607,3 +607,10 @@ def test_decoding_speed_at_a_stated_context_is_a_decode_step():
                unit="tokens/s")
     out = predict_row(row, Aliases())
     assert out.kind == "decode" and any("context 64000" in w for w in out.why), out
+
+
+def test_prompt_throughput_counts_input_tokens():
+    """vLLM's 'prompt throughput' (beside 'generation throughput') is input tokens/s, not output."""
+    from tokenmath.measure.validate.atload import quantity_of
+    assert quantity_of("Prompt throughput", "tokens/s")[0] == "input_tokens_per_s"
+    assert quantity_of("Avg generation throughput", "tokens/s")[0] == "output_tokens_per_s"
