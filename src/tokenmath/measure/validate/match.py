@@ -5,7 +5,7 @@ matched against every candidate's names: catalog name, display name, the extra n
 `catalog/aliases/names.yaml` (DeepSeek-R1 is DeepSeek-V3's architecture...), and the fallback models
 beside the alias table. Both sides are cut into tokens (lower case, split at anything but letters, digits
 and a decimal point; a word followed by a number also counts joined: "Gaudi 3" -> gaudi3; in model names a
-family word glued to its generation also counts apart: "Llama2-70B" -> llama 2 70b). A candidate
+string's family word glued to its generation also counts apart: "Llama2-70B" -> llama 2 70b). A candidate
 name scores the weighted share of its tokens found in the string:
 
     score = Σ_{t ∈ name ∩ string} w(t) / Σ_{t ∈ name} w(t),   w = 3 for tokens with a digit (model numbers,
@@ -103,8 +103,8 @@ def _other_generation(want: list[str], text: str) -> bool:
 def score_name(name: str, text: str, generations: bool = False) -> float:
     """How well a candidate name is found in a string: 0 (absent or contradicted) … 1 (every token present).
     `generations`: also refuse a string naming another generation of the name's family (model names)."""
-    have = _token_set(text, split_family=generations)
-    want = tokens(name, split_family=generations)
+    have = _token_set(text, split_family=generations)  # the string's glued 'Llama2' also as 'llama', '2' (and joined)
+    want = tokens(name)
     if not want or (have & _VARIANT) - set(want):
         return 0.0
     if generations and _other_generation(want, text):
