@@ -293,3 +293,24 @@ def test_a_form_factor_that_contradicts_the_part_is_not_matched(hardware, system
 def test_parallelism_in_words(text, want):
     from tokenmath.measure.validate.serving import split_of
     assert split_of(text) == want
+
+
+@pytest.mark.parametrize("text, want", [("DP2-TP4", {"tp": 4, "dp": 2}), ("TP4xPP2", {"tp": 4, "pp": 2}),
+                                        ("tp=4,pp=2", {"tp": 4, "pp": 2}), ("-tp 8", {"tp": 8}),
+                                        ("--tp 8 --pp 2", {"tp": 8, "pp": 2}), ("MoE-TP4 EP2", {"moe_tp": 4, "ep": 2}),
+                                        ("pipeline parallel 2, tensor parallel 4", {"tp": 4, "pp": 2})])
+def test_parallelism_joined_by_dashes_and_times(text, want):
+    """'DP2-TP4' is TP4 (a dash before 'tp' is a separator; 'MoE-TP' stays the experts' split); 'TP4xPP2' has PP2."""
+    assert split_of(text) == want
+
+
+def test_pipeline_stages_are_said_or_refused_not_silently_replicas():
+    """The roofline has no pipeline stages: a PP row is read as PP replicas of its TP group, said as an assumption;
+    where one TP group cannot hold the weights the refusal says the stages were not modelled."""
+    row = dict(id="X-1", source="vllm", model="Llama 3.1 405B", precision="fp8", hardware="H100", n_chips="16",
+               parallelism="TP8 PP2", batch="concurrency 16", input_len="1024", output_len="1024", context_len="",
+               metric="output throughput", value="300", unit="tok/s", confidence="", notes="")
+    out = predict_row(row, Aliases())
+    assert any("PP2 is not modelled" in a for a in out.assumptions)
+    out = predict_row({**row, "precision": "bf16", "batch": "bs=1", "metric": "TPOT", "unit": "ms"}, Aliases())
+    assert "PP2 is not modelled" in out.reason

@@ -20,6 +20,7 @@ from tokenmath.measure.validate import (
     validate,
     validate_table,
 )
+from tokenmath.measure.validate.report import Unexpressed
 
 
 def _row(**kw) -> dict:
@@ -330,6 +331,19 @@ def test_another_generation_refuses_a_model_name_only():
     assert score_name("Kimi-K2-Instruct", "Kimi-K2-Instruct-0711", generations=True) == 1.0
 
 
+@pytest.mark.parametrize("text,entry", [
+    ("Llama2-70B", "llama-2-70b"), ("llama2-70b-99", "llama-2-70b"), ("LLaMA2-13B", "llama-2-13b"),
+    ("Llama3-70B", "llama-3-70b"), ("Llama3.1-405B", "llama-3.1-405b"), ("Gemma2-27B", "gemma-2-27b"),
+    ("Phi3-mini", "phi-3-mini"), ("OLMo2 7B", None), ("Falcon3-7B", None),  # another generation, glued or not
+    ("Qwen2-7B", None), ("Qwen2.5-7B", "qwen2.5-7b"),  # Qwen2 is not Qwen2.5: the name's own tokens stay whole
+])
+def test_a_family_glued_to_its_generation(text, entry):
+    """'Llama2-70B' is 'Llama 2 70B': a family word glued to its generation number is read as two tokens (model
+    names only, the string's side), so the generation check still refuses OLMo2 for OLMo-7B."""
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
 def test_prediction_reports_what_it_matched():
     r = predict_row(TRT, Aliases())
     assert r.matched["model"]["entry"] == "llama-3.1-8b" and r.matched["hardware"]["entry"] == "hgx-h200"
@@ -555,3 +569,54 @@ def test_caches_disks_and_gptq_int8():
                     parallelism="PD disaggregation", input_len="2000", output_len="100",
                     metric="total tokens per second per node", value="20000", unit="tokens/s per node")
     assert "mixes the two roles" in predict_row(pd_total, Aliases()).reason
+
+
+@pytest.mark.parametrize("value, unit, metric", [("2.7x", "", "throughput"), ("3.5", "x", "decode speed"),
+                                                 ("+498%", "", "throughput"), ("2.18", "", "speedup over vLLM"),
+                                                 ("1.9", "tokens/s", "throughput relative to H100")])
+def test_a_ratio_is_refused_as_a_ratio(value, unit, metric):
+    """'2.7x', '+498%' or a speedup metric compare two setups: refused with that reason, never read as a rate."""
+    out = predict_row(dict(TRT, value=value, unit=unit, metric=metric), Aliases())
+    assert isinstance(out, Unexpressed) and "a ratio between two setups" in out.reason, out
+
+
+@pytest.mark.parametrize("unit, metric, scale", [("msec", "Time per output token", 1e-3),
+                                                 ("milliseconds", "TTFT", 1e-3), ("usec", "ITL", 1e-6),
+                                                 ("samples/s", "offline", 1.0), ("queries/s", "throughput", 1.0),
+                                                 ("queries per second", "throughput", 1.0)])
+def test_more_unit_spellings(unit, metric, scale):
+    from tokenmath.measure.validate.rows import row_kind, unit_scale
+    assert unit_scale(unit) == scale
+    assert row_kind(dict(TRT, unit=unit, metric=metric)) == "serving"
+
+
+def test_a_request_rate_of_unsized_requests_is_refused_not_a_vacuous_bound():
+    """requests/s with no output length: one-token prompts and two-token answers would 'pass' any rate."""
+    row = dict(TRT, input_len="ShareGPT", output_len="", metric="throughput (req/s)", value="25", unit="")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Unexpressed) and "request rate with no output length" in out.reason
+    sized = predict_row(dict(row, input_len="1200", output_len="60"), Aliases())
+    assert not isinstance(sized, Unexpressed) and sized.unit == "req/s"
+
+
+def test_tbt_is_the_time_between_tokens():
+    """Sarathi-Serve's and Splitwise's TBT is the inter-token latency, as a metric or as a limit."""
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import measured_part
+    assert quantity_of("P99 TBT", "ms")[:2] == ("itl_s", "p99")
+    assert measured_part("capacity (QPS) under P99 TBT 100 ms") == "capacity (QPS)"
+
+
+def test_decoding_speed_at_a_stated_context_is_a_decode_step():
+    row = dict(TRT, model="CodeLlama-34B", precision="fp16", hardware="A100 80GB", parallelism="", batch="bs=1",
+               input_len="", output_len="", context_len="64000", metric="decoding speed", value="25",
+               unit="tokens/s")
+    out = predict_row(row, Aliases())
+    assert out.kind == "decode" and any("context 64000" in w for w in out.why), out
+
+
+def test_prompt_throughput_counts_input_tokens():
+    """vLLM's 'prompt throughput' (beside 'generation throughput') is input tokens/s, not output."""
+    from tokenmath.measure.validate.atload import quantity_of
+    assert quantity_of("Prompt throughput", "tokens/s")[0] == "input_tokens_per_s"
+    assert quantity_of("Avg generation throughput", "tokens/s")[0] == "output_tokens_per_s"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 
@@ -41,8 +42,8 @@ from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, to_int, unit_scale, unknown_reason, with_unit)
-from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED
-from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time
+from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED, ratio_reason
+from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
            "COLUMNS", "SERVING_GROUPS", "engine_batch", "run_time", "run_throughput", "kv_pool_bytes", "predict_row"]
@@ -124,6 +125,9 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     kind = row_kind(row)
     if kind == "training":
         return _training(row, al)
+    ratio = ratio_reason(row)
+    if ratio:
+        return skip(ratio)
     meas = parse_measured(row["value"])
     if meas is None:
         return skip(f"measured value {row['value']!r} is not a positive number, a range or a bound")
@@ -153,6 +157,8 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
             out = predict_microbenchmark(row, kind, al, system, hw_note, meas.value, scale, basis, priors)
     except (ValueError, CatalogError) as e:
         return skip(str(e))
+    if kind == "serving":
+        out = _pipeline(row, out)
     if isinstance(out, Prediction) and (BEST_CASE in out.assumptions or meas.op in (">", ">=")) and (
             OSL_UNSTATED in out.assumptions or K_UNSTATED in out.assumptions):
         out = _best_over_unstated(row, out, al, system, hw_note, meas.value, scale, basis, priors, explain)
@@ -166,6 +172,25 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
         if meas.kind == "range":
             out.measured_low, out.measured_high = meas.low, meas.high
         out.matched = dict(al.matched)
+    return out
+
+
+def _pipeline(row: dict, out: Prediction | Unexpressed) -> Prediction | Unexpressed:
+    """A serving row with pipeline stages ('TP4 PP2', '--pp 2'): the roofline has none, so its chips are read as
+    PP replicas of the tensor-parallel group — a full pipeline's throughput per chip and time per token, with
+    each group holding all the weights where a stage holds 1/PP of them (less KV room: a pessimistic fit).
+    Said as an assumption; a refusal for want of memory says that the stages were not modelled."""
+    pp = int(split_of(row.get("parallelism", "")).get("pp", 1))
+    if pp <= 1:
+        return out
+    how = f"pipeline parallelism PP{pp} is not modelled: each pipeline's chips are read as {pp} replicas of its " \
+          f"tensor-parallel group (a full pipeline's throughput and time per token; a stage holds 1/{pp} of the " \
+          "weights, so it has more KV room than this)"
+    if isinstance(out, Prediction):
+        out.assumptions.append(how)
+        return out
+    if re.search(r"no room|does not fit|KV pool .* holds", out.reason):
+        return dataclasses.replace(out, reason=f"{out.reason} — {how}")
     return out
 
 

@@ -85,7 +85,7 @@ def under_load(row: dict) -> LoadRegime | None:
         re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
     if target and not per_user_metric:
         speed = float(target.group(1))
-    tpot, ttft = _limit(r"(?:TPOT|ITL|time per output token)", text), _limit(r"(?:TTFT|time to first token)", text)
+    tpot, ttft = _limit(r"(?:TPOT|ITL|TBT|time per output token|time between tokens)", text), _limit(r"(?:TTFT|time to first token)", text)
     note = []
     if tpot and speed is None and C is None:
         speed = 1.0 / _seconds(tpot.group(1), tpot.group(2))
@@ -160,8 +160,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     stat = "p99" if "p99" in mu else "p90" if "p90" in mu else "p50" if ("p50" in mu or "median" in mu) else "mean"
     if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False
-    if re.search(r"(?<![a-z])(tpot|itl)|inter.token|time.per.output", m):
-        return ("itl_s" if "itl" in m or "inter" in m else "tpot_s"), stat, False
+    if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
+        return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m):  # '25 ms/token', 'latency per token'
         return "tpot_s", stat, False
     if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
@@ -171,9 +171,10 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
-    if re.search(r"(?:input|prompt).?tok|prefill.?(?:tok|throughput)", m):
+    if re.search(r"(?:input|prompt|prefill).?(?:tok|throughput)", m):  # vLLM's 'prompt throughput': input tokens/s
         return "input_tokens_per_s", "mean", True
-    if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|\bqps\b|\brps\b", m + " " + u):
+    if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|quer(?:y|ies)\s*(?:/|per)\s*s|\bqps\b|\brps\b",
+                 m + " " + u):
         return "requests_per_s", "mean", True
     if re.match(r"(?:input|prompt|prefill)\s+tok", u):  # the unit names what it counts: 'input tokens/s'
         return "input_tokens_per_s", "mean", True

@@ -4,7 +4,8 @@ A string such as "Qwen3-235B-A22B-Instruct-2507 (FP8)" or "TPU v4 (275 TFLOP/s b
 matched against every candidate's names: catalog name, display name, the extra names of
 `catalog/aliases/names.yaml` (DeepSeek-R1 is DeepSeek-V3's architecture...), and the fallback models
 beside the alias table. Both sides are cut into tokens (lower case, split at anything but letters, digits
-and a decimal point; a word followed by a number also counts joined: "Gaudi 3" -> gaudi3). A candidate
+and a decimal point; a word followed by a number also counts joined: "Gaudi 3" -> gaudi3; in model names a
+string's family word glued to its generation also counts apart: "Llama2-70B" -> llama 2 70b). A candidate
 name scores the weighted share of its tokens found in the string:
 
     score = Σ_{t ∈ name ∩ string} w(t) / Σ_{t ∈ name} w(t),   w = 3 for tokens with a digit (model numbers,
@@ -53,16 +54,23 @@ _VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "m
 _SXM = ("sxm", "sxm4", "sxm5")
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-case tokens: letters/digits runs, keeping a decimal point between digits ("3.1")."""
+def tokens(text: str, split_family: bool = False) -> list[str]:
+    """Lower-case tokens: letters/digits runs, keeping a decimal point between digits ("3.1").
+    `split_family` (model names): a family word glued to its generation is two tokens, "Llama2-70B" as
+    "Llama 2 70B", "Qwen2.5" as "Qwen 2.5", "Llama3.1" as "Llama 3.1" (two letters or more, so sizes and
+    parts such as "a22b" stay whole)."""
     t = text.lower().replace("×", "x")
     t = re.sub(r"(?<![a-z0-9])(\d+)\s*x(?=[a-z])", r"\1 x ", t)  # a count glued to the part: "8xH200", "4xa100"
     t = re.sub(r"(?<=[a-z0-9])\+(?![a-z0-9])", " plus ", t)  # a '+' closing a word names the larger sibling: "R+"
-    return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
+    out = re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
+    if split_family:
+        glued = [re.fullmatch(r"([a-z]{2,})([0-9]+(?:\.[0-9]+)?)", w) for w in out]
+        out = [p for w, g in zip(out, glued) for p in (g.groups() if g else (w,))]
+    return out
 
 
-def _token_set(text: str) -> set[str]:
-    raw = tokens(text)
+def _token_set(text: str, split_family: bool = False) -> set[str]:
+    raw = tokens(text, split_family)
     out = set(raw)
     for a, b in zip(raw, raw[1:]):  # "gaudi 3" -> gaudi3, "tpu v4" keeps v4, "llama 4" -> llama4
         if a.isalpha() and b[0].isdigit():
@@ -84,7 +92,7 @@ def _other_generation(want: list[str], text: str) -> bool:
     """True when the string puts a bare number right after one of the name's words (packaging words aside) and the
     name has neither that number, the two joined, nor a version it begins ("olmo 2" against OLMo-7B: another
     generation; "llama 3" against Llama-3.1 is not one)."""
-    raw = tokens(text)
+    raw = tokens(text, split_family=True)
     for a, b in zip(raw, raw[1:]):
         if (a.isalpha() and a in want and a not in _WEAK and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", b)
                 and b not in want and a + b not in want and not any(w.startswith(b + ".") for w in want)):
@@ -95,7 +103,7 @@ def _other_generation(want: list[str], text: str) -> bool:
 def score_name(name: str, text: str, generations: bool = False) -> float:
     """How well a candidate name is found in a string: 0 (absent or contradicted) … 1 (every token present).
     `generations`: also refuse a string naming another generation of the name's family (model names)."""
-    have = _token_set(text)
+    have = _token_set(text, split_family=generations)  # the string's glued 'Llama2' also as 'llama', '2' (and joined)
     want = tokens(name)
     if not want or (have & _VARIANT) - set(want):
         return 0.0

@@ -22,7 +22,7 @@ __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
-           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K"]
+           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -37,7 +37,9 @@ _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), 
                (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
-               (r"^req(?:uest)?s?\s*/\s*s", 1.0), (r"^(?:qps|rps)\b", 1.0),
+               (r"^(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b", 1.0),
+               (r"^(?:qps|rps)\b", 1.0),
+               (r"^(?:msecs?|millisec(?:ond)?s?)$", 1e-3), (r"^(?:usecs?|microsec(?:ond)?s?)$", 1e-6),
                (r"^req(?:uest)?s?\s*/\s*min", 1 / 60)]
 
 def group_of(row_id: str) -> str:
@@ -190,14 +192,14 @@ def row_kind(row: dict) -> str:
     if is_training_row(row):  # by what it measures: MFU, chip-hours, a training time or rate (training.rows)
         return "training"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
-    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b",
-                                     unit):
+    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
+                                     r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s", unit):
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
-    if re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token", metric):
+    if re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token|time.between.tokens", metric):
         return "serving"
-    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|s|sec|seconds?|min|minutes?)\b", unit) and not \
+    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|msecs?|usecs?|millisec\w*|microsec\w*|s|sec|seconds?|min|minutes?)\b", unit) and not \
             re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul|nvlink|"
                       r"pci-?e|infiniband|rdma|\bhbm|memory|cache", f"{metric} | {model}"):
         return "serving"  # a model's latency ('latency, batch 1' in ms/token, 'latency' in s)
@@ -265,6 +267,22 @@ def unknown_reason(row: dict) -> str:
         return (f"metric {metric!r}: a bandwidth of nothing the row names (HBM/memory, a link such as NVLink, PCIe "
                 "or InfiniBand, or a collective)")
     return f"metric {metric!r}: not a serving, kernel or training quantity this tool predicts"
+
+
+def ratio_reason(row: dict) -> str | None:
+    """Why a row is a ratio, not a measurement of its setup: a value such as '2.7x' or '+498%', a unit 'x', or a
+    metric naming a speedup or a comparison ('speedup over v0.5.3', 'throughput relative to H100'); else None."""
+    value, unit, metric = (row.get(c, "") or "" for c in ("value", "unit", "metric"))
+    if re.fullmatch(r"\s*[~≈]?\s*[\d.,]+\s*[x×]\s*", value) or re.fullmatch(r"\s*[x×]\s*", unit):
+        what = f"measured value {value!r}" + (f" {unit!r}" if unit.strip() else "")
+    elif re.fullmatch(r"\s*[+-]\s*[\d.,]+\s*%\s*", value):
+        what = f"measured value {value!r} (a relative change)"
+    elif re.search(r"speed[\s-]?up|\bratio\b|relative to|improvement|times (?:faster|higher|more)",
+                   metric, re.I):
+        what = f"metric {metric!r}"
+    else:
+        return None
+    return f"{what} is a ratio between two setups, not a measurement of one: nothing to predict"
 
 
 # ---- measured values: points, ranges, bounds -----------------------------------------------------------
@@ -348,7 +366,7 @@ def parse_measured(text: str) -> Measured | None:
 _DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b", "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]bit/s", "bandwidth"),
-                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h)\b", "time")]
+                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time")]
 
 # what each prediction kind returns
 DIMENSION_OF_KIND = {"run": "token_rate", "prefill": "token_rate", "decode": "token_rate", "per_user": "token_rate",
@@ -366,7 +384,7 @@ def dimension_of_unit(unit: str) -> str | None:
 
 
 # a latency limit a rate was held to: 'under 50 ms TPOT', 'at p99 TPOT 100 ms', 'TTFT<1s' (not what it measures)
-_LAT = r"(?:TPOT|ITL|TTFT|time per output token|time to first token)"
+_LAT = r"(?:TPOT|ITL|TBT|TTFT|time per output token|time between tokens|time to first token)"
 _LIMIT_BODY = (r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?" + _LAT +
                r")")  # 'TPOT 100 ms' or '50 ms TPOT', after a preposition
 _LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
@@ -393,10 +411,10 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
         if re.search(r"latency|\btime\b|duration", m):
             return "time"
         return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
-    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|e2e)|time.to.first|inter.token|end.to.end|latency|"
+    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|time.to.first|inter.token|time.between|end.to.end|latency|"
                                        r"time.per.(?:output.)?token", m):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
-    if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s", m):
+    if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s|samples/s|quer(?:y|ies).per.s|quer(?:y|ies)/s", m):
         return None  # a request rate: no unit dimension of its own here
     return DIMENSION_OF_KIND.get(kind)
 

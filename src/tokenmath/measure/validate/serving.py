@@ -107,7 +107,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
     per_gpu, per_user = scope == "gpu", scope == "user"
-    phase = "prefill" if "prefill" in metric else ("decode" if "decode" in metric and not per_user else None)
+    phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
+                                                   else None)  # 'decode throughput', 'decoding speed'
+    if _unsized_request_rate(row, metric):
+        return Unexpressed(rid, g, "a request rate with no output length stated: requests of unstated size (a dataset) "
+                                   "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row)
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
@@ -361,21 +365,29 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     return out
 
 
-def split_of(par: str) -> dict[str, int | bool]:
-    """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep.
+def _unsized_request_rate(row: dict, metric: str) -> bool:
+    """A whole run's request rate (requests/s, samples/s, QPS) with no output length stated nor a context."""
+    q = quantity_of(row["metric"], row["unit"])[0]
+    return q == "requests_per_s" and lengths_of(row)[1] is None and context_of(row) is None
 
-    Reads 'TP8', 'tp=8', '--tp 8', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
+
+def split_of(par: str) -> dict[str, int | bool]:
+    """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep, pp.
+
+    Reads 'TP8', 'tp=8', '--tp 8', 'DP2-TP4', 'TP4xPP2', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
     with experts over the same chips), 'MoE-TP4'; a bare 'EP' or 'DP attention' without a number is a flag."""
     p = par.lower().replace("_", "-")
+    p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
-    for short, word in (("tp", "tensor"), ("ep", "expert"), ("dp", "data")):
+    for short, word in (("tp", "tensor"), ("ep", "expert"), ("dp", "data"), ("pp", "pipeline")):
         p = re.sub(rf"\b{word}[- ]?parallel(?:ism)?(?:[- ]?size)?\s*(?:=|:|of)?\s*(\d+)", rf"{short}\1", p)
         p = re.sub(rf"\b(\d+)[- ]way[- ](?:{short}\b|{word}[- ]?parallel(?:ism)?)", rf"{short}\1", p)
         p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
-                     ("tp", rf"(?<![a-z-])(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
+                     ("tp", rf"(?<![a-z])(?<![a-z]-)(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
+                     ("pp", rf"(?<![a-z])(?:--)?pp{num}"),
                      ("dp", rf"(?<![a-z])(?:--)?(?:attention[- ]?|attn[- ]?)?dp(?:[- ]?attn|[- ]?attention)?{num}")):
         m = re.search(pat, p)
         if m:
