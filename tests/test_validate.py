@@ -335,7 +335,8 @@ def test_another_generation_refuses_a_model_name_only():
     ("Llama2-70B", "llama-2-70b"), ("llama2-70b-99", "llama-2-70b"), ("LLaMA2-13B", "llama-2-13b"),
     ("Llama3-70B", "llama-3-70b"), ("Llama3.1-405B", "llama-3.1-405b"), ("Gemma2-27B", "gemma-2-27b"),
     ("Phi3-mini", "phi-3-mini"), ("OLMo2 7B", None), ("Falcon3-7B", None),  # another generation, glued or not
-    ("Qwen2-7B", None), ("Qwen2.5-7B", "qwen2.5-7b"),  # Qwen2 is not Qwen2.5: the name's own tokens stay whole
+    ("Qwen2-14B", None), ("Qwen2.5-14B", "qwen2.5-14b"),  # Qwen2 is not Qwen2.5: the name's own tokens stay whole
+    ("Qwen2-7B", "qwen2.5-7b"),  # ...except where the catalog names it: Qwen2-7B has Qwen2.5-7B's shapes (an alias)
 ])
 def test_a_family_glued_to_its_generation(text, entry):
     """'Llama2-70B' is 'Llama 2 70B': a family word glued to its generation number is read as two tokens (model
