@@ -709,7 +709,7 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     ("Mistral Small 3.1 24B", None), ("Mistral-Small-3.1-24B-Instruct-2503", None), ("Mistral-Small-Instruct-2409", None),
     ("Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"), ("Mistral NeMo 12B", "mistral-nemo-12b"),
     ("mistralai/Mistral-Nemo-Base-2407", "mistral-nemo-12b"), ("Mistral-NeMo-Minitron-8B-Instruct", None),
-    ("Mistral 7B", None),
+    ("Mistral 7B", "mistral-7b-v0.1"),  # the paper's model (arXiv 2310.06825): the first release
     # Llama 3, 3.1, 3.2 and 3.3: each generation its own entry
     ("Llama 3 8B", "llama-3-8b"), ("Meta-Llama-3-8B-Instruct", "llama-3-8b"), ("meta-llama/Meta-Llama-3-8B", "llama-3-8b"),
     ("Llama 3 70B", "llama-3-70b"), ("Meta-Llama-3-70B-Instruct", "llama-3-70b"),
@@ -888,9 +888,9 @@ def test_round6_deepseek_v2_and_nemotron_4_read_alike_from_config_json(tmp_path)
     # Gemma 3 by size; Gemma 3n and the 270M refused
     ("Gemma 3 1B", "gemma-3-1b"), ("gemma-3-1b-it", "gemma-3-1b"), ("google/gemma-3-4b-it", "gemma-3-4b"),
     ("Gemma 3 12B", "gemma-3-12b"), ("Gemma 3 27B", "gemma-3-27b"), ("Gemma 3 270M", None), ("Gemma 3n E4B", None),
-    # Mistral 7B by release; a bare 'Mistral 7B' names none of them
+    # Mistral 7B by release; a bare 'Mistral 7B' is the paper's, v0.1
     ("Mistral-7B-Instruct-v0.2", "mistral-7b-v0.2"), ("Mistral-7B-v0.3", "mistral-7b-v0.3"),
-    ("Mistral 7B v0.3", "mistral-7b-v0.3"), ("Mistral-7B-Instruct-v0.1", "mistral-7b-v0.1"), ("Mistral 7B", None),
+    ("Mistral 7B v0.3", "mistral-7b-v0.3"), ("Mistral-7B-Instruct-v0.1", "mistral-7b-v0.1"), ("Mistral 7B", "mistral-7b-v0.1"),
     # Qwen2-7B has Qwen2.5-7B's shapes (an alias, as Qwen2-72B); Qwen2-57B-A14B is not in the catalog
     ("Qwen2-7B", "qwen2.5-7b"), ("Qwen/Qwen2-7B-Instruct", "qwen2.5-7b"), ("Qwen2-57B-A14B", None),
     ("Qwen2-1.5B", None),
