@@ -11,6 +11,7 @@ from tokenmath.core import arch
 from tokenmath.core.load import load_engine, load_model, load_priors, load_system
 from tokenmath.core.roofline import Layout, aux_kernels_per_layer, kernel_format, step
 from tokenmath.measure.validate import predict_row
+from tokenmath.measure.validate.report import Prediction
 from tokenmath.measure.validate.match import Aliases
 from tokenmath.measure.validate.rows import unit_scale
 from tokenmath.measure.validate.serving import _layout, checkpoint_formats, split_of
@@ -304,13 +305,19 @@ def test_parallelism_joined_by_dashes_and_times(text, want):
     assert split_of(text) == want
 
 
-def test_pipeline_stages_are_said_or_refused_not_silently_replicas():
-    """The roofline has no pipeline stages: a PP row is read as PP replicas of its TP group, said as an assumption;
-    where one TP group cannot hold the weights the refusal says the stages were not modelled."""
+def test_pipeline_stages_hold_a_share_of_the_weights():
+    """A PP row's chips are PP micro-batch streams of its TP group, each chip holding 1/PP of the weights
+    (roofline.Layout.pp), said as an assumption: 405B BF16 (810 GB) over TP8 PP2 on 16 H100s fits, where one TP
+    group of 8 (687 GB) cannot hold it; TP8 alone on the same 16 chips is still refused for memory."""
     row = dict(id="X-1", source="vllm", model="Llama 3.1 405B", precision="fp8", hardware="H100", n_chips="16",
                parallelism="TP8 PP2", batch="concurrency 16", input_len="1024", output_len="1024", context_len="",
                metric="output throughput", value="300", unit="tok/s", confidence="", notes="")
     out = predict_row(row, Aliases())
-    assert any("PP2 is not modelled" in a for a in out.assumptions)
-    out = predict_row({**row, "precision": "bf16", "batch": "bs=1", "metric": "TPOT", "unit": "ms"}, Aliases())
-    assert "PP2 is not modelled" in out.reason
+    assert any("PP2: each pipeline's chips are read as 2 micro-batch streams" in a for a in out.assumptions)
+    bf16 = {**row, "precision": "bf16", "batch": "bs=1", "metric": "TPOT", "unit": "ms"}
+    out = predict_row(bf16, Aliases())
+    assert isinstance(out, Prediction), out
+    # a token passes both stages: the time of one step over all the weights on one TP group of 8
+    assert 810e9 / 8 / 3.35e12 < out.predicted / 1e3 < 3 * 810e9 / 8 / 3.35e12
+    out = predict_row({**bf16, "parallelism": "TP8"}, Aliases())
+    assert not isinstance(out, Prediction) and "room" in out.reason

@@ -284,12 +284,19 @@ class Layout:
         priors' ep_imbalance).
     adaptive: with fewer sequences than data-parallel groups, spread each over the idle chips (tp_eff), where
         that is faster than leaving them idle (step takes the faster of the two).
+    pp: pipeline stages, each holding 1/pp of the layers on its own G chips. The G chips here are one of the
+        pp micro-batch streams a full pipeline keeps in flight, read by replica equivalence: pp stage steps of
+        L/pp layers at B sequences read the weights and KV one step of L layers at B does on G chips, so a
+        token's time through the pipeline is this step's (the (pp − 1) point-to-point hops of B·D activations
+        per token are not counted), and only the memory differs — each chip holds 1/pp of the weights
+        (serving.engine_memory.held_weight_bytes); the KV per chip is the same.
     """
 
     tp: int = 1
     ep: int = 1
     imbalance: float | None = None
     adaptive: bool = False
+    pp: int = 1
 
     def tp_eff(self, G: int, B):
         """Tensor-parallel ways at batch B: tp, or with `adaptive` and fewer sequences than the dp groups,

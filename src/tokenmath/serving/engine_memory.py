@@ -52,9 +52,23 @@ def weights_held(W_exp, W_all, G, tp):
     return W_exp + (W_all - W_exp) * G / tp
 
 
-def held_weight_bytes(m: Model, W_all, G: int, tp: float, precision: str | None = None, explain: bool = False):
+@formula("W_stage = W_held / pp", unit="B")
+def stage_weights(W_held, pp):
+    return W_held / pp
+
+
+def held_weight_bytes(m: Model, W_all, G: int, tp: float, precision: str | None = None, explain: bool = False,
+                      pp: int = 1):
     """The weights the G chips hold: W_all, or with attention data parallelism (tp < G, an MoE) the non-expert
-    weights once per attention group (module doc)."""
+    weights once per attention group (module doc); 1/pp of that where the G chips are one stream of a pipeline
+    of pp stages (roofline.Layout.pp)."""
+    W = _held(m, W_all, G, tp, precision, explain)
+    if pp <= 1:
+        return W
+    return stage_weights(W, lift(explain, "pp", pp, "", "layout: pipeline stages, each holding 1/pp of the layers"))
+
+
+def _held(m: Model, W_all, G: int, tp: float, precision: str | None, explain: bool):
     if m.moe is None or tp >= G or not arch.n_moe_layers(m):
         return W_all
     pc = arch.param_counts(m)
@@ -102,9 +116,9 @@ def _coef(m: Model, tp: float, eng: dict) -> float:
 
 
 def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float = 1.0, explain: bool = False,
-                   precision: str | None = None):
+                   precision: str | None = None, pp: int = 1):
     """The KV pool (bytes, all G chips) the engine `eng` (a catalog/engines entry) leaves beside W_all of weights
-    (held once per attention group where tp < G: `held_weight_bytes`)."""
+    (held once per attention group where tp < G, 1/pp of them on one stream of a pipeline: `held_weight_bytes`)."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src = lambda k: f"{eng.get('file', 'engine')}: {eng.get('sources', {}).get(k, eng.get('source', ''))}"  # noqa: E731
     rule = str(eng.get("memory", "simple"))
@@ -112,7 +126,7 @@ def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float
     Cq = g("C", C, "B", system.chip.source_of("hbm_capacity_bytes"))
     Gq = g("G", G, "chips", "given")
     Wq = W_all if not explain or hasattr(W_all, "explain") else g("W_all", W_all, "B", "every weight in its format")
-    Wq = held_weight_bytes(m, Wq, G, tp, precision, explain)
+    Wq = held_weight_bytes(m, Wq, G, tp, precision, explain, pp)
     f = g("f", float(eng["kv_memory_fraction"]), "", src("kv_memory_fraction"))
     if rule == "simple":
         return kv_pool_simple(f.renamed("f_kv") if hasattr(f, "renamed") else f, Gq, Cq, Wq)

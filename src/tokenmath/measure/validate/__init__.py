@@ -176,16 +176,16 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
 
 
 def _pipeline(row: dict, out: Prediction | Unexpressed) -> Prediction | Unexpressed:
-    """A serving row with pipeline stages ('TP4 PP2', '--pp 2'): the roofline has none, so its chips are read as
-    PP replicas of the tensor-parallel group — a full pipeline's throughput per chip and time per token, with
-    each group holding all the weights where a stage holds 1/PP of them (less KV room: a pessimistic fit).
-    Said as an assumption; a refusal for want of memory says that the stages were not modelled."""
+    """A serving row with pipeline stages ('TP4 PP2', '--pp 2'): its chips are pp micro-batch streams of the
+    tensor-parallel group, each chip holding 1/pp of the weights (roofline.Layout.pp: replica equivalence — a
+    token's time through the stages is one step of all layers on the group; the hops between stages are not
+    counted). Said as an assumption; a refusal for want of memory says how the stages were read."""
     pp = int(split_of(row.get("parallelism", "")).get("pp", 1))
     if pp <= 1:
         return out
-    how = f"pipeline parallelism PP{pp} is not modelled: each pipeline's chips are read as {pp} replicas of its " \
-          f"tensor-parallel group (a full pipeline's throughput and time per token; a stage holds 1/{pp} of the " \
-          "weights, so it has more KV room than this)"
+    how = f"pipeline parallelism PP{pp}: each pipeline's chips are read as {pp} micro-batch streams of its " \
+          f"tensor-parallel group, each chip holding 1/{pp} of the weights (a token's time through the stages " \
+          f"is one step of every layer on the group; the {pp - 1} point-to-point hop(s) per token are not counted)"
     if isinstance(out, Prediction):
         out.assumptions.append(how)
         return out

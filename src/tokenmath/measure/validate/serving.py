@@ -21,6 +21,7 @@ on time, so an upper bound on throughput.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -440,18 +441,19 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     else:
         G = _replica_chips(m, system, prec, G_row or system.domain_chips, al)
         note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
+    pp = max(1, int(s.get("pp", 1) or 1))  # a pipeline's chips: pp streams of G (roofline.Layout.pp)
     if m.moe is None:  # a dense model's data-parallel groups are replicas
         G = a_tp if (a_tp and not inst) else G
-        n_rep = max(1, (G_row or G * max(a_dp, 1)) // G) if not inst else 1
-        return G, n_rep, Layout(tp=G, ep=1), note
-    n_rep = max(1, (G_row or G) // G) if not inst else 1
+        n_rep = max(1, (G_row or G * max(a_dp, 1) * pp) // G) if not inst else 1
+        return G, n_rep, Layout(tp=G, ep=1, pp=pp), note
+    n_rep = max(1, (G_row or G * pp) // G) if not inst else 1
     if (ep or mtp or s.get("ep_flag")) and not re.search(r"\bep\s*1\b", par):
         layout = Layout(tp=min(a_tp or 1, G), ep=ep if ep else (G // mtp if mtp else G))
     elif not (tp or dp or dpf):
         layout = default_layout(m, G)
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
-    return G, n_rep, layout, note
+    return G, n_rep, dataclasses.replace(layout, pp=pp), note
 
 
 def _replica_layout(m: Model, G: int) -> Layout:
@@ -589,10 +591,10 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
     kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
     if spec:
-        pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all)
+        pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all / su.layout.pp)
     else:
         pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp),
-                                    precision=su.prec))
+                                    precision=su.prec, pp=su.layout.pp))
     if pool < kv_held:
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
@@ -610,7 +612,7 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     if su.B is None:
         pool = kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G,
                               lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: every weight in its format ({su.prec})"),
-                              tp=float(su.layout.tp), explain=True, precision=su.prec)
+                              tp=float(su.layout.tp), explain=True, precision=su.prec, pp=su.layout.pp)
         Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
                           lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
     else:

@@ -258,7 +258,7 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     pool = kv_pool_engine(eng, m, system, G_d,
                           g("W_all", W_all, "B", f"{m.file or m.name}: every weight in its format (arch.model_weight_bytes)"
                             + (" + the draft's weights" if spec else "")), tp=float(lay.tp),
-                          explain=ex, precision=precision)
+                          explain=ex, precision=precision, pp=lay.pp)
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
     held = np.asarray(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)

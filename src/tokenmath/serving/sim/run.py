@@ -114,7 +114,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     check_inputs(G=G_d)
     lay = layout or default_layout(m, G_d)
     W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
-    pool = float(kv_pool_engine(eng, m, system, G_d, W_all, tp=float(lay.tp), precision=precision))
+    pool = float(kv_pool_engine(eng, m, system, G_d, W_all, tp=float(lay.tp), precision=precision, pp=lay.pp))
     need = np.asarray(arch.kv_stored_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
     if spec:
         need = need + np.asarray(spec.extra_kv_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
