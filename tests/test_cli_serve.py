@@ -174,3 +174,23 @@ def test_a_context_beyond_the_models_own_is_computed_and_said():
     ok = run("serve", "gpt-j-6b", "--on", "h100-sxm", "--batch", "8", "--context", "2048", "--json")
     assert "context_note" not in json.loads(ok.stdout)
     assert "trained context" in run("serve", "gpt-j-6b", "--on", "h100-sxm", "--batch", "8").output
+
+
+def test_serve_takes_a_stated_split():
+    """--split reads a parallelism as tables write it: the layout moves the step; pipeline stages (TP4 PP2 on 8
+    chips) run as 2 streams of 4 chips with half the sequences each — the tokens/s of two TP4 replicas at 32
+    sequences each; a split that does not tile the chips is refused with one line."""
+    def run_json(*args):
+        r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-B", "64", "-S", "2048", "--json", *args)
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+    tp8 = run_json("--split", "TP8")
+    pipe = run_json("--split", "TP4 PP2")
+    tp4 = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-G", "4", "-B", "32", "-S", "2048", "--json")
+    tp4 = json.loads(tp4.output)
+    assert pipe["decode"]["tokens_per_s"] == pytest.approx(2 * tp4["decode"]["tokens_per_s"], rel=1e-6)
+    assert pipe["decode"]["step_time_s"] == pytest.approx(tp4["decode"]["step_time_s"], rel=1e-6)
+    assert tp8["decode"]["step_time_s"] != pipe["decode"]["step_time_s"]
+    for bad, why in (("TP3", "do not divide"), ("TP8 PP2", "do not divide"), ("banana", "names no split")):
+        r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--split", bad)
+        assert r.exit_code != 0 and why in r.output and "Traceback" not in r.output

@@ -8,7 +8,8 @@ from rich.table import Table
 
 from ..serving.serve import serve
 from ..core.units import fmt
-from .serving_args import ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, speculation
+from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SPLIT_OPTION,
+                           layout_of, speculation)
 from .common import (
     ALLOW_EXTRAPOLATION_OPTION, BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
     PRECISION_OPTION, SET_OPTION, console, emit_json, extrapolation, fail, guard, load_triple,
@@ -41,11 +42,12 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
                                    "that engine where the chip's priors have them (default: the engines' median)."),
         allow_extrapolation: bool = ALLOW_EXTRAPOLATION_OPTION,
+        split: str = SPLIT_OPTION,
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine,
                     mtp=mtp, acceptance=acceptance, acceptance_length=acceptance_length, draft=draft,
-                    allow_extrapolation=allow_extrapolation)
+                    allow_extrapolation=allow_extrapolation, split=split)
         if as_json:
             emit_json(to_json(r, explain))
         else:
@@ -58,13 +60,14 @@ def register(app: typer.Typer) -> None:
 
 
 def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None, mtp=None,
-            acceptance=None, acceptance_length=None, draft=None, allow_extrapolation=False):
+            acceptance=None, acceptance_length=None, draft=None, allow_extrapolation=False, split=None):
     """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
     m, s, priors = load_triple(model, on, set_)
     priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
     sp = speculation(mtp, acceptance, acceptance_length, draft)
+    lay = layout_of(split, m, s.domain_chips if chips is None else chips)
     run = lambda B: serve(m, s, G=chips, B=B, S=context, precision=precision, kv_dtype=kv_dtype,  # noqa: E731
-                          basis=basis, priors=priors, engine=engine, explain=explain, spec=sp)
+                          basis=basis, priors=priors, engine=engine, explain=explain, spec=sp, layout=lay)
     r = run(DEFAULT_BATCH if batch is None else batch)
     if batch is None and not r.fits:  # no batch asked for: the most sequences whose KV fits beside the weights
         v = lambda k: float(np.max(np.asarray(r.value(k) or 0.0, dtype=float)))  # noqa: E731

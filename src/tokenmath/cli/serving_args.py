@@ -46,3 +46,32 @@ def parse_seconds(text: str | None, name: str) -> float | None:
     if not x > 0:
         raise InputError(f"{name} must be a positive time, e.g. 2s or 200ms (got {text})")
     return x
+
+
+SPLIT_OPTION = typer.Option(None, "--split", help="How the replica's chips split the model, as tables write it: "
+                            "'TP8', 'TP2 EP4', 'TP4 PP2', 'DEP8' (attention data-parallel, experts over the same "
+                            "chips). Default: tensor parallel for a dense model, the default expert split for an MoE.")
+
+
+def layout_of(split: str | None, m, G: int):
+    """--split as a roofline.Layout over G chips (None: the default split). Read by the validation table's parser
+    (measure.validate.serving.split_of), so 'TP8', 'tp=4,pp=2', '--tp 8 --pp 2' and 'DEP8' all work."""
+    if split is None:
+        return None
+    from ..core.roofline import Layout
+    from ..measure.validate.serving import split_of
+    s = split_of(split)
+    if not any(isinstance(v, int) and not isinstance(v, bool) for v in s.values()):
+        raise InputError(f"--split {split!r} names no split with a number of ways (e.g. 'TP8', 'TP2 EP4', 'TP4 PP2')")
+    pp = int(s.get("pp", 1) or 1)
+    if pp < 1 or G % pp:
+        raise InputError(f"--split {split!r}: {pp} pipeline stages do not divide {G} chips")
+    stage = G // pp
+    if s.get("dep"):
+        return Layout(tp=1, ep=int(s["dep"]), pp=pp)
+    tp, ep, dp = (int(s.get(k, 0) or 0) for k in ("tp", "ep", "dp"))
+    if not tp:
+        tp = max(1, stage // dp) if dp else (1 if (ep and m.moe is not None) else stage)
+    if m.moe is None:
+        ep = 1
+    return Layout(tp=tp, ep=ep or 1, pp=pp)

@@ -21,6 +21,7 @@ weights and KV count in memory.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
 from ..core.errors import CatalogError, InputError
 from ..core.load import load_intervals, load_priors, suggest
 from ..core.records import ENGINES, Model, Priors, System
-from ..core.roofline import BASES, Step, hardware_ratio, latency_floor, optimal_batch, step
+from ..core.roofline import BASES, Layout, Step, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
@@ -129,11 +130,37 @@ class ServeReport(Numbers):
 
 
 
+@formula("T = pp · T_stream", unit="tok")
+def pipeline_tokens(pp, T_stream):
+    return pp * T_stream
+
+
+def check_split(G: int, layout: Layout | None) -> None:
+    """A split must tile the replica: pp stages of G/pp chips, tp and ep dividing each stage's chips."""
+    if layout is None:
+        return
+    if layout.pp < 1 or G % layout.pp:
+        raise InputError(f"{layout.pp} pipeline stages do not divide {G} chips: give --chips a multiple of pp")
+    G_s = G // layout.pp
+    for name, ways in (("tensor-parallel", layout.tp), ("expert-parallel", layout.ep)):
+        if ways < 1 or ways > G_s or G_s % ways:
+            raise InputError(f"{ways} {name} ways do not divide the {G_s} chip(s) of a stage "
+                             f"({G} chips{f' in {layout.pp} stages' if layout.pp > 1 else ''})")
+
+
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-          engine: str | None = None, explain: bool = False, spec: Speculation | None = None) -> ServeReport:
-    """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain)."""
+          engine: str | None = None, explain: bool = False, spec: Speculation | None = None,
+          layout: Layout | None = None) -> ServeReport:
+    """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain), split as `layout`
+    says (default: tensor parallel for a dense model, the default expert split for an MoE one). With pipeline
+    stages (layout.pp) the G chips are pp streams of G/pp chips, each with B/pp of the sequences
+    (roofline.Layout.pp: a token's time through the stages is one step of every layer on G/pp chips)."""
     G = system.domain_chips if G is None else G
+    pp = layout.pp if layout is not None else 1
+    check_split(G, layout)
+    if layout is not None and spec is not None:
+        raise InputError("a stated split with speculative decoding is not modelled: drop --split or --mtp")
     precision = precision or m.weight_dtype
     chip = system.chip
     pri = (priors or load_priors(chip.priors)).for_engine(engine)
@@ -146,9 +173,13 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         hint = suggest(engine, list(ENGINES))
         raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
                          + (f"; did you mean {hint[0]}?" if hint else ""))
-    kw = dict(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, explain=explain)
+    kw = dict(G=G // pp, B=B / pp if pp > 1 else B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
+              priors=pri, explain=explain, layout=layout)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
+    if pp > 1:  # the pp streams' tokens, each stream's step in flight at once
+        ppq = g("pp", pp, "", "given: pipeline stages (--split)")
+        pre, dec = (dataclasses.replace(st, tokens=pipeline_tokens(ppq, st.tokens)) for st in (pre, dec))
     Gq = g("G", G, "chips", "given")
     price = system.usd_per_chip_hour
     numbers: dict = {}
