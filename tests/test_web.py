@@ -106,10 +106,16 @@ def test_query_parameters_are_the_cli_options(client):
     names = {p["name"] for p in spec["paths"]["/api/serve"]["get"]["parameters"]}
     assert names == {"model", "on", "system", "chips", "batch", "context", "precision", "kv_dtype", "basis",
                      "explain", "set", "mtp", "acceptance", "acceptance_length", "draft", "engine",
-                     "allow_extrapolation"}
+                     "allow_extrapolation", "split"}
     for ep in ENDPOINTS:
         assert f"/api/{ep.path}" in spec["paths"]
         assert not {o.python for o in query_parameters(ep)} & {"plot", "measurements", "as_json", "workload"}
+
+
+def test_serve_takes_a_split(client):
+    d = client.get("/api/serve", params=dict(model="llama-3.1-70b", on="hgx-h100", batch=64, split="TP4 PP2")).json()
+    cli = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-B", "64", "--split", "TP4 PP2", "--json").output)
+    assert d["decode"]["tokens_per_s"] == pytest.approx(cli["decode"]["tokens_per_s"])
 
 
 def test_lecture_example_with_derivations(client):
