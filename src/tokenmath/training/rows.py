@@ -17,6 +17,14 @@ FLOP of a recompute policy (4/3 for full recomputation, else 1; attention neglec
     chip_hours        = train(model, …).chip_hours       a catalog model (attention, recomputation, its prior)
                       = 6 · N_active · D_tok / (F · mfu) / 3600       a stated parameter count only
     time              = chip_hours / G
+
+A rate (MFU, HFU, FLOP/s, tokens/s) is held to the data-parallel traffic where the row states its split, its
+global batch and its sequence length (`dp_floor`): the step cannot be shorter than the bytes each chip moves
+over its link, overlapped with compute (ZeRO-3 / FSDP prefetch, the gradient reduce behind backward):
+
+    t_compute = flop_tok · B_glob · s / (G · rate)     the step at the carried utilisation
+    t_dp      = c_zero · 2 · (dp − 1)/dp · N/(tp·pp) · b / bw     splits.dp_comm_time; c_zero = 1.5 for ZeRO-3
+    rate     ×= t_compute / max(t_compute, t_dp)       bw: the scale-out link × eta_scaleout across nodes
 """
 
 from __future__ import annotations
@@ -164,6 +172,74 @@ def _own_model_priors(model_text: str) -> tuple[str, ...]:
                  if score_name(re.sub(r"\(.*?\)", "", p.model).strip(), model_text, generations=True) >= MIN_SCORE)
 
 
+_ZERO = re.compile(r"zero[\s_-]*(?:stage[\s_-]*)?([0-3])(?![0-9])|(?<![a-z])(fsdp|fully[\s_-]*sharded)", re.IGNORECASE)
+_MP = re.compile(r"(?<![a-z])mp\s*[=:]?\s*(\d+)|model[\s_-]*parallel(?:ism)?[\s_-]*(?:size)?\s*[=:]?\s*(\d+)",
+                 re.IGNORECASE)
+
+
+def _row_split(row: dict) -> tuple[int, int] | None:
+    """(model-parallel ways tp·pp, ZeRO stage) the row states, or None when it states no split: 'TP8 PP8', 'MP 96',
+    'ZeRO-3 (no MP)', 'FSDP' (full sharding: stage 3)."""
+    from ..measure.validate.serving import split_of  # the serving rows' parser; imported here: it imports us
+
+    par = row.get("parallelism", "")
+    z = _ZERO.search(par)
+    zero = (3 if z.group(2) else int(z.group(1))) if z else 0
+    s = split_of(par)
+    mp = _MP.search(par)
+    ways = int(s.get("tp", 1) or 1) * int(s.get("pp", 1) or 1)
+    if mp:
+        ways = int(mp.group(1) or mp.group(2))
+    elif not (z or "tp" in s or "pp" in s or re.search(r"no\s*mp|data[\s_-]*parallel\s+only", par, re.IGNORECASE)):
+        return None
+    return max(ways, 1), zero
+
+
+def _global_batch(text: str, S: float, G: float, dp: float) -> float | None:
+    """The global batch in sequences a batch column states: '1536', '16M tokens/batch' or '16M tokens' (÷ S), '32 seq
+    per DP group' (× dp), 'batch = #GPUs'; None for a micro-batch or a per-chip count, which say nothing of the
+    global one."""
+    t = (text or "").replace(",", "").lower()
+    tok = re.search(r"(\d+(?:\.\d+)?)\s*([kmb])?\s*tok(?:en)?s?(?![\s_]*(?:/|per)[\s_]*(?:s(?![a-z])|sec|gpu|chip))", t)
+    if tok:
+        return float(tok.group(1)) * _SCALE.get(tok.group(2) or "", 1.0) / S
+    if re.search(r"#\s*gpus|number of (?:gpus|chips)", t):
+        return G
+    n = _row_number(t)
+    if n is None or re.search(r"micro|per[\s_-]*(?:gpu|chip|device|rank|replica)", t):
+        return None
+    if re.search(r"per[\s_-]*(?:dp|data[\s_-]*parallel)", t):
+        return n * dp
+    return n
+
+
+def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: float | None, rate: float):
+    """The factor t_compute / max(t_compute, t_dp) a per-chip rate (FLOP/s at `rate`) is held to by the row's
+    data-parallel traffic (module doc), and a line saying so; (1.0, None) where the row leaves an input unstated."""
+    from ..core.load import load_priors
+    from .splits import dp_comm_time
+
+    split = _row_split(row)
+    if split is None or not (G and S) or rate <= 0:
+        return 1.0, None
+    mp, zero = split
+    dp = G / mp
+    B = _global_batch(row.get("batch", ""), S, G, dp)
+    if dp < 2 or not B:
+        return 1.0, None
+    pri = load_priors(system.chip.priors)
+    inside = G <= system.domain_chips
+    bw = (system.scaleup_bw * pri.eta_scaleup) if inside else (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
+    t_dp = float(dp_comm_time(1.5 if zero >= 3 else 1.0, dp, N / mp, 2.0, bw))
+    t_c = flop_tok * B * S / (G * rate)
+    if t_dp <= t_c:
+        return 1.0, None
+    return t_c / t_dp, (f"held to its data-parallel traffic: {'ZeRO-3 gathers and reduces' if zero >= 3 else 'the gradient reduce moves'} "
+                        f"{N / mp * 2 * (3 if zero >= 3 else 2) / 1e9:.0f} GB per chip per step over "
+                        f"{'the scale-up link' if inside else 'the scale-out link'} ({bw / 1e9:.0f} GB/s): {t_dp:.1f} s, "
+                        f"where the compute of its {B:g} × {S:g} tokens takes {t_c:.1f} s at the carried utilisation")
+
+
 def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", aliases=None) -> dict | None:
     """Predict one training row (see the module docstring for what is read and how it is predicted).
 
@@ -266,6 +342,14 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     out.update(prior=p.name, prior_row=p.row)
     hfu_p = p.mfu * r_carry[p.recompute]
     mfu = hfu_p / r_carry[rr]  # of the dense BF16 peak
+    flop_tok = 6 * N
+    if model is not None:
+        flop_tok += 3 * arch.attention_flop_per_token(model, int(S or p.seq_len), "prefill")
+    k_dp, why_dp = dp_floor(row, system, float(arch.param_counts(model).total) if model is not None else N,
+                            flop_tok, G, S, mfu * F)
+    if why_dp:
+        hfu_p, mfu = hfu_p * k_dp, mfu * k_dp
+        out["why"].append(why_dp)
 
     if q in ("mfu", "hfu"):
         pred = 100 * hfu_p / r_carry[rr] if q == "mfu" else 100 * (mfu * r_of[rr] if carry == "mfu" else hfu_p)
@@ -289,9 +373,6 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         return done(per_s * (G if total else 1) / scale)
 
     # tokens/s
-    flop_tok = 6 * N
-    if model is not None:
-        flop_tok += 3 * arch.attention_flop_per_token(model, int(S or p.seq_len), "prefill")
     if not per_chip and G is None:
         return refuse(f"{unit!r} over all chips, but the row states no chip count")
     prefix = re.search(r"(?<![a-z])([km])\s*tok", unit.lower())
