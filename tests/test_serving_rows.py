@@ -43,6 +43,26 @@ def test_layouts_of_both_tp_dp_conventions():
     assert dense[:2] == (2, 4)  # a dense model's data-parallel groups are replicas
 
 
+def test_moe_dp_without_attention_dp_is_replicas():
+    """'DP2-TP4' of an MoE on 8 chips with nothing saying the ranks share experts: two TP4 replicas (SGLang's --dp
+    without --enable-dp-attention, separate engines); attention DP where the text says so (words, DEP, an EP beside
+    it), where the row names vLLM (its MoE DP ranks share the expert layers), or where TP4 cannot hold the weights."""
+    al, mi300 = Aliases(), load_system("mi300x-8")
+    mixtral = load_model("mixtral-8x7b")
+    lay = lambda par, src="", m=mixtral, prec="bf16": _layout({"parallelism": par, "source": src}, m, mi300, prec, 8,  # noqa: E731
+                                                               None, al, [])[:3]
+    assert lay("DP2-TP4") == (4, 2, Layout(tp=4, ep=1))
+    assert lay("DP=2, TP=4") == (4, 2, Layout(tp=4, ep=1))
+    for said in ("DP2-TP4 DP attention", "TP4 attention-DP2", "DP2 TP4 EP8", "DP2-TP4 expert parallel"):
+        assert lay(said)[:2] == (8, 1), said
+    assert lay("DP2-TP4", "vLLM blog")[:2] == (8, 1)
+    said: list[str] = []
+    _layout({"parallelism": "DP2-TP4"}, mixtral, mi300, "bf16", 8, None, al, said)
+    assert said and "2 independent replicas of TP4" in said[0]
+    h100 = load_system("hgx-h100")  # DeepSeek-V3 FP8 (~690 GB) cannot sit on 4 H100s: the ranks share the experts
+    assert _layout({"parallelism": "DP2-TP4"}, DSV3, h100, "fp8", 8, None, al, [])[:2] == (8, 1)
+
+
 def test_no_expert_all_to_all_under_attention_tp_over_every_chip():
     sysm = load_system("hgx-b200")
     kw = dict(G=8, B=64, S=2048, precision="fp8")
