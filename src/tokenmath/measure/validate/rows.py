@@ -21,7 +21,7 @@ from ...training import is_training_row
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
-           "output_len_from_samples", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -131,6 +131,29 @@ def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
     return 2, OSL_UNSTATED
 
 
+_TOK_RATE = r"(?:output\s+|generated\s+)?tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per)\s*[a-z])"
+
+
+def output_len_per_request(row: dict, requests_per_s: float) -> tuple[int | None, str]:
+    """(OSL, how it was read) for a request-rate row (samples/s, requests/s) whose free text gives the same run's
+    output tokens/s ('24,525 tokens/s', 'tokens/s: 24,525'): the mean output per request is tokens/s ÷ requests/s.
+    A total, input or prompt tokens/s, a rate per GPU or user, or two different figures read nothing."""
+    text = row_text(row, ("notes", "metric", "batch"))
+    num = r"(\d[\d,]*(?:\.\d+)?)\s*([kK])?"
+    found = [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{num}\s*{_TOK_RATE}", text, re.I)]
+    found += [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{_TOK_RATE}\s*(?:[:=]|of)?\s*{num}",
+                                                                         text, re.I)]
+    vals = {to_float(a) * (1e3 if k else 1.0) for a, k, _ in found if to_float(a)}
+    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt)\s+tok", text, re.I):
+        return None, ""
+    tok = vals.pop()
+    osl = int(round(tok / requests_per_s))
+    if osl < 1:
+        return None, ""
+    return osl, (f"output length: the same run's {found[0][2].strip()!r} ÷ its {requests_per_s:,.6g} requests/s = "
+                 f"{osl} tokens a request (the measured mean)")
+
+
 OSL_UNSTATED = "output length not stated: 2 tokens, the shortest decode (the least KV to read)"
 K_UNSTATED = "drafts per step not stated: K = 1"
 BEST_K = (1, 2, 3, 4, 5, 6, 8)  # drafts per step a best case is taken over (α = 1: each adds a token and a draft step)
@@ -158,6 +181,13 @@ _UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|pr
 def with_unit(row: dict) -> dict:
     """A row whose unit column is empty, its unit read from where tables also put it: after the value ('9000
     tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user')."""
+    lead = re.fullmatch(r"\s*([A-Za-zµ][A-Za-zµ/ ]*?)\s*[:=]?\s*([<>≤≥~≈]?=?\s*\d[\d.,]*\s*[kKmM]?"
+                        r"(?:\s*(?:-|to|±|\+/-)\s*[\d.,]+\s*[kKmM]?)?)\s*", row.get("value") or "")
+    if lead and unit_scale(lead.group(1)) is not None:  # the unit before the value: 'samples/s 28', 'tok/s: 1,234'
+        have = (row.get("unit") or "").strip()
+        if not have or unit_scale(have) == unit_scale(lead.group(1)):
+            return {**row, "value": lead.group(2), "unit": have or lead.group(1).strip()}
+        return row
     if (row.get("unit") or "").strip():
         return row
     v = re.fullmatch(r"\s*([<>≤≥~]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)",
@@ -171,6 +201,10 @@ def with_unit(row: dict) -> dict:
     words = re.search(r"tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?", metric, re.I)
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
+    counted = re.search(r"\b(samples?|queries|quer(?:y)|req(?:uest)?s?)\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per))",
+                        metric, re.I)  # 'Offline samples/s', 'requests per second'
+    if counted:
+        return {**row, "unit": f"{counted.group(1).lower()}/s"}
     return row
 
 

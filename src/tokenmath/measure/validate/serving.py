@@ -42,7 +42,7 @@ from .atload import drafts_stated, predict_under_load, quantity_of, row_text, sp
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, context_of, disaggregated, group_of, lengths_of,
-                   output_len_from_samples, parse_measured, per_node_of, to_int, unit_scope)
+                   output_len_from_samples, output_len_per_request, parse_measured, per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -101,6 +101,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, pnote)
     m, snote = checkpoint_formats(m, prec, al.storage(ptext), al.source("precision_notes.storage"))
     lower = parse_measured(row.get("value", ""))
+    how_osl = ""
     point = lower is not None and not lower.op  # a point or a range, not a stated bound
     spec = speculation_of(row, m, best_case=point, al=al)
     if isinstance(spec, str):
@@ -110,8 +111,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
+    if _unsized_request_rate(row, metric) and lower is not None:
+        osl, how_osl = output_len_per_request(row, measured * scale)
+        if osl is not None:  # the same run's tokens/s beside its samples/s: the mean output per sample
+            row = {**row, "output_len": str(osl)}
     if _unsized_request_rate(row, metric):
-        return Unexpressed(rid, g, "a request rate with no output length stated: requests of unstated size (a dataset) "
+        return Unexpressed(rid, g, "a request rate with no output length stated (nor the same run's tokens/s to divide): requests of unstated size (a dataset) "
                                    "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row)
     if phase is None and split and scope in ("gpu", "node"):
@@ -134,6 +139,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     ISL, OSL, how = lengths_of(row)
     if how:
         assumptions.append(how)
+    if how_osl:
+        assumptions.append(how_osl)
     if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
         assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of "
                            f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate")
