@@ -164,7 +164,12 @@ def test_a_per_gpu_rate_at_a_user_speed_reads_its_unit_and_the_replica_sizes_its
 
 
 @pytest.mark.parametrize("hardware, system", [("8xH200", "hgx-h200"), ("4xA100 80GB", "hgx-a100"),
-                                              ("8× B200", "hgx-b200")])
+                                              ("8× B200", "hgx-b200"), ("H100x8", "hgx-h100"), ("L40Sx4", "pcie-l40s-8"),
+                                              ("RTX4090", "pcie-rtx-4090-8"), ("A100-80G", "hgx-a100"),
+                                              ("A100-40G", "hgx-a100-40gb"), ("4xA100-40GB", "hgx-a100-40gb"),
+                                              ("H100-SXM5-80GB", "hgx-h100"), ("8x H100 SXM", "hgx-h100"),
+                                              ("H100 SXM5 80GB HBM3", "hgx-h100"), ("GB200 NVL72", "gb200-nvl72"),
+                                              ("H100 PCIe Gen5", "pcie-h100-8"), ("H100 SXM5, PCIe Gen5", "hgx-h100")])
 def test_a_count_glued_to_the_part_is_read(hardware, system):
     assert Aliases().system(hardware)[0].name == system
 
@@ -258,7 +263,12 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
 
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
                                                ("", "2 nodes of 8x H100", 16), ("", "MI300X x 8", 8),
-                                               ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None)])
+                                               ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None),
+                                               ("", "H100x8", 8), ("", "8*H100", 8), ("", "RTX 4090 x2", 2),
+                                               ("", "RTX 4090", None), ("", "MI300X", None), ("", "A100 40GB x 4", 4),
+                                               ("", "4xA100-40GB", 4), ("", "TPU v5e-8", 8), ("", "v6e-256", 256),
+                                               ("", "TPU v5p-128", 64), ("", "TPU v4-8", 4), ("", "GB200 NVL72", None),
+                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4)])
 def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
     from tokenmath.measure.validate.rows import chips_of
 

@@ -20,7 +20,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "hardware_count", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
@@ -477,6 +477,27 @@ def per_node_of(row: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def hardware_count(hw: str) -> tuple[int | None, str]:
+    """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
+    '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
+    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip). The 'X' of a part's name
+    (RTX, MI300X) is not a count: after a part the sign is a lower-case 'x', '×' or '*'."""
+    t = hw or ""
+    m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t)
+    if m:
+        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
+    if m:
+        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
+    if m:
+        n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
+        if n % per_chip == 0:
+            return n // per_chip, (f"hardware {t!r}: a TPU slice of {n // per_chip} chips" +
+                                   (f" ({n} TensorCores, two a chip)" if per_chip == 2 else ""))
+    return None, ""
+
+
 def chips_of(row: dict) -> tuple[int | None, str]:
     """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read)."""
     n = to_int(row.get("n_chips", ""))
@@ -488,17 +509,16 @@ def chips_of(row: dict) -> tuple[int | None, str]:
         return int(ab.group(1)) * int(ab.group(2)), f"n_chips {nc!r} read as {ab.group(1)} × {ab.group(2)}"
     text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
     # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
-    glued = re.search(r"(?<![\w.])(\d+)\s*x\s*(?=[A-Za-z])|\b[A-Za-z][\w-]*\s*x\s*(\d+)\b",
-                      row.get("hardware", "").replace("×", "x"), re.I)
-    per = per_node_of(row) or (int(next(g for g in glued.groups() if g)) if glued else None)
+    glued, glued_how = hardware_count(row.get("hardware", ""))
+    per = per_node_of(row) or glued
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     if nodes and per:
         return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node"
     m = re.match(r"\s*(\d+)\b", nc)
     if m:
         return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
-    if not nc.strip() and glued:  # no count column: the hardware string's '8x H200'
-        return per, f"hardware {row['hardware']!r}: {per} chips"
+    if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
+        return glued, glued_how
     stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?)\b", row.get("hardware", ""), re.I)
     if not nc.strip() and stated:  # 'GB200 NVL72 (72 GPUs)'
         return int(stated.group(1)), f"hardware {row['hardware']!r}: {stated.group(1)} chips"
