@@ -650,3 +650,20 @@ def test_a_value_written_after_its_unit(value, metric, unit, want_value, want_un
     r = with_unit(_row(value=value, metric=metric, unit=unit))
     assert (r["value"], r["unit"]) == (want_value, want_unit)
     assert with_unit(_row(value="ms 12.5", unit="tok/s"))["value"] == "ms 12.5"  # units that disagree: not read
+
+
+@pytest.mark.parametrize("metric, unit", [("throughput per dollar", "tokens/s"), ("tokens per watt", "tok/s/W"),
+                                          ("cost", "$/M tokens"), ("throughput", "tokens/s per kW")])
+def test_a_rate_normalised_by_cost_or_power_is_refused(metric, unit):
+    """'tok/s/W' was read as tokens/s (1,000x off): a rate per dollar, watt or joule is refused with the reason."""
+    out = predict_row(dict(TRT, metric=metric, unit=unit), Aliases())
+    assert isinstance(out, Unexpressed) and "normalised by cost, power or energy" in out.reason, out
+
+
+def test_tpu_chip_scopes_paren_units_and_paren_spreads():
+    from tokenmath.measure.validate.rows import parse_measured, unit_scope, with_unit
+    for unit in ("tokens/s/TPU chip", "tok/s per TPU chip", "tokens/s/TPU"):
+        assert unit_scope(unit, "throughput") == "gpu", unit
+    assert with_unit(_row(value="9.5", metric="TPOT (ms) p99", unit=""))["unit"] == "ms"
+    assert parse_measured("320 (±15)") == parse_measured("320 ± 15")
+    assert parse_measured("320 (±15)").low == 305

@@ -195,9 +195,9 @@ def with_unit(row: dict) -> dict:
     if v and unit_scale(v.group(2)) is not None:
         return {**row, "value": v.group(1), "unit": v.group(2).strip()}
     metric = row.get("metric") or ""
-    paren = re.search(r"\(([^()]+)\)\s*$", metric)
-    if paren and unit_scale(paren.group(1)) is not None:
-        return {**row, "unit": paren.group(1).strip()}
+    for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
+        if unit_scale(paren.group(1)) is not None:
+            return {**row, "unit": paren.group(1).strip()}
     words = re.search(r"tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?", metric, re.I)
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
@@ -314,6 +314,10 @@ def ratio_reason(row: dict) -> str | None:
     elif re.search(r"speed[\s-]?up|\bratio\b|relative to|improvement|times (?:faster|higher|more)",
                    metric, re.I):
         what = f"metric {metric!r}"
+    elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|usd|dollar|w|kw|watt|j|joule|kwh|mw)\b"
+                   r"|\$\s*/|\bcost\b|\bprice\b", f"{metric} | {unit}", re.I):
+        return (f"metric {metric!r} ({unit}) is normalised by cost, power or energy, which the catalog does not "
+                "price: nothing to predict")
     else:
         return None
     return f"{what} is a ratio between two setups, not a measurement of one: nothing to predict"
@@ -355,6 +359,7 @@ def parse_measured(text: str) -> Measured | None:
     if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*[eE]\s*[+-]?[0-9]+", t):  # '3.2e4'
         v = float(t.replace(" ", ""))
         return Measured(v, v) if 0 < v < math.inf else None
+    t = re.sub(r"^(.*?\d)\s*\(\s*((?:±|\+/-|\+-)\s*[\d.,]+\s*[kKmM]?)\s*\)$", r"\1 \2", t)  # '320 (±15)'
     pm = re.fullmatch(rf"{_NUM}\s*(?:±|\+/-|\+-)\s*{_NUM}", t)  # '1,234 ± 50': the spread is a range
     if pm:
         mid, half = (_num(x) for x in list(re.finditer(_NUM, t))[:2])
@@ -462,7 +467,8 @@ def unit_scope(unit: str, metric: str) -> str:
             return "user"
         if re.search(r"/\s*(?:node|rack|nvl\d+)|per[ _](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
-        if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", text):
+        if re.search(r"/\s*(?:tpu[ _-]?)?(gpu|chip|device|accelerator)|/\s*tpu\b|per[ _](?:tpu[ _-]?)?(gpu|chip|device)"
+                     r"|per[ _]tpu\b", text):
             return "gpu"
     return "total"
 
