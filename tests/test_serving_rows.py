@@ -229,7 +229,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "input 1k, output 1k", (1024, 1024)), (("", ""), "ISL=2048 OSL=256", (2048, 256)),
     (("", ""), "8k/1k ISL/OSL", (8192, 1024)), (("", ""), "1.5k in / 200 out", (1500, 200)),
     (("", ""), "gpt-fast, 5-token prompt", (5, None)), (("", ""), "prompt 1k, 200 output tokens", (1024, 200)),
-    (("", ""), "no lengths here", (None, None)),
+    (("", ""), "no lengths here", (None, None)), (("", ""), "ISL:OSL 1k:1k", (1024, 1024)),
+    (("", ""), "1K/1K", (1024, 1024)), (("", ""), "InferenceMAX 8k/1k", (8192, 1024)),
+    (("", ""), "1/8 of the node, 100k/s", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of

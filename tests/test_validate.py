@@ -461,6 +461,7 @@ def test_a_best_case_row_with_its_split_unstated_takes_the_best_split():
     ("9000", "Throughput (tokens/s)", "", "9000", "tokens/s"),
     ("40", "tokens per second per user", "", "40", "tokens/s/user"),
     ("9000", "throughput", "tokens/s", "9000", "tokens/s"),  # a stated unit is kept
+    ("600", "Output TPS per GPU", "", "600", "tokens/s/GPU"), ("55", "tps/user", "", "55", "tokens/s/user"),
 ])
 def test_a_unit_left_out_of_its_column_is_read_where_tables_put_it(value, metric, unit, want_value, want_unit):
     from tokenmath.measure.validate.rows import with_unit

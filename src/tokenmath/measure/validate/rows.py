@@ -85,7 +85,9 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
     pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
-            (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2)]
+            (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
+            (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
+            (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
     for pat, a, b in pats:
         m = re.search(pat, text, re.I)
         if m:
@@ -198,7 +200,8 @@ def with_unit(row: dict) -> dict:
     for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
         if unit_scale(paren.group(1)) is not None:
             return {**row, "unit": paren.group(1).strip()}
-    words = re.search(r"tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?", metric, re.I)
+    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps)\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?",
+                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user'
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
     counted = re.search(r"\b(samples?|queries|quer(?:y)|req(?:uest)?s?)\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per))",
