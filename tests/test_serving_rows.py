@@ -43,6 +43,26 @@ def test_layouts_of_both_tp_dp_conventions():
     assert dense[:2] == (2, 4)  # a dense model's data-parallel groups are replicas
 
 
+def test_moe_dp_without_attention_dp_is_replicas():
+    """'DP2-TP4' of an MoE on 8 chips with nothing saying the ranks share experts: two TP4 replicas (SGLang's --dp
+    without --enable-dp-attention, separate engines); attention DP where the text says so (words, DEP, an EP beside
+    it), where the row names vLLM (its MoE DP ranks share the expert layers), or where TP4 cannot hold the weights."""
+    al, mi300 = Aliases(), load_system("mi300x-8")
+    mixtral = load_model("mixtral-8x7b")
+    lay = lambda par, src="", m=mixtral, prec="bf16": _layout({"parallelism": par, "source": src}, m, mi300, prec, 8,  # noqa: E731
+                                                               None, al, [])[:3]
+    assert lay("DP2-TP4") == (4, 2, Layout(tp=4, ep=1))
+    assert lay("DP=2, TP=4") == (4, 2, Layout(tp=4, ep=1))
+    for said in ("DP2-TP4 DP attention", "TP4 attention-DP2", "DP2 TP4 EP8", "DP2-TP4 expert parallel"):
+        assert lay(said)[:2] == (8, 1), said
+    assert lay("DP2-TP4", "vLLM blog")[:2] == (8, 1)
+    said: list[str] = []
+    _layout({"parallelism": "DP2-TP4"}, mixtral, mi300, "bf16", 8, None, al, said)
+    assert said and "2 independent replicas of TP4" in said[0]
+    h100 = load_system("hgx-h100")  # DeepSeek-V3 FP8 (~690 GB) cannot sit on 4 H100s: the ranks share the experts
+    assert _layout({"parallelism": "DP2-TP4"}, DSV3, h100, "fp8", 8, None, al, [])[:2] == (8, 1)
+
+
 def test_no_expert_all_to_all_under_attention_tp_over_every_chip():
     sysm = load_system("hgx-b200")
     kw = dict(G=8, B=64, S=2048, precision="fp8")
@@ -144,7 +164,12 @@ def test_a_per_gpu_rate_at_a_user_speed_reads_its_unit_and_the_replica_sizes_its
 
 
 @pytest.mark.parametrize("hardware, system", [("8xH200", "hgx-h200"), ("4xA100 80GB", "hgx-a100"),
-                                              ("8× B200", "hgx-b200")])
+                                              ("8× B200", "hgx-b200"), ("H100x8", "hgx-h100"), ("L40Sx4", "pcie-l40s-8"),
+                                              ("RTX4090", "pcie-rtx-4090-8"), ("A100-80G", "hgx-a100"),
+                                              ("A100-40G", "hgx-a100-40gb"), ("4xA100-40GB", "hgx-a100-40gb"),
+                                              ("H100-SXM5-80GB", "hgx-h100"), ("8x H100 SXM", "hgx-h100"),
+                                              ("H100 SXM5 80GB HBM3", "hgx-h100"), ("GB200 NVL72", "gb200-nvl72"),
+                                              ("H100 PCIe Gen5", "pcie-h100-8"), ("H100 SXM5, PCIe Gen5", "hgx-h100")])
 def test_a_count_glued_to_the_part_is_read(hardware, system):
     assert Aliases().system(hardware)[0].name == system
 
@@ -204,7 +229,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "input 1k, output 1k", (1024, 1024)), (("", ""), "ISL=2048 OSL=256", (2048, 256)),
     (("", ""), "8k/1k ISL/OSL", (8192, 1024)), (("", ""), "1.5k in / 200 out", (1500, 200)),
     (("", ""), "gpt-fast, 5-token prompt", (5, None)), (("", ""), "prompt 1k, 200 output tokens", (1024, 200)),
-    (("", ""), "no lengths here", (None, None)),
+    (("", ""), "no lengths here", (None, None)), (("", ""), "ISL:OSL 1k:1k", (1024, 1024)),
+    (("", ""), "1K/1K", (1024, 1024)), (("", ""), "InferenceMAX 8k/1k", (8192, 1024)),
+    (("", ""), "1/8 of the node, 100k/s", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -238,7 +265,12 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
 
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
                                                ("", "2 nodes of 8x H100", 16), ("", "MI300X x 8", 8),
-                                               ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None)])
+                                               ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None),
+                                               ("", "H100x8", 8), ("", "8*H100", 8), ("", "RTX 4090 x2", 2),
+                                               ("", "RTX 4090", None), ("", "MI300X", None), ("", "A100 40GB x 4", 4),
+                                               ("", "4xA100-40GB", 4), ("", "TPU v5e-8", 8), ("", "v6e-256", 256),
+                                               ("", "TPU v5p-128", 64), ("", "TPU v4-8", 4), ("", "GB200 NVL72", None),
+                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4)])
 def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
     from tokenmath.measure.validate.rows import chips_of
 

@@ -425,6 +425,25 @@ def test_kernel_and_serving_rows_are_not_training_rows():
     assert training_quantity({**serve, "notes": "pre-training, 2T tokens"}) == "tokens_per_s"
 
 
+@pytest.mark.parametrize("change, want", [
+    ({}, "tokens_per_s"),                                                  # GBS and a sequence length, nothing served
+    ({"batch": "", "notes": "global batch size 128, sequence length 8192"}, "tokens_per_s"),
+    ({"batch": "gbs=32", "notes": "", "context_len": "4096"}, "tokens_per_s"),
+    ({"batch": "", "notes": "seq length 8192"}, None),                     # a sequence length alone says nothing
+    ({"notes": "MBS 1"}, None),                                            # a batch size alone neither
+    ({"notes": "seq length 4096, inference throughput"}, None),            # a word of inference
+    ({"input_len": "1024", "output_len": "128"}, None),                    # a served request's lengths
+    ({"source": "vLLM benchmark"}, None),
+])
+def test_a_table_that_never_says_train_is_read_on_clear_evidence(change, want):
+    """NeMo's performance tables (model, #GPUs, Tokens/sec/GPU, GBS, sequence length) never say 'train': a global or
+    micro batch size together with a sequence length, and no word of inference nor an input/output length, make
+    the row a training one; anything less leaves it a serving row."""
+    row = table_row("N-1,NVIDIA NeMo performance summary,Llama3 8B,BF16,H100,8,TP1 PP1 CP2 VP1,GBS 128,,,,"
+                    "Tokens/sec/GPU,14500,tokens/s/GPU,approx,\"seq length 8192, MBS 1\"")
+    assert training_quantity({**row, **change}) == want
+
+
 def test_a_row_of_another_table_holds_out_its_own_model():
     """No prior from the row's model, even when its source names no publication: an MPT-7B row is not predicted
     from the MPT-7B run (TRN-066), unless in-sample."""

@@ -461,6 +461,7 @@ def test_a_best_case_row_with_its_split_unstated_takes_the_best_split():
     ("9000", "Throughput (tokens/s)", "", "9000", "tokens/s"),
     ("40", "tokens per second per user", "", "40", "tokens/s/user"),
     ("9000", "throughput", "tokens/s", "9000", "tokens/s"),  # a stated unit is kept
+    ("600", "Output TPS per GPU", "", "600", "tokens/s/GPU"), ("55", "tps/user", "", "55", "tokens/s/user"),
 ])
 def test_a_unit_left_out_of_its_column_is_read_where_tables_put_it(value, metric, unit, want_value, want_unit):
     from tokenmath.measure.validate.rows import with_unit
@@ -621,3 +622,49 @@ def test_prompt_throughput_counts_input_tokens():
     from tokenmath.measure.validate.atload import quantity_of
     assert quantity_of("Prompt throughput", "tokens/s")[0] == "input_tokens_per_s"
     assert quantity_of("Avg generation throughput", "tokens/s")[0] == "output_tokens_per_s"
+
+
+def test_a_samples_rate_beside_the_same_runs_tokens_per_s_reads_its_output_length():
+    """MLPerf-style samples/s with the run's output tokens/s in its notes: the mean output per sample is
+    tokens/s ÷ samples/s (24,525 / 84.5 = 290), then the usual best case over the unstated prompt; a total
+    tokens/s, or none, derives nothing and the row stays refused."""
+    row = dict(MLPERF, metric="Offline", value="84.5", unit="samples/s", input_len="", output_len="",
+               notes="24,525 tokens/s in the same run")
+    out = predict_row(row, Aliases())
+    assert out.best_case and any("= 290 tokens a request" in a for a in out.assumptions), out
+    after = predict_row(dict(row, notes="output tokens/s: 24,525"), Aliases())
+    assert any("= 290 tokens a request" in a for a in after.assumptions)
+    for notes in ("", "24,525 total tokens/s", "3,000 tokens/s/GPU"):
+        gone = predict_row(dict(row, notes=notes), Aliases())
+        assert isinstance(gone, Unexpressed) and "request rate with no output length" in gone.reason, notes
+
+
+@pytest.mark.parametrize("value, metric, unit, want_value, want_unit", [
+    ("samples/s 28", "offline", "", "28", "samples/s"),
+    ("tok/s: 1,234", "output throughput", "", "1,234", "tok/s"),
+    ("tok/s: 1,234", "output throughput", "tokens/s", "1,234", "tokens/s"),  # the same unit twice
+    ("ms 12.5", "TTFT", "", "12.5", "ms"),
+    ("84.5", "Offline samples/s", "", "84.5", "samples/s"),  # a count per second named in the metric
+])
+def test_a_value_written_after_its_unit(value, metric, unit, want_value, want_unit):
+    from tokenmath.measure.validate.rows import with_unit
+    r = with_unit(_row(value=value, metric=metric, unit=unit))
+    assert (r["value"], r["unit"]) == (want_value, want_unit)
+    assert with_unit(_row(value="ms 12.5", unit="tok/s"))["value"] == "ms 12.5"  # units that disagree: not read
+
+
+@pytest.mark.parametrize("metric, unit", [("throughput per dollar", "tokens/s"), ("tokens per watt", "tok/s/W"),
+                                          ("cost", "$/M tokens"), ("throughput", "tokens/s per kW")])
+def test_a_rate_normalised_by_cost_or_power_is_refused(metric, unit):
+    """'tok/s/W' was read as tokens/s (1,000x off): a rate per dollar, watt or joule is refused with the reason."""
+    out = predict_row(dict(TRT, metric=metric, unit=unit), Aliases())
+    assert isinstance(out, Unexpressed) and "normalised by cost, power or energy" in out.reason, out
+
+
+def test_tpu_chip_scopes_paren_units_and_paren_spreads():
+    from tokenmath.measure.validate.rows import parse_measured, unit_scope, with_unit
+    for unit in ("tokens/s/TPU chip", "tok/s per TPU chip", "tokens/s/TPU"):
+        assert unit_scope(unit, "throughput") == "gpu", unit
+    assert with_unit(_row(value="9.5", metric="TPOT (ms) p99", unit=""))["unit"] == "ms"
+    assert parse_measured("320 (±15)") == parse_measured("320 ± 15")
+    assert parse_measured("320 (±15)").low == 305

@@ -122,11 +122,27 @@ def _time_unit(text: str) -> tuple[str, float] | None:
     return None
 
 
+_BATCHES = re.compile(r"(?<![a-z])[gm]bs(?![a-z])|global[\s_-]*batch|micro[\s_-]*batch")
+_SEQ_LEN = re.compile(r"seq(?:uence)?[\s_-]*len(?:gth)?|(?<![a-z])seqlen|(?<![a-z])sl\s*[=:]?\s*\d")
+_INFERENCE = re.compile(r"inferenc|serving|(?<![a-z])(?:isl|osl|ttft|tpot|itl|e2e|qps|rps|tgi|trt)(?![a-z])|latency|"
+                        r"concurren|decod|prefill|generat|output|input|prompt|request|user|vllm|sglang|tensorrt|"
+                        r"jetstream|lmdeploy|offline|server")
+
+
 def _training_context(row: dict) -> bool:
-    """Does anything in the row besides its metric say training (a framework, a global batch, a token count)?"""
+    """Does anything in the row besides its metric say training (a framework, a global batch, a token count)?
+    A table that never says 'train' (NeMo's: tokens/s/GPU beside a GBS and a sequence length) counts where it
+    names a global or micro batch size together with a sequence length and has no word of inference, nor an
+    input or output length."""
     text = " | ".join(row.get(k, "") for k in ("metric", "notes", "parallelism", "batch")).lower()
     text = re.sub(r"deepspeed[\s_-]*(?:fastgen|inference|mii)|pre-?trained", "", text)  # serving engines, checkpoints
-    return bool(_TRAIN.search(text) or _FRAMEWORKS.search(text))
+    if _TRAIN.search(text) or _FRAMEWORKS.search(text):
+        return True
+    every = " | ".join(row.get(k, "") or "" for k in ("source", "metric", "unit", "notes", "parallelism", "batch",
+                                                       "model")).lower()
+    seq = _SEQ_LEN.search(text) or re.fullmatch(r"\s*\d[\d,]*\s*[kK]?\s*", row.get("context_len", "") or "")
+    return bool(_BATCHES.search(text) and seq and not _INFERENCE.search(every)
+                and not (row.get("input_len", "") or "").strip() and not (row.get("output_len", "") or "").strip())
 
 
 def training_quantity(row: dict) -> str | None:

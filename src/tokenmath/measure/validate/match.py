@@ -201,6 +201,13 @@ class Aliases:
         rule = self._match("hardware", text)
         # a host link or NIC named beside the part ('PCIe Gen5 host', 'ConnectX-7 PCIe') says nothing of its form
         part = re.sub(r"pci-?e\s*(?:gen\s*\d|\d\.0)\w*|(?:connectx|\bcx)-?\d\w*(?:\s*pci-?e)?", " ", text, flags=re.I)
+        if re.search(r"pci-?e\s*(?:gen\s*\d|\d\.0)", text, re.I) and not re.search(
+                r"\bsxm\d?|\b[dh]gx\b|\bhost\b|\bnics?\b|\bswitch|connectx|\bcx-?\d|,\s*pci-?e", text, re.I):
+            part = re.sub(r"(?:gen\s*\d|\d\.0)\w*", " ", text, flags=re.I)  # 'H100 PCIe Gen5': the card's own link
+        # counts and names glued to the part: 'H100x8', 'L40Sx4' (a count after it), 'RTX4090' (a name and its number)
+        part = re.sub(r"(?<=[0-9A-Za-z])[x×*](?=\d+\s*$)", " x", part)
+        part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
+        part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory
         m = _best(part, _system_candidates()) if rule is None else \
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         extra = rule.get("note", "") if rule is not None else ""
@@ -208,10 +215,11 @@ class Aliases:
             return None, f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) " \
                          "nor alias rule"
         sysm = load_system(m.entry)
-        size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)", text, re.I)
+        size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)|-(\d{2,3})G\b(?!\s*/\s*s)", text, re.I)
         have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB
-        if rule is None and size and abs(float(size.group(1)) - have) > 0.15 * have:
-            return None, (f"hardware {text!r} states {size.group(1)} GB of memory; the nearest catalog match, "
+        gb = size and (size.group(1) or size.group(2))  # '80GB', or 'A100-40G'
+        if rule is None and size and abs(float(gb) - have) > 0.15 * have:
+            return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
                           f"{sysm.chip.name}, has {have:.0f}: a different part")
         # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
         # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)

@@ -20,8 +20,8 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
-           "output_len_from_samples", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "per_node_of", "hardware_count", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -85,7 +85,9 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
     pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
-            (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2)]
+            (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
+            (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
+            (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
     for pat, a, b in pats:
         m = re.search(pat, text, re.I)
         if m:
@@ -131,6 +133,29 @@ def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
     return 2, OSL_UNSTATED
 
 
+_TOK_RATE = r"(?:output\s+|generated\s+)?tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per)\s*[a-z])"
+
+
+def output_len_per_request(row: dict, requests_per_s: float) -> tuple[int | None, str]:
+    """(OSL, how it was read) for a request-rate row (samples/s, requests/s) whose free text gives the same run's
+    output tokens/s ('24,525 tokens/s', 'tokens/s: 24,525'): the mean output per request is tokens/s ÷ requests/s.
+    A total, input or prompt tokens/s, a rate per GPU or user, or two different figures read nothing."""
+    text = row_text(row, ("notes", "metric", "batch"))
+    num = r"(\d[\d,]*(?:\.\d+)?)\s*([kK])?"
+    found = [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{num}\s*{_TOK_RATE}", text, re.I)]
+    found += [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{_TOK_RATE}\s*(?:[:=]|of)?\s*{num}",
+                                                                         text, re.I)]
+    vals = {to_float(a) * (1e3 if k else 1.0) for a, k, _ in found if to_float(a)}
+    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt)\s+tok", text, re.I):
+        return None, ""
+    tok = vals.pop()
+    osl = int(round(tok / requests_per_s))
+    if osl < 1:
+        return None, ""
+    return osl, (f"output length: the same run's {found[0][2].strip()!r} ÷ its {requests_per_s:,.6g} requests/s = "
+                 f"{osl} tokens a request (the measured mean)")
+
+
 OSL_UNSTATED = "output length not stated: 2 tokens, the shortest decode (the least KV to read)"
 K_UNSTATED = "drafts per step not stated: K = 1"
 BEST_K = (1, 2, 3, 4, 5, 6, 8)  # drafts per step a best case is taken over (α = 1: each adds a token and a draft step)
@@ -158,6 +183,13 @@ _UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|pr
 def with_unit(row: dict) -> dict:
     """A row whose unit column is empty, its unit read from where tables also put it: after the value ('9000
     tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user')."""
+    lead = re.fullmatch(r"\s*([A-Za-zµ][A-Za-zµ/ ]*?)\s*[:=]?\s*([<>≤≥~≈]?=?\s*\d[\d.,]*\s*[kKmM]?"
+                        r"(?:\s*(?:-|to|±|\+/-)\s*[\d.,]+\s*[kKmM]?)?)\s*", row.get("value") or "")
+    if lead and unit_scale(lead.group(1)) is not None:  # the unit before the value: 'samples/s 28', 'tok/s: 1,234'
+        have = (row.get("unit") or "").strip()
+        if not have or unit_scale(have) == unit_scale(lead.group(1)):
+            return {**row, "value": lead.group(2), "unit": have or lead.group(1).strip()}
+        return row
     if (row.get("unit") or "").strip():
         return row
     v = re.fullmatch(r"\s*([<>≤≥~]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)",
@@ -165,12 +197,17 @@ def with_unit(row: dict) -> dict:
     if v and unit_scale(v.group(2)) is not None:
         return {**row, "value": v.group(1), "unit": v.group(2).strip()}
     metric = row.get("metric") or ""
-    paren = re.search(r"\(([^()]+)\)\s*$", metric)
-    if paren and unit_scale(paren.group(1)) is not None:
-        return {**row, "unit": paren.group(1).strip()}
-    words = re.search(r"tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?", metric, re.I)
+    for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
+        if unit_scale(paren.group(1)) is not None:
+            return {**row, "unit": paren.group(1).strip()}
+    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps)\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?",
+                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user'
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
+    counted = re.search(r"\b(samples?|queries|quer(?:y)|req(?:uest)?s?)\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per))",
+                        metric, re.I)  # 'Offline samples/s', 'requests per second'
+    if counted:
+        return {**row, "unit": f"{counted.group(1).lower()}/s"}
     return row
 
 
@@ -280,6 +317,10 @@ def ratio_reason(row: dict) -> str | None:
     elif re.search(r"speed[\s-]?up|\bratio\b|relative to|improvement|times (?:faster|higher|more)",
                    metric, re.I):
         what = f"metric {metric!r}"
+    elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|usd|dollar|w|kw|watt|j|joule|kwh|mw)\b"
+                   r"|\$\s*/|\bcost\b|\bprice\b", f"{metric} | {unit}", re.I):
+        return (f"metric {metric!r} ({unit}) is normalised by cost, power or energy, which the catalog does not "
+                "price: nothing to predict")
     else:
         return None
     return f"{what} is a ratio between two setups, not a measurement of one: nothing to predict"
@@ -321,6 +362,7 @@ def parse_measured(text: str) -> Measured | None:
     if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*[eE]\s*[+-]?[0-9]+", t):  # '3.2e4'
         v = float(t.replace(" ", ""))
         return Measured(v, v) if 0 < v < math.inf else None
+    t = re.sub(r"^(.*?\d)\s*\(\s*((?:±|\+/-|\+-)\s*[\d.,]+\s*[kKmM]?)\s*\)$", r"\1 \2", t)  # '320 (±15)'
     pm = re.fullmatch(rf"{_NUM}\s*(?:±|\+/-|\+-)\s*{_NUM}", t)  # '1,234 ± 50': the spread is a range
     if pm:
         mid, half = (_num(x) for x in list(re.finditer(_NUM, t))[:2])
@@ -428,7 +470,8 @@ def unit_scope(unit: str, metric: str) -> str:
             return "user"
         if re.search(r"/\s*(?:node|rack|nvl\d+)|per[ _](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
-        if re.search(r"/\s*(gpu|chip|device|accelerator)|per[ _](gpu|chip|device)", text):
+        if re.search(r"/\s*(?:tpu[ _-]?)?(gpu|chip|device|accelerator)|/\s*tpu\b|per[ _](?:tpu[ _-]?)?(gpu|chip|device)"
+                     r"|per[ _]tpu\b", text):
             return "gpu"
     return "total"
 
@@ -443,6 +486,27 @@ def per_node_of(row: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def hardware_count(hw: str) -> tuple[int | None, str]:
+    """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
+    '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
+    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip). The 'X' of a part's name
+    (RTX, MI300X) is not a count: after a part the sign is a lower-case 'x', '×' or '*'."""
+    t = hw or ""
+    m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t)
+    if m:
+        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
+    if m:
+        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
+    if m:
+        n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
+        if n % per_chip == 0:
+            return n // per_chip, (f"hardware {t!r}: a TPU slice of {n // per_chip} chips" +
+                                   (f" ({n} TensorCores, two a chip)" if per_chip == 2 else ""))
+    return None, ""
+
+
 def chips_of(row: dict) -> tuple[int | None, str]:
     """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read)."""
     n = to_int(row.get("n_chips", ""))
@@ -454,17 +518,16 @@ def chips_of(row: dict) -> tuple[int | None, str]:
         return int(ab.group(1)) * int(ab.group(2)), f"n_chips {nc!r} read as {ab.group(1)} × {ab.group(2)}"
     text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
     # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
-    glued = re.search(r"(?<![\w.])(\d+)\s*x\s*(?=[A-Za-z])|\b[A-Za-z][\w-]*\s*x\s*(\d+)\b",
-                      row.get("hardware", "").replace("×", "x"), re.I)
-    per = per_node_of(row) or (int(next(g for g in glued.groups() if g)) if glued else None)
+    glued, glued_how = hardware_count(row.get("hardware", ""))
+    per = per_node_of(row) or glued
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     if nodes and per:
         return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node"
     m = re.match(r"\s*(\d+)\b", nc)
     if m:
         return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
-    if not nc.strip() and glued:  # no count column: the hardware string's '8x H200'
-        return per, f"hardware {row['hardware']!r}: {per} chips"
+    if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
+        return glued, glued_how
     stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?)\b", row.get("hardware", ""), re.I)
     if not nc.strip() and stated:  # 'GB200 NVL72 (72 GPUs)'
         return int(stated.group(1)), f"hardware {row['hardware']!r}: {stated.group(1)} chips"

@@ -42,7 +42,7 @@ from .atload import drafts_stated, predict_under_load, quantity_of, row_text, sp
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, context_of, disaggregated, group_of, lengths_of,
-                   output_len_from_samples, parse_measured, per_node_of, to_int, unit_scope)
+                   output_len_from_samples, output_len_per_request, parse_measured, per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -101,6 +101,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, pnote)
     m, snote = checkpoint_formats(m, prec, al.storage(ptext), al.source("precision_notes.storage"))
     lower = parse_measured(row.get("value", ""))
+    how_osl = ""
     point = lower is not None and not lower.op  # a point or a range, not a stated bound
     spec = speculation_of(row, m, best_case=point, al=al)
     if isinstance(spec, str):
@@ -110,8 +111,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
+    if _unsized_request_rate(row, metric) and lower is not None:
+        osl, how_osl = output_len_per_request(row, measured * scale)
+        if osl is not None:  # the same run's tokens/s beside its samples/s: the mean output per sample
+            row = {**row, "output_len": str(osl)}
     if _unsized_request_rate(row, metric):
-        return Unexpressed(rid, g, "a request rate with no output length stated: requests of unstated size (a dataset) "
+        return Unexpressed(rid, g, "a request rate with no output length stated (nor the same run's tokens/s to divide): requests of unstated size (a dataset) "
                                    "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row)
     if phase is None and split and scope in ("gpu", "node"):
@@ -134,6 +139,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     ISL, OSL, how = lengths_of(row)
     if how:
         assumptions.append(how)
+    if how_osl:
+        assumptions.append(how_osl)
     if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
         assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of "
                            f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate")
@@ -192,7 +199,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
-        G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al)
+        G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al, assumptions)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
                     engine=engine)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
@@ -218,7 +225,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                    f"({row['hardware']!r})")
     if chips_note:
         notes.append(f"chips: {chips_note}")
-    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al)
+    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al, assumptions)
     best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
     # a best-case row with its split unstated: the best split over its chips, as for its other unstated inputs
     best = best or (BEST_CASE in assumptions and lnote and G_row and G_row > 1)
@@ -264,7 +271,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     rid, g = row["id"], group_of(row["id"])
     B = batch_of(row) or 1
     G_row = chips_of(row)[0]
-    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al)
+    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
         G = G_row
         layout = _replica_layout(m, G)
@@ -400,7 +407,8 @@ def split_of(par: str) -> dict[str, int | bool]:
     return out
 
 
-def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases):
+def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases,
+            said: list[str] | None = None):
     """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule).
 
     Attention runs tp ways within each of dp data-parallel groups; experts ep ways, each split moe_tp ways;
@@ -417,6 +425,16 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
         s.setdefault("tp", 1)
     tp, dp, ep, mtp = (int(s.get(k, 0)) for k in ("tp", "dp", "ep", "moe_tp"))
     dpf = bool(s.get("dp_flag"))
+    rep_note = ""
+    if tp and dp and m.moe is not None and not _attention_dp_stated(par, s) and \
+            (G_row is None or tp * dp <= G_row):
+        why = _dp_groups_are_replicas(row, m, system, prec, tp)
+        if why is None:  # 'DP2-TP4' of an MoE: dp engines of tp chips each
+            rep_note = (f"'DP{dp}' with TP{tp} and no attention data parallelism stated: {dp} independent replicas "
+                        f"of TP{tp} (as SGLang's --dp without --enable-dp-attention, or separate engines)")
+            G_row, dp = G_row or tp * dp, 0
+        else:
+            rep_note = why
     if tp and dp:
         sglang = G_row is not None and tp * dp > G_row and tp <= G_row and tp % dp == 0
         a_tp, a_dp = (tp // dp, dp) if sglang else (tp, dp)
@@ -428,6 +446,8 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
         a_tp, a_dp = tp, 1
     else:
         a_tp, a_dp = (1 if dpf else 0), 0
+    if rep_note and said is not None:
+        said.append(rep_note)  # how a stated DP was read (the note returned below is for an unstated split)
     note = ""
     stated = max(a_tp * a_dp, ep * max(mtp, 1) if ep else mtp)
     if inst:
@@ -454,6 +474,27 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
+
+
+def _attention_dp_stated(par: str, s: dict) -> bool:
+    """The parallelism text says its data-parallel ranks share one replica's experts: attention DP in words
+    ('DP attention', 'attention-DP8', 'dp-attn', '--enable-dp-attention'), DEP, or an expert-parallel split
+    beside the DP ('DP8 EP8', 'DP+EP', 'expert parallel')."""
+    return bool(s.get("dp_flag") or "dep" in s or "ep" in s or "moe_tp" in s or s.get("ep_flag")
+                or re.search(r"atten|attn|expert", par))
+
+
+def _dp_groups_are_replicas(row: dict, m: Model, system: System, prec: str, tp: int) -> str | None:
+    """None where an MoE row's 'DP d, TP t' reads as d independent TP-t replicas; else why the d ranks are
+    one replica sharing its experts: the engine the row names runs MoE data parallelism so (vLLM: the
+    expert layers form one tensor-parallel group of d·t chips), or t chips cannot hold the weights."""
+    if engine_of(row) == "vllm":
+        return ("vLLM's data parallelism of an MoE model: the DP ranks run attention apart and the expert layers "
+                "as one tensor-parallel group over all DP × TP chips (vLLM data-parallel deployment docs)")
+    if float(arch.model_weight_bytes(m, prec)) > 0.9 * tp * system.chip.hbm_capacity_bytes:
+        return (f"'DP' with TP{tp}: {tp} chips cannot hold the weights, so the DP ranks share one replica's "
+                "experts (attention data-parallel)")
+    return None
 
 
 def _replica_layout(m: Model, G: int) -> Layout:
