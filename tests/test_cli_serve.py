@@ -191,6 +191,7 @@ def test_serve_takes_a_stated_split():
     assert pipe["decode"]["tokens_per_s"] == pytest.approx(2 * tp4["decode"]["tokens_per_s"], rel=1e-6)
     assert pipe["decode"]["step_time_s"] == pytest.approx(tp4["decode"]["step_time_s"], rel=1e-6)
     assert tp8["decode"]["step_time_s"] != pipe["decode"]["step_time_s"]
-    for bad, why in (("TP3", "do not divide"), ("TP8 PP2", "do not divide"), ("banana", "names no split")):
+    for bad, why in (("TP3", "do not divide"), ("TP8 PP2", "do not divide"), ("banana", "names no split"),
+                     ("TP0", "0 ways"), ("TP8 PP0", "0 ways")):
         r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--split", bad)
         assert r.exit_code != 0 and why in r.output and "Traceback" not in r.output

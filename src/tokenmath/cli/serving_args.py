@@ -63,6 +63,9 @@ def layout_of(split: str | None, m, G: int):
     s = split_of(split)
     if not any(isinstance(v, int) and not isinstance(v, bool) for v in s.values()):
         raise InputError(f"--split {split!r} names no split with a number of ways (e.g. 'TP8', 'TP2 EP4', 'TP4 PP2')")
+    zero = [k for k, v in s.items() if isinstance(v, int) and not isinstance(v, bool) and v < 1]
+    if zero:
+        raise InputError(f"--split {split!r}: {', '.join(k.upper() for k in zero)} of 0 ways (each way is at least 1)")
     pp = int(s.get("pp", 1) or 1)
     if pp < 1 or G % pp:
         raise InputError(f"--split {split!r}: {pp} pipeline stages do not divide {G} chips")
