@@ -108,6 +108,25 @@ def frontier_picture(ctx, out: Path) -> tuple[str, str]:
                   "frontier, and the standard and fast operating points the multiples imply.")
 
 
+_LABEL_OFFSETS = ((4, 3), (4, -11), (-4, 3), (-4, -11), (4, 12), (4, -20), (-4, 12), (-4, -20))
+
+
+def _place_labels(fig, ax, labels: list[tuple[str, float, float]], fontsize: float = 7.5) -> None:
+    """Name each point beside it where the name overlaps no name placed before (the first of a few offsets that
+    fits); a point whose every offset collides is left unnamed rather than written over another name."""
+    renderer = fig.canvas.get_renderer()
+    placed = []
+    for text, x, y in labels:
+        for dx, dy in _LABEL_OFFSETS:
+            a = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=fontsize,
+                            ha="left" if dx > 0 else "right")
+            box = a.get_window_extent(renderer).expanded(1.02, 1.05)
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                break
+            a.remove()
+
+
 def hardware_generations(ctx, out: Path) -> tuple[str, str]:
     """Hardware ratio R and HBM drain time for every catalog chip, by year."""
     plt = _plt()
@@ -115,11 +134,11 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
     chips = [c for c in chips if c.year]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13.5, 5.4), constrained_layout=True)
     jitter = {}
+    labels1, labels2 = [], []
     for c in sorted(chips, key=lambda c: (c.year, c.name)):
         k = jitter.setdefault(c.year, 0)
         jitter[c.year] += 1
         x = c.year + (k - 1.5) * 0.12
-        dy = 3 if k % 2 == 0 else -11
         nvidia = c.vendor.lower().startswith("nvidia")
         col = _GREEN if nvidia else (_BLUE if "google" in c.vendor.lower() else _GREY)
         r_bf16 = hardware_ratio(c.peak("bf16"), c.hbm_bandwidth_bytes_per_s, 2.0)
@@ -129,10 +148,10 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
         if abs(r_low - r_bf16) > 1:
             ax1.plot([x, x], [r_bf16, r_low], color=col, lw=1, alpha=0.6)
             ax1.scatter([x], [r_low], color=col, s=40, marker="^", zorder=3)
-        ax1.annotate(c.name, (x, max(r_bf16, r_low)), textcoords="offset points", xytext=(4, dy), fontsize=7.5)
+        labels1.append((c.name, x, max(r_bf16, r_low)))
         d = drain_time(c.hbm_capacity_bytes, c.hbm_bandwidth_bytes_per_s)
         ax2.scatter([x], [d * 1e3], color=col, s=40, zorder=3)
-        ax2.annotate(c.name, (x, d * 1e3), textcoords="offset points", xytext=(4, dy), fontsize=7.5)
+        labels2.append((c.name, x, d * 1e3))
     said_R = ctx.said("R6").get("said_value")
     if said_R:
         ax1.axhline(said_R, color=_RED, ls="--", lw=1.2)
@@ -146,6 +165,8 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
     for ax in (ax1, ax2):
         ax.set_xlabel("year")
         ax.grid(True, alpha=0.25)
+    _place_labels(fig, ax1, labels1)
+    _place_labels(fig, ax2, labels2)
     ax1.scatter([], [], color=_GREEN, label="NVIDIA")
     ax1.scatter([], [], color=_BLUE, label="Google TPU")
     ax1.scatter([], [], color=_GREY, label="other")
