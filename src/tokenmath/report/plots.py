@@ -191,6 +191,11 @@ def memory_tiers(ctx, out: Path) -> tuple[str, str]:
                   "with the 5-minute and 1-hour cache lifetimes and the lecture's drain times (hollow markers).")
 
 
+def _wrapped(text: str, width: int) -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width))
+
+
 def domain_capacity(ctx, out: Path) -> tuple[str, str]:
     """Largest FP8 model each scale-up domain holds with the lecture's long-context batch in HBM."""
     plt = _plt()
@@ -208,18 +213,26 @@ def domain_capacity(ctx, out: Path) -> tuple[str, str]:
         if s.domain_chips > 1024:
             continue
         rows.append((n, cap, max(cap - kv_batch, 0.0) / arch.bytes_per("fp8")))
-    rows.sort(key=lambda t: t[2])
+    rows.sort(key=lambda t: (t[2], t[1]))
+    full = [t for t in rows if t[2] <= 0]  # the KV cache alone fills them: named in one line, not drawn as empty bars
+    rows = [t for t in rows if t[2] > 0]
     total = arch.param_counts(m).total
-    fig, ax = plt.subplots(figsize=(10, 0.36 * len(rows) + 2.0), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(10, 0.36 * len(rows) + 2.6), constrained_layout=True)
     y = np.arange(len(rows))
     ax.barh(y, [t[2] / 1e12 for t in rows], color=[_GREEN if t[2] >= total else _GREY for t in rows])
     ax.set_yticks(y, [f"{t[0]} ({fmt(t[1], 'B')} HBM)" for t in rows], fontsize=8.5)
     ax.axvline(total / 1e12, color=_RED, ls="--", lw=1.3)
     ax.text(total / 1e12 * 1.02, 0.5, f"{m.name}\n{fmt(total, 'params')}", color=_RED, va="center")
-    ax.set_xlabel("largest FP8 model that fits (trillions of parameters)")
+    ax.set_xlabel("largest FP8 model that fits (trillions of parameters, log scale)")
     ax.set_title(f"How big a model each scale-up domain can serve (FP8, 1 byte per parameter)\n"
                  f"HBM minus the KV cache of {fmt(B)} sequences × {fmt(S)} tokens of {m.name} ({fmt(kv_batch, 'B')})")
     ax.grid(True, axis="x", alpha=0.25)
+    if full:
+        note = (f"{len(full)} more domains hold less than this KV cache alone, up to {fmt(max(t[1] for t in full), 'B')} "
+                f"of HBM (none fits): {', '.join(t[0] for t in full)}")
+        ax.set_xlabel(f"largest FP8 model that fits (trillions of parameters, log scale)\n{_wrapped(note, 110)}",
+                      fontsize=8.5)
+    ax.set_xscale("log")  # 0.1 to 160 trillion: every bar visible
     name = "domain_capacity.png"
     fig.savefig(out / name, dpi=130)
     plt.close(fig)
