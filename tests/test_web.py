@@ -483,6 +483,8 @@ def test_page_in_headless_chromium(server, tmp_path):
         before, after = changed("#precision", "bf16")
         assert before != after and "bf16 weights" in page.inner_text("#title")
         assert "#" in page.url and "precision=bf16" in page.url  # the view is in the URL
+        before, after = changed("#split", "TP4 PP2")  # serve --split: two pipeline streams of 36 chips
+        assert before != after and "split=TP4" in page.url
         shot = tmp_path / "web.png"
         page.screenshot(path=str(shot), full_page=True)
 

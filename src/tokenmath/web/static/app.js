@@ -4,7 +4,7 @@
 "use strict";
 
 const DEFAULTS = { model: "deepseek-v3", on: "gb200-nvl72", chips: "64", precision: "fp8", batch: "128",
-                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "" };  // the lecture's example
+                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "", split: "" };  // the lecture's example
 // an empty target speed per user is the fast mode's speed: the lecture's fast-mode point on the frontier under load
 const COLORS = { blue: "#1f77b4", orange: "#ff7f0e", green: "#2ca02c", red: "#d62728", purple: "#9467bd",
                  grey: "#7f7f7f" };
@@ -55,7 +55,7 @@ async function refresh() {
       at_user_speed: c.at_user_speed || (fastPoint(fast, "fast") || {}).tokens_per_s_per_sequence }, signal))
       .catch((e) => { if (e.name === "AbortError") throw e; return { error: e.message }; });
     const [serve, sweep, fast, fr] = await Promise.all([
-      api("serve", { ...common, batch: c.batch, context: c.context }, signal),
+      api("serve", { ...common, batch: c.batch, context: c.context, split: c.split }, signal),  // the split: serve only
       api("sweep", { ...common, batch: "1:131072", context: contexts }, signal),
       fastmode,
       frontier,
