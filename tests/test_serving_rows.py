@@ -270,7 +270,10 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                                                ("", "RTX 4090", None), ("", "MI300X", None), ("", "A100 40GB x 4", 4),
                                                ("", "4xA100-40GB", 4), ("", "TPU v5e-8", 8), ("", "v6e-256", 256),
                                                ("", "TPU v5p-128", 64), ("", "TPU v4-8", 4), ("", "GB200 NVL72", None),
-                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4)])
+                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4),
+                                               # a TPU topology's last number is not a count after the part (was 4, 1)
+                                               ("", "TPU v5e 2x4", 8), ("", "TPU v4 2x2x1", 4), ("", "v5e-8 (2x4)", 8),
+                                               ("", "H100 2x4", None)])
 def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
     from tokenmath.measure.validate.rows import chips_of
 

@@ -489,12 +489,19 @@ def per_node_of(row: dict) -> int | None:
 def hardware_count(hw: str) -> tuple[int | None, str]:
     """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
     '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
-    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip). The 'X' of a part's name
-    (RTX, MI300X) is not a count: after a part the sign is a lower-case 'x', '×' or '*'."""
+    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip) or topology ('TPU v5e 2x4',
+    'v4 2x2x4': chips along each axis, multiplied). The 'X' of a part's name (RTX, MI300X) is not a count: after a
+    part the sign is a lower-case 'x', '×' or '*'; nor is the last number of a topology ('2x4' is not 4 chips)."""
     t = hw or ""
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
+    if topo:  # a Cloud TPU slice's topology, or a grid of something else: not a count after a part
+        if not re.search(r"\btpu|\bv\d[a-z]*\b", t, re.I):
+            return None, ""
+        n = math.prod(int(x) for x in topo.groups() if x)
+        return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
     m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
