@@ -356,3 +356,26 @@ def test_pipeline_stages_hold_a_share_of_the_weights():
     assert 810e9 / 8 / 3.35e12 < out.predicted / 1e3 < 3 * 810e9 / 8 / 3.35e12
     out = predict_row({**bf16, "parallelism": "TP8"}, Aliases())
     assert not isinstance(out, Prediction) and "room" in out.reason
+
+
+def test_pipeline_stages_are_counted_against_the_rows_chips():
+    """A pipeline of PP stages of G chips spans G·PP of the row's chips: 'TP8 PP2' on 8 H100s is refused (it was
+    read as one stream of 8 chips each holding half the weights — 16 chips' memory — and 405B BF16 'fit'); the
+    engine rule, SGLang's TP-within-DP reading and an MoE's DP-replica rule choose within n_chips / PP, and an
+    MoE's TP4 PP2 replica holds the weights a TP4 alone cannot."""
+    row = dict(id="X-1", source="vllm", model="Llama 3.1 405B", precision="bf16", hardware="H100", n_chips="8",
+               parallelism="TP8 PP2", batch="", input_len="1024", output_len="1024", context_len="",
+               metric="output throughput", value="300", unit="tok/s", confidence="", notes="")
+    out = predict_row(row, Aliases())
+    assert not isinstance(out, Prediction) and "spans 16 chips, more than the row's 8" in out.reason
+    out = predict_row({**row, "n_chips": "16"}, Aliases())
+    assert isinstance(out, Prediction), out
+    # dense DP2 PP2 on 16 chips: pipelines of TP4 (405B BF16 does not fit 8 chips; it was TP8 streams: 32 chips)
+    out = predict_row({**row, "n_chips": "16", "parallelism": "DP2 PP2"}, Aliases())
+    assert not isinstance(out, Prediction) and "4 × h100-sxm" in out.reason
+    moe = {**row, "source": "blog", "model": "DeepSeek-V3", "precision": "fp8", "hardware": "H200", "n_chips": "16"}
+    out = predict_row({**moe, "parallelism": "DP2-TP4 PP2"}, Aliases())
+    assert isinstance(out, Prediction), out
+    assert any("2 independent replicas of TP4 PP2" in a for a in out.assumptions), out.assumptions
+    out = predict_row({**moe, "n_chips": "8", "parallelism": "TP4 DP2 dp-attention PP2"}, Aliases())
+    assert isinstance(out, Prediction), out  # SGLang's TP4 with DP2 inside it, two stages: 8 chips
