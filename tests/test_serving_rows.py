@@ -232,6 +232,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "no lengths here", (None, None)), (("", ""), "ISL:OSL 1k:1k", (1024, 1024)),
     (("", ""), "1K/1K", (1024, 1024)), (("", ""), "InferenceMAX 8k/1k", (8192, 1024)),
     (("", ""), "1/8 of the node, 100k/s", (None, None)),
+    # a bare pair after a word naming another quantity is not ISL/OSL (it was 32k in, 128k out)
+    (("", ""), "context 32k/128k", (None, None)), (("", ""), "max batch 1k/2k", (None, None)),
+    (("", ""), "ctx: 32k/128k, InferenceMAX 8k/1k", (8192, 1024)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of

@@ -88,8 +88,10 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
             (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
-    for pat, a, b in pats:
-        m = re.search(pat, text, re.I)
+    for k, (pat, a, b) in enumerate(pats):
+        m = next((x for x in re.finditer(pat, text, re.I) if k < len(pats) - 1 or not re.search(
+            r"\b(?:context|ctx|window|batch|bs|vocab(?:ulary)?|max|seq(?:uence)?s?(?:[ \t]*len(?:gth)?s?)?)[ \t]*(?:[:=]|of)?"
+            r"[ \t]*$", text[:x.start()], re.I)), None)  # a bare '8k/1k', not a 'context 32k/128k' or 'batch 1k/2k'
         if m:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
