@@ -661,6 +661,15 @@ def test_a_rate_normalised_by_cost_or_power_is_refused(metric, unit):
     assert isinstance(out, Unexpressed) and "normalised by cost, power or energy" in out.reason, out
 
 
+@pytest.mark.parametrize("metric", ["throughput at the cost-optimal batch", "throughput (KV cache hit ratio 50%)",
+                                    "output throughput, cost-efficient config"])
+def test_a_rate_measured_at_a_setting_named_by_cost_or_a_ratio_is_a_rate(metric):
+    """A throughput measured at a setting chosen for cost, or at a stated ratio, is still the throughput: it was
+    refused as a rate per dollar or a ratio between setups."""
+    from tokenmath.measure.validate.rows import ratio_reason
+    assert ratio_reason(dict(TRT, metric=metric, unit="tokens/s")) is None
+
+
 def test_tpu_chip_scopes_paren_units_and_paren_spreads():
     from tokenmath.measure.validate.rows import parse_measured, unit_scope, with_unit
     for unit in ("tokens/s/TPU chip", "tok/s per TPU chip", "tokens/s/TPU"):

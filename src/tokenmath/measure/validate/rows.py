@@ -316,11 +316,12 @@ def ratio_reason(row: dict) -> str | None:
         what = f"measured value {value!r}" + (f" {unit!r}" if unit.strip() else "")
     elif re.fullmatch(r"\s*[+-]\s*[\d.,]+\s*%\s*", value):
         what = f"measured value {value!r} (a relative change)"
-    elif re.search(r"speed[\s-]?up|\bratio\b|relative to|improvement|times (?:faster|higher|more)",
-                   metric, re.I):
+    elif re.search(r"speed[\s-]?up|\bratio\b(?!\s*(?:of\s*)?[:=]?\s*\d)|relative to|improvement|"
+                   r"times (?:faster|higher|more)", metric, re.I):  # not a setting: 'KV cache hit ratio 50%'
         what = f"metric {metric!r}"
     elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|usd|dollar|w|kw|watt|j|joule|kwh|mw)\b"
-                   r"|\$\s*/|\bcost\b|\bprice\b", f"{metric} | {unit}", re.I):
+                   r"|\$\s*/|\b(?:cost|price)\b(?![\s-]*(?:optimal|efficien|effective|aware))", f"{metric} | {unit}",
+                   re.I):  # not a setting chosen for cost: 'throughput at the cost-optimal batch'
         return (f"metric {metric!r} ({unit}) is normalised by cost, power or energy, which the catalog does not "
                 "price: nothing to predict")
     else:
