@@ -634,7 +634,9 @@ def test_a_samples_rate_beside_the_same_runs_tokens_per_s_reads_its_output_lengt
     assert out.best_case and any("= 290 tokens a request" in a for a in out.assumptions), out
     after = predict_row(dict(row, notes="output tokens/s: 24,525"), Aliases())
     assert any("= 290 tokens a request" in a for a in after.assumptions)
-    for notes in ("", "24,525 total tokens/s", "3,000 tokens/s/GPU"):
+    # a prefill rate or a per-user speed target is not the run's output tokens/s (they gave 118 and 1 token)
+    for notes in ("", "24,525 total tokens/s", "3,000 tokens/s/GPU", "prefill 10k tokens/s",
+                  "interactivity target 50 tok/s"):
         gone = predict_row(dict(row, notes=notes), Aliases())
         assert isinstance(gone, Unexpressed) and "request rate with no output length" in gone.reason, notes
 

@@ -141,14 +141,16 @@ _TOK_RATE = r"(?:output\s+|generated\s+)?tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond
 def output_len_per_request(row: dict, requests_per_s: float) -> tuple[int | None, str]:
     """(OSL, how it was read) for a request-rate row (samples/s, requests/s) whose free text gives the same run's
     output tokens/s ('24,525 tokens/s', 'tokens/s: 24,525'): the mean output per request is tokens/s ÷ requests/s.
-    A total, input or prompt tokens/s, a rate per GPU or user, or two different figures read nothing."""
+    A total, input, prompt or prefill tokens/s, a rate per GPU or user, a per-user speed target ('interactivity
+    target 50 tok/s', 'at least 20 tok/s'), or two different figures read nothing."""
     text = row_text(row, ("notes", "metric", "batch"))
     num = r"(\d[\d,]*(?:\.\d+)?)\s*([kK])?"
     found = [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{num}\s*{_TOK_RATE}", text, re.I)]
     found += [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{_TOK_RATE}\s*(?:[:=]|of)?\s*{num}",
                                                                          text, re.I)]
     vals = {to_float(a) * (1e3 if k else 1.0) for a, k, _ in found if to_float(a)}
-    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt)\s+tok", text, re.I):
+    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt|prefill)\s+(?:\d[\d,.]*\s*[kK]?\s*)?tok"
+                                                          r"|interactiv|target|\bslo\b|minimum|at least", text, re.I):
         return None, ""
     tok = vals.pop()
     osl = int(round(tok / requests_per_s))
