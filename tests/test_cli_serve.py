@@ -195,3 +195,25 @@ def test_serve_takes_a_stated_split():
                      ("TP0", "0 ways"), ("TP8 PP0", "0 ways")):
         r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--split", bad)
         assert r.exit_code != 0 and why in r.output and "Traceback" not in r.output
+
+
+def test_serve_split_memory_latency_floor_and_misread_splits():
+    """A stated split's memory and latency floor follow it: TP1 of a dense 70B on 8 H100s is 8 replicas each
+    holding all 141 GB (it 'fit' as one copy over 8 chips); a token passes the stages of TP4 PP2 one after the
+    other on 4 chips (the floor is twice TP8's; it was TP8's, all 8 chips at once). A split naming no way of the
+    model, or not tiling the chips, is refused with one line (DEP8 of a dense model was TP1 DP8, DP3 of 8 chips
+    DP4, TP2 DP2 of 8 chips TP2 DP4)."""
+    def run_json(*args):
+        r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-B", "64", "-S", "2048", "--json", *args)
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+    tp8, pipe, tp4 = run_json("--split", "TP8"), run_json("--split", "TP4 PP2"), run_json("--split", "TP4")
+    assert pipe["latency_floor_s"] == pytest.approx(2 * tp8["latency_floor_s"], rel=1e-9)
+    assert tp4["latency_floor_s"] == pytest.approx(2 * tp8["latency_floor_s"], rel=1e-9)
+    assert pipe["memory"]["weights_bytes"] == pytest.approx(tp8["memory"]["weights_bytes"], rel=1e-9)
+    assert tp4["memory"]["weights_bytes"] == pytest.approx(2 * tp8["memory"]["weights_bytes"], rel=1e-9)
+    r = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-B", "64", "-S", "2048", "--split", "TP1")
+    _one_line_error(r, "does not fit")
+    for bad, why in (("DEP8", "dense model"), ("EP8", "dense model"), ("DP3", "does not divide"),
+                     ("TP2 DP2", "not the 8")):
+        _one_line_error(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--split", bad), why)

@@ -232,6 +232,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "no lengths here", (None, None)), (("", ""), "ISL:OSL 1k:1k", (1024, 1024)),
     (("", ""), "1K/1K", (1024, 1024)), (("", ""), "InferenceMAX 8k/1k", (8192, 1024)),
     (("", ""), "1/8 of the node, 100k/s", (None, None)),
+    # a bare pair after a word naming another quantity is not ISL/OSL (it was 32k in, 128k out)
+    (("", ""), "context 32k/128k", (None, None)), (("", ""), "max batch 1k/2k", (None, None)),
+    (("", ""), "ctx: 32k/128k, InferenceMAX 8k/1k", (8192, 1024)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -270,7 +273,10 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                                                ("", "RTX 4090", None), ("", "MI300X", None), ("", "A100 40GB x 4", 4),
                                                ("", "4xA100-40GB", 4), ("", "TPU v5e-8", 8), ("", "v6e-256", 256),
                                                ("", "TPU v5p-128", 64), ("", "TPU v4-8", 4), ("", "GB200 NVL72", None),
-                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4)])
+                                               ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4),
+                                               # a TPU topology's last number is not a count after the part (was 4, 1)
+                                               ("", "TPU v5e 2x4", 8), ("", "TPU v4 2x2x1", 4), ("", "v5e-8 (2x4)", 8),
+                                               ("", "H100 2x4", None)])
 def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
     from tokenmath.measure.validate.rows import chips_of
 
@@ -353,3 +359,26 @@ def test_pipeline_stages_hold_a_share_of_the_weights():
     assert 810e9 / 8 / 3.35e12 < out.predicted / 1e3 < 3 * 810e9 / 8 / 3.35e12
     out = predict_row({**bf16, "parallelism": "TP8"}, Aliases())
     assert not isinstance(out, Prediction) and "room" in out.reason
+
+
+def test_pipeline_stages_are_counted_against_the_rows_chips():
+    """A pipeline of PP stages of G chips spans G·PP of the row's chips: 'TP8 PP2' on 8 H100s is refused (it was
+    read as one stream of 8 chips each holding half the weights — 16 chips' memory — and 405B BF16 'fit'); the
+    engine rule, SGLang's TP-within-DP reading and an MoE's DP-replica rule choose within n_chips / PP, and an
+    MoE's TP4 PP2 replica holds the weights a TP4 alone cannot."""
+    row = dict(id="X-1", source="vllm", model="Llama 3.1 405B", precision="bf16", hardware="H100", n_chips="8",
+               parallelism="TP8 PP2", batch="", input_len="1024", output_len="1024", context_len="",
+               metric="output throughput", value="300", unit="tok/s", confidence="", notes="")
+    out = predict_row(row, Aliases())
+    assert not isinstance(out, Prediction) and "spans 16 chips, more than the row's 8" in out.reason
+    out = predict_row({**row, "n_chips": "16"}, Aliases())
+    assert isinstance(out, Prediction), out
+    # dense DP2 PP2 on 16 chips: pipelines of TP4 (405B BF16 does not fit 8 chips; it was TP8 streams: 32 chips)
+    out = predict_row({**row, "n_chips": "16", "parallelism": "DP2 PP2"}, Aliases())
+    assert not isinstance(out, Prediction) and "4 × h100-sxm" in out.reason
+    moe = {**row, "source": "blog", "model": "DeepSeek-V3", "precision": "fp8", "hardware": "H200", "n_chips": "16"}
+    out = predict_row({**moe, "parallelism": "DP2-TP4 PP2"}, Aliases())
+    assert isinstance(out, Prediction), out
+    assert any("2 independent replicas of TP4 PP2" in a for a in out.assumptions), out.assumptions
+    out = predict_row({**moe, "n_chips": "8", "parallelism": "TP4 DP2 dp-attention PP2"}, Aliases())
+    assert isinstance(out, Prediction), out  # SGLang's TP4 with DP2 inside it, two stages: 8 chips

@@ -597,7 +597,13 @@ def test_zero3_rows_are_held_to_their_data_parallel_traffic():
 @pytest.mark.parametrize("text, want", [("1536", 1536), ("16M tokens/batch", 16e6 / 8192),
                                         ("32 seq per DP group; 16M tokens/batch", 16e6 / 8192), ("16M tokens", 16e6 / 8192),
                                         ("32 seq per DP group", 32 * 64), ("batch = #GPUs", 8192),
-                                        ("microbatch 4", None), ("4 per GPU", None)])
+                                        ("microbatch 4", None), ("4 per GPU", None),
+                                        # a sequence length after the count is not the batch's tokens (was 1 sequence)
+                                        ("1536 seqs x 2048 tokens", 1536), ("1536 x 2048 tok", 1536),
+                                        ("1536 sequences of 2048 tokens each", 1536),
+                                        # a labelled global batch beside a micro-batch (was the micro-batch, 2)
+                                        ("MBS 2 GBS 1536", 1536), ("global batch 1536, micro batch 2", 1536),
+                                        ("MBS=2", None), ("3M", None)])  # '3M' of what? (was 3 sequences)
 def test_global_batch_of_a_training_row(text, want):
     from tokenmath.training.rows import _global_batch
     got = _global_batch(text, 8192, 8192, 64)

@@ -634,7 +634,9 @@ def test_a_samples_rate_beside_the_same_runs_tokens_per_s_reads_its_output_lengt
     assert out.best_case and any("= 290 tokens a request" in a for a in out.assumptions), out
     after = predict_row(dict(row, notes="output tokens/s: 24,525"), Aliases())
     assert any("= 290 tokens a request" in a for a in after.assumptions)
-    for notes in ("", "24,525 total tokens/s", "3,000 tokens/s/GPU"):
+    # a prefill rate or a per-user speed target is not the run's output tokens/s (they gave 118 and 1 token)
+    for notes in ("", "24,525 total tokens/s", "3,000 tokens/s/GPU", "prefill 10k tokens/s",
+                  "interactivity target 50 tok/s"):
         gone = predict_row(dict(row, notes=notes), Aliases())
         assert isinstance(gone, Unexpressed) and "request rate with no output length" in gone.reason, notes
 
@@ -659,6 +661,15 @@ def test_a_rate_normalised_by_cost_or_power_is_refused(metric, unit):
     """'tok/s/W' was read as tokens/s (1,000x off): a rate per dollar, watt or joule is refused with the reason."""
     out = predict_row(dict(TRT, metric=metric, unit=unit), Aliases())
     assert isinstance(out, Unexpressed) and "normalised by cost, power or energy" in out.reason, out
+
+
+@pytest.mark.parametrize("metric", ["throughput at the cost-optimal batch", "throughput (KV cache hit ratio 50%)",
+                                    "output throughput, cost-efficient config"])
+def test_a_rate_measured_at_a_setting_named_by_cost_or_a_ratio_is_a_rate(metric):
+    """A throughput measured at a setting chosen for cost, or at a stated ratio, is still the throughput: it was
+    refused as a rate per dollar or a ratio between setups."""
+    from tokenmath.measure.validate.rows import ratio_reason
+    assert ratio_reason(dict(TRT, metric=metric, unit="tokens/s")) is None
 
 
 def test_tpu_chip_scopes_paren_units_and_paren_spreads():

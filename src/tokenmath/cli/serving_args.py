@@ -55,7 +55,11 @@ SPLIT_OPTION = typer.Option(None, "--split", help="How the replica's chips split
 
 def layout_of(split: str | None, m, G: int):
     """--split as a roofline.Layout over G chips (None: the default split). Read by the validation table's parser
-    (measure.validate.serving.split_of), so 'TP8', 'tp=4,pp=2', '--tp 8 --pp 2' and 'DEP8' all work."""
+    (measure.validate.serving.split_of), so 'TP8', 'tp=4,pp=2', '--tp 8 --pp 2' and 'DEP8' all work, and read as
+    the table's rows are: 'TP t DP d' is t·d chips a stage (an MoE's also SGLang's t chips with d attention groups
+    inside), 'TP8 … DP attention' of an MoE is attention data-parallel over the 8, 'MoE-TP t' splits each expert
+    t ways (ep = chips / t). A split that names no way of this model (EP of a dense one) or does not tile the
+    stage's chips (DP3 of 8) is refused with one line, not rounded to another."""
     if split is None:
         return None
     from ..core.roofline import Layout
@@ -70,11 +74,32 @@ def layout_of(split: str | None, m, G: int):
     if pp < 1 or G % pp:
         raise InputError(f"--split {split!r}: {pp} pipeline stages do not divide {G} chips")
     stage = G // pp
+    moe = m.moe is not None
+    experts = [k.upper().replace("MOE_TP", "MoE-TP") for k in ("dep", "ep", "moe_tp") if k in s]
+    if experts and not moe:
+        raise InputError(f"--split {split!r}: {m.name} is a dense model, it has no experts to split "
+                         f"({', '.join(experts)}); give its TP, DP or PP")
     if s.get("dep"):
         return Layout(tp=1, ep=int(s["dep"]), pp=pp)
-    tp, ep, dp = (int(s.get(k, 0) or 0) for k in ("tp", "ep", "dp"))
+    tp, ep, dp, mtp = (int(s.get(k, 0) or 0) for k in ("tp", "ep", "dp", "moe_tp"))
+    if dp and tp:
+        if moe and tp == stage and dp > 1 and tp % dp == 0:
+            tp = tp // dp  # SGLang's '--tp 8 --dp 2': 8 chips, 2 attention groups of 4
+        elif tp * dp != stage:
+            raise InputError(f"--split {split!r}: TP{tp} × DP{dp} is {tp * dp} chips, not the {stage} of "
+                             f"{'a stage' if pp > 1 else '--chips'}")
+    elif dp:
+        if stage % dp:
+            raise InputError(f"--split {split!r}: DP{dp} does not divide the {stage} chips of "
+                             f"{'a stage' if pp > 1 else '--chips'}")
+        tp = stage // dp
+    elif tp and moe and s.get("dp_flag"):
+        tp = 1  # 'TP8 … DP attention': attention data-parallel over the tensor-parallel group
     if not tp:
-        tp = max(1, stage // dp) if dp else (1 if (ep and m.moe is not None) else stage)
-    if m.moe is None:
-        ep = 1
-    return Layout(tp=tp, ep=ep or 1, pp=pp)
+        tp = 1 if (ep or mtp) and moe else stage
+    if moe and not ep and mtp:
+        if stage % mtp:
+            raise InputError(f"--split {split!r}: MoE-TP{mtp} does not divide the {stage} chips of "
+                             f"{'a stage' if pp > 1 else '--chips'}")
+        ep = stage // mtp
+    return Layout(tp=tp, ep=(ep or 1) if moe else 1, pp=pp)

@@ -148,6 +148,36 @@ def check_split(G: int, layout: Layout | None) -> None:
                              f"({G} chips{f' in {layout.pp} stages' if layout.pp > 1 else ''})")
 
 
+@formula("W_held = W_all · G_stage / tp", unit="B")
+def replicated_weights(W_all, G_stage, tp):
+    return W_all * G_stage / tp
+
+
+def _held_weights(m: Model, W_all, G: int, layout: Layout, precision: str, explain: bool):
+    """The weights a stated split's chips hold together: a dense model's G_stage/tp tensor-parallel groups are
+    replicas, each with every weight; an MoE's attention groups each hold the non-expert weights
+    (engine_memory.held_weight_bytes). The pp stages of a pipeline share one copy between them."""
+    from .engine_memory import held_weight_bytes
+    G_s = G // layout.pp
+    if m.moe is None:
+        if layout.tp >= G_s:
+            return W_all
+        return replicated_weights(W_all, lift(explain, "G_stage", G_s, "chips", "given: chips / pp"),
+                                  lift(explain, "tp", layout.tp, "", "given: --split"))
+    return held_weight_bytes(m, W_all, G_s, layout.tp, precision, explain)
+
+
+def _token_chips(m: Model, G: int, layout: Layout | None, g):
+    """The chips one token's weights are read on, for the latency floor: all G by default; with a stated split
+    one stage's chips (a token passes the pp stages one after another), and of a dense model only its
+    tensor-parallel group (its other groups are replicas serving other sequences)."""
+    if layout is None:
+        return g("G", G, "chips", "given")
+    G_s = G // layout.pp
+    n = min(layout.tp, G_s) if m.moe is None else G_s
+    return g("G", n, "chips", f"given: the chips one token's weights are read on ({G} chips split by --split)")
+
+
 def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, precision: str | None = None,
           kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
           engine: str | None = None, explain: bool = False, spec: Speculation | None = None,
@@ -224,11 +254,13 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["optimal_batch"] = Bs
     numbers["optimal_batch_prior"] = optimal_batch_prior(Bs, g("eta_flop", pri.eta_flop, "", pri.source_of("eta_flop")),
                                                          g("eta_bw", pri.eta_bw, "", pri.source_of("eta_bw")))
-    numbers["latency_floor_s"] = latency_floor(pc.total, bq, Gq, W)
+    numbers["latency_floor_s"] = latency_floor(pc.total, bq, _token_chips(m, G, layout, g), W)
     numbers["latency_floor_basis"] = "spec"
     W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
+    if layout is not None:  # a stated split's data-parallel groups each hold their copy of the weights
+        W_all = _held_weights(m, W_all, G, layout, precision, explain)
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
     cap = memory_capacity(Gq, g("hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")))
     numbers["memory.required_bytes"] = req

@@ -212,21 +212,28 @@ def _row_split(row: dict) -> tuple[int, int] | None:
 
 
 def _global_batch(text: str, S: float, G: float, dp: float) -> float | None:
-    """The global batch in sequences a batch column states: '1536', '16M tokens/batch' or '16M tokens' (÷ S), '32 seq
-    per DP group' (× dp), 'batch = #GPUs'; None for a micro-batch or a per-chip count, which say nothing of the
-    global one."""
+    """The global batch in sequences a batch column states: '1536', 'GBS=1536 MBS=2', '1536 seqs x 2048 tokens',
+    '16M tokens/batch' or '16M tokens' (÷ S), '32 seq per DP group' (× dp), 'batch = #GPUs'; None for a micro-batch,
+    a per-chip count or a bare count in thousands or millions ('3M': of what?), which say nothing sure of the
+    global one. A token count after a count of sequences ('x 2048 tokens', 'of 2048 tokens') is their length."""
     t = (text or "").replace(",", "").lower()
-    tok = re.search(r"(\d+(?:\.\d+)?)\s*([kmb])?\s*tok(?:en)?s?(?![\s_]*(?:/|per)[\s_]*(?:s(?![a-z])|sec|gpu|chip))", t)
-    if tok:
+    for tok in re.finditer(r"(\d+(?:\.\d+)?)\s*([kmb])?\s*tok(?:en)?s?(?![\s_]*(?:/|per)[\s_]*(?:s(?![a-z])|sec|gpu|chip))",
+                           t):
+        if re.search(r"(?:[x×*]|\bof|\beach)\s*$", t[:tok.start()]):  # '1536 seqs x 2048 tokens': a length
+            continue
         return float(tok.group(1)) * _SCALE.get(tok.group(2) or "", 1.0) / S
     if re.search(r"#\s*gpus|number of (?:gpus|chips)", t):
         return G
-    n = _row_number(t)
-    if n is None or re.search(r"micro|per[\s_-]*(?:gpu|chip|device|rank|replica)", t):
+    num = r"(\d+(?:\.\d+)?)\s*([kmb](?![a-z]))?"
+    per_dp = re.search(r"per[\s_-]*(?:dp|data[\s_-]*parallel)", t)
+    said = re.search(rf"(?<![a-z])(?:gbs|global[\s_-]*batch(?:[\s_-]*size)?)\s*(?:=|:|of)?\s*{num}", t) or \
+        re.search(rf"{num}\s*(?:seqs?|sequences|samples)\b", t)  # labelled global, or a count of sequences
+    if said:
+        return None if said.group(2) else float(said.group(1)) * (dp if per_dp else 1.0)
+    m = re.search(num, t)
+    if m is None or m.group(2) or re.search(r"micro|(?<![a-z])mbs|per[\s_-]*(?:gpu|chip|device|rank|replica)", t):
         return None
-    if re.search(r"per[\s_-]*(?:dp|data[\s_-]*parallel)", t):
-        return n * dp
-    return n
+    return float(m.group(1)) * (dp if per_dp else 1.0)
 
 
 def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: float | None, rate: float):

@@ -88,8 +88,10 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
             (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
-    for pat, a, b in pats:
-        m = re.search(pat, text, re.I)
+    for k, (pat, a, b) in enumerate(pats):
+        m = next((x for x in re.finditer(pat, text, re.I) if k < len(pats) - 1 or not re.search(
+            r"\b(?:context|ctx|window|batch|bs|vocab(?:ulary)?|max|seq(?:uence)?s?(?:[ \t]*len(?:gth)?s?)?)[ \t]*(?:[:=]|of)?"
+            r"[ \t]*$", text[:x.start()], re.I)), None)  # a bare '8k/1k', not a 'context 32k/128k' or 'batch 1k/2k'
         if m:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
@@ -139,14 +141,16 @@ _TOK_RATE = r"(?:output\s+|generated\s+)?tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond
 def output_len_per_request(row: dict, requests_per_s: float) -> tuple[int | None, str]:
     """(OSL, how it was read) for a request-rate row (samples/s, requests/s) whose free text gives the same run's
     output tokens/s ('24,525 tokens/s', 'tokens/s: 24,525'): the mean output per request is tokens/s ÷ requests/s.
-    A total, input or prompt tokens/s, a rate per GPU or user, or two different figures read nothing."""
+    A total, input, prompt or prefill tokens/s, a rate per GPU or user, a per-user speed target ('interactivity
+    target 50 tok/s', 'at least 20 tok/s'), or two different figures read nothing."""
     text = row_text(row, ("notes", "metric", "batch"))
     num = r"(\d[\d,]*(?:\.\d+)?)\s*([kK])?"
     found = [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{num}\s*{_TOK_RATE}", text, re.I)]
     found += [(m.group(1), m.group(2), m.group(0)) for m in re.finditer(rf"{_TOK_RATE}\s*(?:[:=]|of)?\s*{num}",
                                                                          text, re.I)]
     vals = {to_float(a) * (1e3 if k else 1.0) for a, k, _ in found if to_float(a)}
-    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt)\s+tok", text, re.I):
+    if len(vals) != 1 or requests_per_s <= 0 or re.search(r"(?:total|input|prompt|prefill)\s+(?:\d[\d,.]*\s*[kK]?\s*)?tok"
+                                                          r"|interactiv|target|\bslo\b|minimum|at least", text, re.I):
         return None, ""
     tok = vals.pop()
     osl = int(round(tok / requests_per_s))
@@ -314,11 +318,12 @@ def ratio_reason(row: dict) -> str | None:
         what = f"measured value {value!r}" + (f" {unit!r}" if unit.strip() else "")
     elif re.fullmatch(r"\s*[+-]\s*[\d.,]+\s*%\s*", value):
         what = f"measured value {value!r} (a relative change)"
-    elif re.search(r"speed[\s-]?up|\bratio\b|relative to|improvement|times (?:faster|higher|more)",
-                   metric, re.I):
+    elif re.search(r"speed[\s-]?up|\bratio\b(?!\s*(?:of\s*)?[:=]?\s*\d)|relative to|improvement|"
+                   r"times (?:faster|higher|more)", metric, re.I):  # not a setting: 'KV cache hit ratio 50%'
         what = f"metric {metric!r}"
     elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|usd|dollar|w|kw|watt|j|joule|kwh|mw)\b"
-                   r"|\$\s*/|\bcost\b|\bprice\b", f"{metric} | {unit}", re.I):
+                   r"|\$\s*/|\b(?:cost|price)\b(?![\s-]*(?:optimal|efficien|effective|aware))", f"{metric} | {unit}",
+                   re.I):  # not a setting chosen for cost: 'throughput at the cost-optimal batch'
         return (f"metric {metric!r} ({unit}) is normalised by cost, power or energy, which the catalog does not "
                 "price: nothing to predict")
     else:
@@ -489,12 +494,19 @@ def per_node_of(row: dict) -> int | None:
 def hardware_count(hw: str) -> tuple[int | None, str]:
     """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
     '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
-    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip). The 'X' of a part's name
-    (RTX, MI300X) is not a count: after a part the sign is a lower-case 'x', '×' or '*'."""
+    suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip) or topology ('TPU v5e 2x4',
+    'v4 2x2x4': chips along each axis, multiplied). The 'X' of a part's name (RTX, MI300X) is not a count: after a
+    part the sign is a lower-case 'x', '×' or '*'; nor is the last number of a topology ('2x4' is not 4 chips)."""
     t = hw or ""
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+    topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
+    if topo:  # a Cloud TPU slice's topology, or a grid of something else: not a count after a part
+        if not re.search(r"\btpu|\bv\d[a-z]*\b", t, re.I):
+            return None, ""
+        n = math.prod(int(x) for x in topo.groups() if x)
+        return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
     m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"

@@ -273,8 +273,8 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     G_row = chips_of(row)[0]
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
-        G = G_row
-        layout = _replica_layout(m, G)
+        G = max(1, G_row // layout.pp)  # (with pipeline stages, one stream of them: roofline.Layout.pp)
+        layout = dataclasses.replace(_replica_layout(m, G), pp=layout.pp)
         assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch "
                            f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
     elif lnote:
@@ -415,7 +415,9 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     a replica spans max(tp·dp, ep·moe_tp) chips. Two conventions for 'TP t, DP d': the chips are t·d
     (aiconfigurator, TensorRT-LLM's attention DP), or t with d groups of t/d (SGLang's --tp t --dp d) —
     read off the row's chip count where it tells them apart. 'DEP n': dp = ep = n, tp 1; 'DP attention'
-    without a number: attention data-parallel over the replica's chips."""
+    without a number: attention data-parallel over the replica's chips. 'PP p': the replica's G chips are one of
+    p streams of a pipeline (roofline.Layout.pp), which spans G·p of the row's chips: each choice above is made
+    within n_chips / p, and a pipeline wider than the row's chips is refused (ValueError)."""
     par = row["parallelism"].lower()
     s = split_of(par)
     inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
@@ -425,21 +427,26 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
         s.setdefault("tp", 1)
     tp, dp, ep, mtp = (int(s.get(k, 0)) for k in ("tp", "dp", "ep", "moe_tp"))
     dpf = bool(s.get("dp_flag"))
+    # pipeline stages: the replica's G chips are one of pp streams (roofline.Layout.pp), so a pipeline spans
+    # G·pp of the row's chips and every choice of G below is made within G_row / pp of them
+    pp = max(1, int(s.get("pp", 1) or 1))
+    G_pipe = G_row // pp if G_row else None
     rep_note = ""
     if tp and dp and m.moe is not None and not _attention_dp_stated(par, s) and \
-            (G_row is None or tp * dp <= G_row):
-        why = _dp_groups_are_replicas(row, m, system, prec, tp)
+            (G_row is None or tp * dp * pp <= G_row):
+        why = _dp_groups_are_replicas(row, m, system, prec, tp * pp)
         if why is None:  # 'DP2-TP4' of an MoE: dp engines of tp chips each
             rep_note = (f"'DP{dp}' with TP{tp} and no attention data parallelism stated: {dp} independent replicas "
-                        f"of TP{tp} (as SGLang's --dp without --enable-dp-attention, or separate engines)")
-            G_row, dp = G_row or tp * dp, 0
+                        f"of TP{tp}{f' PP{pp}' if pp > 1 else ''} (as SGLang's --dp without --enable-dp-attention, "
+                        f"or separate engines)")
+            G_row, dp = G_row or tp * dp * pp, 0
         else:
             rep_note = why
     if tp and dp:
-        sglang = G_row is not None and tp * dp > G_row and tp <= G_row and tp % dp == 0
+        sglang = G_pipe is not None and tp * dp > G_pipe and tp <= G_pipe and tp % dp == 0
         a_tp, a_dp = (tp // dp, dp) if sglang else (tp, dp)
     elif dp:
-        a_tp, a_dp = (max(1, G_row // dp) if G_row and m.moe is None else 1), dp
+        a_tp, a_dp = (max(1, G_pipe // dp) if G_pipe and m.moe is None else 1), dp
     elif tp and dpf and m.moe is not None:
         a_tp, a_dp = 1, tp  # 'TP8 … DP attention': attention data-parallel over the tensor-parallel group
     elif tp:
@@ -457,13 +464,16 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     elif "single" in par or G_row == 1:
         G = 1
     elif dpf and m.moe is not None and G_row:
-        G = G_row
+        G = max(1, G_pipe)
     else:
-        G = _replica_chips(m, system, prec, G_row or system.domain_chips, al)
+        G = _replica_chips(m, system, prec, max(1, G_pipe) if G_row else system.domain_chips, al, pp)
         note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
-    pp = max(1, int(s.get("pp", 1) or 1))  # a pipeline's chips: pp streams of G (roofline.Layout.pp)
     if m.moe is None:  # a dense model's data-parallel groups are replicas
         G = a_tp if (a_tp and not inst) else G
+    if pp > 1 and G_row and not inst and G * pp > G_row:
+        raise ValueError(f"parallelism {row['parallelism']!r}: a pipeline of {pp} stages of {G} chip(s) spans "
+                         f"{G * pp} chips, more than the row's {G_row}")
+    if m.moe is None:
         n_rep = max(1, (G_row or G * max(a_dp, 1) * pp) // G) if not inst else 1
         return G, n_rep, Layout(tp=G, ep=1, pp=pp), note
     n_rep = max(1, (G_row or G * pp) // G) if not inst else 1
@@ -513,9 +523,9 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     replica size (a power of two) whose replicas serve the most on the row's chips, as the roofline sees
     it — an assumption, stated with the row."""
     best, best_v = None, -1.0
-    G = 1
-    while G <= G_row:
-        layout = _replica_layout(su.m, G)
+    G, pp = 1, su.layout.pp  # stated pipeline stages stay: each replica is one of pp streams (roofline.Layout.pp)
+    while G * pp <= G_row:
+        layout = dataclasses.replace(_replica_layout(su.m, G), pp=pp)
         cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": layout,
                          "notes": [], "assumptions": []})
         v = _serving_value(cand, mode, "prior", pri, al, False)[0]
@@ -524,15 +534,18 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
         G *= 2
     if best is None:
         return su
-    split = f"TP{best.G}" if su.m.moe is None else f"{best.G} chips (TP{best.layout.tp} EP{best.layout.ep})"
+    split = (f"TP{best.G}" if su.m.moe is None else f"{best.G} chips (TP{best.layout.tp} EP{best.layout.ep})") + \
+        (f" PP{pp}" if pp > 1 else "")
     note = (f"the split is not stated: the best the roofline finds over the row's {G_row} chips is {split} × "
             f"{best.n_rep} replica(s) (assumed)")
     return _Setup(**{**best.__dict__, "notes": su.notes, "assumptions": su.assumptions + [note]})
 
 
-def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases) -> int:
+def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases, pp: int = 1) -> int:
+    """The engine rule's replica: the fewest chips (a power of two, at most G_max) holding the weights within the
+    engine's fraction of their memory — 1/pp of the weights where the chips are one stream of a pipeline."""
     f = float(al.engine["replica_weight_fraction"])
-    W_all = float(arch.model_weight_bytes(m, prec))
+    W_all = float(arch.model_weight_bytes(m, prec)) / pp
     G = 1
     while G < G_max and W_all > f * G * system.chip.hbm_capacity_bytes:
         G *= 2
