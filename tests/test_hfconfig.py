@@ -160,6 +160,95 @@ def test_family_rules(tmp_path):
     assert load("deepseek-v2-lite").attention == "mla" and load("deepseek-v2-lite").moe.first_dense_layers == 1
 
 
+# Decoders that differ from Llama / GPT-2 only in field names, activation or norms, and MoE variants of them:
+# each must read, with the non-embedding parameter count transformers 4.57.1 builds for the same config (its
+# defaults, AutoModelForCausalLM.from_config on the meta device, matrices without the embedding tables).
+_L = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 16, "intermediate_size": 2816,
+      "vocab_size": 32000}
+NAMED_LIKE = {  # name: (config, non-embedding matmul parameters in transformers 4.57.1)
+    "apertus": ({"model_type": "apertus", **_L, "num_key_value_heads": 4}, 4 * (1024 * 1024 * 2 + 1024 * 256 * 2
+                                                                                + 2 * 1024 * 2816)),
+    "arcee": ({"model_type": "arcee", "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32,
+               "num_key_value_heads": 32, "head_dim": 80, "intermediate_size": 18432, "vocab_size": 32000},
+              3858.76e6),
+    "phi": ({"model_type": "phi", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32,
+             "intermediate_size": 8192, "vocab_size": 51200}, 1207.96e6),
+    "codegen": ({"model_type": "codegen", "n_embd": 4096, "n_layer": 28, "n_head": 16, "n_inner": None,
+                 "vocab_size": 50400}, 5637.14e6),
+    "ctrl": ({"model_type": "ctrl", "n_embd": 1280, "n_layer": 48, "n_head": 16, "dff": 8192, "vocab_size": 246534},
+             1321.21e6),
+    "xglm": ({"model_type": "xglm", "d_model": 1024, "num_layers": 24, "attention_heads": 16, "ffn_dim": 4096,
+              "vocab_size": 256008}, 301.99e6),
+    "cpmant": ({"model_type": "cpmant", "hidden_size": 4096, "num_attention_heads": 32, "dim_head": 128,
+                "dim_ff": 10240, "num_hidden_layers": 48, "vocab_size": 30720}, 9261.07e6),
+    "gpt_neox_japanese": ({"model_type": "gpt_neox_japanese", "hidden_size": 2560, "num_hidden_layers": 32,
+                           "num_attention_heads": 32, "intermediate_multiple_size": 4, "vocab_size": 32000},
+                          2516.58e6),
+    "ernie4_5_moe": ({"model_type": "ernie4_5_moe", "hidden_size": 2560, "intermediate_size": 12288,
+                      "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+                      "vocab_size": 103424, "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64,
+                      "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": 27,
+                      "moe_layer_interval": 1}, 21560.53e6),
+    "aria_text": ({"model_type": "aria_text", "hidden_size": 4096, "intermediate_size": 4096, "num_hidden_layers": 32,
+                   "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000, "moe_num_experts": 8,
+                   "moe_topk": 2, "moe_num_shared_experts": 2}, 18254.66e6),
+    "granitemoeshared": ({"model_type": "granitemoeshared", "hidden_size": 4096, "intermediate_size": 11008,
+                          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+                          "num_local_experts": 8, "num_experts_per_tok": 2, "shared_intermediate_size": 1024,
+                          "vocab_size": 32000}, 32 * (4 * 4096**2 + 8 * 3 * 4096 * 11008 + 4096 * 8
+                                                      + 3 * 4096 * 1024)),
+    "hunyuan_v1_moe": ({"model_type": "hunyuan_v1_moe", **_L, "num_experts": 4, "moe_topk": 2},
+                       4 * (4 * 1024**2 + 5 * 3 * 1024 * 2816 + 1024 * 4)),
+    "glm4_moe": ({"model_type": "glm4_moe", "hidden_size": 4096, "intermediate_size": 10944,
+                  "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+                  "moe_intermediate_size": 1408, "n_routed_experts": 128, "n_shared_experts": 1,
+                  "num_experts_per_tok": 8, "first_k_dense_replace": 1, "vocab_size": 151552}, 102239.31e6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_LIKE))
+def test_plain_decoders_named_otherwise(tmp_path, name):
+    cfg, hf = NAMED_LIKE[name]
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps(cfg))
+    m = load_model(str(p))
+    assert arch.param_counts(m).total_matmul == pytest.approx(hf, rel=2e-5), name
+
+
+def test_variants_transformers_runs(tmp_path):
+    def load(cfg):
+        p = tmp_path / "c.json"
+        p.write_text(json.dumps(cfg))
+        return load_model(str(p))
+    # no head_dim and heads that do not divide the width: transformers floors hidden // heads (GLM-4.5's default)
+    assert load({"model_type": "glm4_moe", **NAMED_LIKE["glm4_moe"][0]}).head_dim == 4096 // 96
+    # GPT-Neo: attention_layers 'local' layers see window_size tokens
+    neo = load({"model_type": "gpt_neo", "hidden_size": 768, "num_layers": 4, "num_heads": 12, "vocab_size": 50257,
+                "attention_layers": ["global", "local", "global", "local"], "window_size": 256})
+    assert (neo.n_sliding_layers, neo.sliding_window, neo.d_ff, neo.mlp_matrices) == (2, 256, 4 * 768, 2)
+    # Ernie 4.5 MoE: MoE on layers start..end; the shared experts as one MLP
+    e = load(NAMED_LIKE["ernie4_5_moe"][0])
+    assert arch.n_moe_layers(e) == 27 and e.moe.d_ff_shared_expert == 2 * 1536 and e.d_ff == 12288
+    # Llama 4 text: moe_layers past the last layer are ignored, as transformers builds them
+    l4 = load({"model_type": "llama4_text", **_L, "num_key_value_heads": 4, "intermediate_size_mlp": 4096,
+               "num_local_experts": 4, "num_experts_per_tok": 1, "moe_layers": [0, 1, 2, 3, 4, 5]})
+    assert arch.n_moe_layers(l4) == 4
+
+
+@pytest.mark.parametrize("mt, words", [("blt", "Byte Latent"), ("gemma3n_text", "AltUp"), ("jetmoe", "attention heads"),
+                                       ("longcat_flash", "zero-computation")])
+def test_architectures_not_expressed_refused_with_reason(tmp_path, mt, words):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"model_type": mt, **_L}))
+    with pytest.raises(CatalogError, match=f"not supported yet: .*{words}") as e:
+        load_model(str(p))
+    assert "\n" not in str(e.value)
+    p.write_text(json.dumps({"model_type": "doge", **_L, "is_moe": True, "num_experts": 16384,
+                             "num_experts_per_tok": 64}))
+    with pytest.raises(CatalogError, match="is_moe"):
+        load_model(str(p))
+
+
 def test_multimodal_text_config_is_read(tmp_path):
     cfg = {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"],
            "text_config": {"model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40,

@@ -190,6 +190,8 @@ class _Fields(BaseModel):
     num_attention_heads: Size | None = None
     n_head: Size | None = None
     n_heads: Size | None = None
+    num_heads: Size | None = None
+    attention_heads: Size | None = None
     num_key_value_heads: Size | None = None
     num_kv_heads: Size | None = None
     n_head_kv: Size | None = None
@@ -198,12 +200,16 @@ class _Fields(BaseModel):
     new_decoder_architecture: StrictBool | None = None
     head_dim: Size | None = None
     kv_channels: Size | None = None
+    dim_head: Size | None = None
     intermediate_size: Size | None = None
     intermediate_size_mlp: Size | None = None
     n_inner: Size | None = None
     ffn_hidden_size: Size | None = None
     ffn_dim: Size | None = None
+    dff: Size | None = None
+    dim_ff: Size | None = None
     expansion_ratio: _int(1, 1024) | None = None
+    intermediate_multiple_size: _int(1, 1024) | None = None
     vocab_size: Vocab | None = None
     padded_vocab_size: Vocab | None = None
     tie_word_embeddings: StrictBool | None = None
@@ -218,6 +224,15 @@ class _Fields(BaseModel):
     num_experts_per_tok: Experts | None = None
     experts_per_token: Experts | None = None
     moe_top_k: Experts | None = None
+    moe_topk: Experts | None = None
+    moe_k: Experts | None = None
+    moe_num_experts: Experts | None = None
+    moe_num_shared_experts: Count | None = None
+    shared_intermediate_size: _int(0, 2**20) | None = None
+    moe_layer_start_index: _int(0, 4096) | None = None
+    moe_layer_end_index: _int(0, 4096) | None = None
+    moe_layer_interval: Step | None = None
+    is_moe: StrictBool | None = None
     n_shared_experts: Count | None = None
     moe_intermediate_size: Size | None = None
     shared_expert_intermediate_size: _int(0, 2**20) | None = None
@@ -246,6 +261,8 @@ class _Fields(BaseModel):
     max_window_layers: _int(0, 4096) | None = None
     attention_chunk_size: Tokens | None = None
     attn_type_list: list[_int(0, 1)] | None = None
+    attention_layers: list[StrictStr] | None = None  # GPT-Neo: 'global' / 'local' per layer
+    window_size: Tokens | None = None
     # hybrids: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H) layers
     linear_num_key_heads: Size | None = None
     linear_key_head_dim: Size | None = None
@@ -403,7 +420,8 @@ class _Family:
     label: str  # Model.family
     mlp: int = 3  # matrices per MLP: 3 gated (SwiGLU/GeGLU), 2 plain
     tie: bool = False  # tie_word_embeddings where the config leaves it out (the transformers config default)
-    moe: str | None = None  # how the MoE layers are read: mixtral, qwen, deepseek, llama4, dbrx
+    moe: str | None = None  # how the MoE layers are read: mixtral, qwen, deepseek, llama4, dbrx, ernie
+    shared_ff: bool = False  # one shared expert of intermediate_size beside the routed ones (Hunyuan MoE)
     expert_ff: tuple[str, ...] = ("moe_intermediate_size",)
     mla: bool = False
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
@@ -459,6 +477,29 @@ FAMILY_SPECS: dict[str, _Family] = {
     "minimax_m3": _Family("minimax-m3", moe="deepseek", groups="msa", expert_ff=("moe_intermediate_size", "intermediate_size"),
                           notes="partial RoPE and per-head QK norms do not change the accounting."),
     "exaone": _Family("exaone"), "seed_oss": _Family("seed-oss"), "smollm3": _Family("smollm3"),
+    # plain decoders that differ from Llama / GPT-2 in field names, activation or norms only
+    "exaone4": _Family("exaone-4", sliding="pattern", pattern=4), "helium": _Family("helium"),
+    "glm": _Family("glm", notes="partial RoPE does not change the accounting."),
+    "ernie4_5": _Family("ernie-4.5", tie=True), "hunyuan_v1_dense": _Family("hunyuan"),
+    "diffllama": _Family("diffllama", notes="differential attention: two softmax maps over the same q/k/v projections "
+                                            "(same weights and KV as Llama; the per-layer lambdas not counted)."),
+    "bitnet": _Family("bitnet", notes="BitNet b1.58: ternary weights where the checkpoint packs them (quantization_config "
+                                      "bitnet is not read: the weights are taken at torch_dtype)."),
+    "doge": _Family("doge", notes="dynamic mask attention's dt projection (D × heads) not counted."),
+    "vaultgemma": _Family("vaultgemma", tie=True, sliding="alternate"),
+    "apertus": _Family("apertus", mlp=2), "arcee": _Family("arcee", mlp=2),  # xIELU / ReLU² up-down MLPs
+    "phi": _Family("phi", mlp=2), "persimmon": _Family("persimmon", mlp=2),
+    "codegen": _Family("codegen", mlp=2, ff_ratio=4), "openai-gpt": _Family("gpt-1", mlp=2, tie=True, ff_ratio=4),
+    "ctrl": _Family("ctrl", mlp=2, tie=True), "biogpt": _Family("biogpt", mlp=2, tie=True),
+    "xglm": _Family("xglm", mlp=2, tie=True),
+    "gpt_neo": _Family("gpt-neo", mlp=2, tie=True, ff_ratio=4, sliding="gpt_neo"),
+    "gpt_neox_japanese": _Family("gpt-neox-japanese", mlp=2, tie=True, ff_ratio=4),
+    "cpmant": _Family("cpm-ant", tie=True, notes="prompt/segment embeddings and relative position bias not counted."),
+    "granitemoeshared": _Family("granite-moe", moe="mixtral", expert_ff=_MOE_FF),
+    "aria_text": _Family("aria", moe="mixtral", expert_ff=_MOE_FF),
+    "hunyuan_v1_moe": _Family("hunyuan-moe", moe="mixtral", expert_ff=_MOE_FF, shared_ff=True),
+    "ernie4_5_moe": _Family("ernie-4.5-moe", tie=True, moe="ernie"),
+    "dots1": _Family("dots1", moe="deepseek", sliding="qwen"),
     "glm_moe_dsa": _Family("glm-5", moe="deepseek", mla=True,
                            notes="GLM-5: DeepSeek-V3.2's MLA and sparse-attention indexer at GLM's sizes."),
     "mimo": _Family("mimo", sliding="qwen"),
@@ -480,7 +521,8 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
             "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
             "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
-            "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4"}
+            "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4",
+            "flex_olmo": "olmoe"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
@@ -494,7 +536,13 @@ _NOT_ATTENTION = {
 # attention transformers whose variations the Model record does not express yet: refused with the reason
 # families whose variation the model record does not express yet, each with the reason (none of the configs in
 # aiconfigurator-core 0.12.0 since MiniMax-M3 and Kimi K3 import)
-_NOT_YET: dict[str, str] = {}
+_NOT_YET: dict[str, str] = {
+    "blt": "Byte Latent Transformer: byte patches through a local encoder and decoder around the global transformer",
+    "gemma3n": "Gemma 3n: per-layer input embeddings, AltUp and layers that share another layer's KV cache",
+    "gemma3n_text": "Gemma 3n: per-layer input embeddings, AltUp and layers that share another layer's KV cache",
+    "longcat_flash": "LongCat-Flash: two MLA blocks per layer, zero-computation experts and a shortcut-connected MoE",
+    "jetmoe": "JetMoE: mixture of attention heads (routed query/output projections over shared K/V)",
+}
 
 _ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
 
@@ -504,14 +552,15 @@ _TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32
 _KEYS = {  # Model field -> config keys, first present wins
     "D": ("hidden_size", "n_embd", "d_model", "n_embed"),
     "L": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
-    "N": ("num_attention_heads", "n_head", "n_heads"),
+    "N": ("num_attention_heads", "n_head", "n_heads", "num_heads", "attention_heads"),
     "K": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"),
-    "H": ("head_dim", "kv_channels", "attention_head_dim"),
-    "F": ("intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"),
+    "H": ("head_dim", "kv_channels", "attention_head_dim", "dim_head"),
+    "F": ("intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "dff", "dim_ff"),
     "V": ("vocab_size", "padded_vocab_size"),
     "ctx": ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"),
-    "E": ("num_local_experts", "num_experts", "n_routed_experts"),
-    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k_experts", "num_experts_per_token"),
+    "E": ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"),
+    "k": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k_experts", "num_experts_per_token", "moe_topk",
+          "moe_k"),
 }
 
 
@@ -733,6 +782,14 @@ def _sliding(spec: _Family, c: _Cfg, L: int) -> tuple[int | None, int, str]:
         return (int(w), n, note) if n and w else (None, 0, "")
     rule = spec.sliding
     w = c.get("sliding_window")
+    if rule == "gpt_neo":  # attention_layers: 'local' layers see the last window_size tokens
+        kinds = c.get("attention_layers")
+        if kinds is None:
+            return None, 0, ""
+        if len(kinds) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'attention_layers'!r} has {len(kinds)} entries for {L} layers")
+        n, w = kinds.count("local"), c.get("window_size")
+        return (int(w), n, "") if n and w else (None, 0, "")
     if rule == "pattern":
         p = c.int("sliding_window_pattern", default=spec.pattern)
         return (int(w), L - L // p, "") if w and p > 1 else (None, 0, "")
@@ -782,6 +839,22 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
     shared, F_sh = 0, None
     if kind == "mixtral":
         first, lstep = 0, 1
+        n_sh = c.int("moe_num_shared_experts", default=0)
+        if spec.shared_ff:  # Hunyuan MoE: a shared MLP of intermediate_size on every MoE layer
+            shared, F_sh = 1, c.int("intermediate_size")
+        elif n_sh:  # Aria: the shared experts are one MLP n_sh times as wide
+            shared, F_sh = 1, n_sh * F_e
+        elif c.int("shared_intermediate_size", default=0):  # Granite MoE shared
+            shared, F_sh = 1, c.int("shared_intermediate_size")
+    elif kind == "ernie":  # (i + 1) % interval == 0 and start <= i <= end; shared experts as one MLP n_sh times as wide
+        step = c.int("moe_layer_interval", default=1)
+        lo, hi = c.int("moe_layer_start_index", default=0), c.int("moe_layer_end_index", default=L - 1)
+        layers = [i for i in range(L) if (i + 1) % step == 0 and lo <= i <= hi]
+        first, lstep, note = _layer_step(L, layers)
+        notes += [note] if note else []
+        n_sh = c.int("moe_num_shared_experts", default=0)
+        if n_sh:
+            shared, F_sh = 1, n_sh * F_e
     elif kind == "qwen":
         step = c.int("decoder_sparse_step", default=1)
         dense = set(c.get("mlp_only_layers") or [])
@@ -813,8 +886,9 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
         if layers is None:
             layers = list(range(step - 1, L, step))
         bad = [i for i in layers if i >= L]
-        if bad:
-            raise CatalogError(f"{c.path}: field {c.prefix + 'moe_layers'!r} names layer {bad[0]} of {L}")
+        if bad:  # transformers builds layer i as MoE where i is in moe_layers: indices past the last layer do nothing
+            notes.append(f"moe_layers names {len(bad)} layer(s) past the last of {L}: ignored (as transformers does).")
+            layers = [i for i in layers if i < L]
         first, lstep, note = _layer_step(L, sorted(set(layers)))
         notes += [note] if note else []
         shared = 1
@@ -1223,10 +1297,13 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
                                      index_head_dim=c.int("index_head_dim"),
                                      n_index_layers=n_idx if n_idx is not None and n_idx < L else None)
     else:
-        H = c.key("H", default=D // N if D % N == 0 else None)
+        H = c.key("H", default=D // N)  # transformers' default where head_dim is absent: hidden // heads, floored
     mtp = c.get("num_nextn_predict_layers") or c.get("mtp_num_hidden_layers")
     if mtp:
         notes.append(f"{mtp} MTP layer(s) not counted.")
+    if fam == "doge" and c.get("is_moe"):
+        raise CatalogError(f"{path}: model_type 'doge' with is_moe (cross-domain MoE: {c.key('E')} single-neuron experts "
+                           "retrieved per token) is not supported yet (not represented in tokenmath's model record)")
     if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
@@ -1246,7 +1323,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     elif moe is not None:
         F = c.key("F", default=moe.d_ff_expert)
     elif spec.ff_ratio:
-        ratio = c.int("expansion_ratio", default=spec.ff_ratio)
+        ratio = c.int("expansion_ratio", "intermediate_multiple_size", default=spec.ff_ratio)
         F = c.key("F", default=ratio * D)
     else:
         F = c.key("F")
