@@ -217,3 +217,12 @@ def test_serve_split_memory_latency_floor_and_misread_splits():
     for bad, why in (("DEP8", "dense model"), ("EP8", "dense model"), ("DP3", "does not divide"),
                      ("TP2 DP2", "not the 8")):
         _one_line_error(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--split", bad), why)
+
+
+def test_serve_counts_the_weights_the_default_moe_split_holds():
+    """An MoE's default split runs attention data-parallel (roofline.default_layout: tp 1, experts over every chip),
+    so each chip holds the non-expert weights: DeepSeek-V3 FP8 on 8 H200s holds 807 GB, not the 673 GB of one copy."""
+    d = json.loads(run("serve", "deepseek-v3", "--on", "hgx-h200", "--json").output)
+    one = json.loads(run("serve", "deepseek-v3", "--on", "hgx-h200", "--split", "TP8 EP8", "--json").output)
+    assert d["memory"]["weights_bytes"] > 1.15 * one["memory"]["weights_bytes"]
+    assert one["memory"]["weights_bytes"] == pytest.approx(673e9, rel=0.02)

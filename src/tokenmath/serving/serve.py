@@ -31,7 +31,7 @@ from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
 from ..core.errors import CatalogError, InputError
 from ..core.load import load_intervals, load_priors, suggest
 from ..core.records import ENGINES, Model, Priors, System
-from ..core.roofline import BASES, Layout, Step, hardware_ratio, latency_floor, optimal_batch, step
+from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
@@ -259,8 +259,9 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     W_all = arch.model_weight_bytes(m, precision, explain, pc)  # each module kind in the checkpoint's format
     kv_held = g("kv_held", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
-    if layout is not None:  # a stated split's data-parallel groups each hold their copy of the weights
-        W_all = _held_weights(m, W_all, G, layout, precision, explain)
+    # the split's data-parallel groups each hold their copy of the weights: a stated split's, or the default one the
+    # step ran (an MoE's data-parallel attention: the non-expert weights once per chip)
+    W_all = _held_weights(m, W_all, G, layout or default_layout(m, G), precision, explain)
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
     cap = memory_capacity(Gq, g("hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")))
     numbers["memory.required_bytes"] = req
