@@ -148,8 +148,38 @@ def test_time_curves_take_seconds_and_efficiency_curves_stay_fractions():
         Curve(x=(1, 64), y=(0.0, 1e-6), unit="s")
 
 
-@pytest.mark.parametrize("cfg", [TINY, MOE8, MQA])
-def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg):
+def _variant(cfg: str, kind: str):
+    """A test config as loaded, or changed to a plain 2-matrix MLP / shared experts of their own width."""
+    m = load_model(cfg)
+    if kind == "plain":  # GPT-2 / Phi / Nemotron: up, activation, down
+        m = m.evolve(mlp_matrices=2)
+    elif kind == "shared":  # Qwen2-MoE: a shared expert of its own width; DeepSeek: two of the experts' width
+        m = m.evolve(moe=m.moe.model_copy(update={"n_shared_experts": 2, "d_ff_shared_expert": 96}))
+    return m
+
+
+VARIANTS = [(TINY, ""), (MOE8, ""), (MQA, ""), (TINY, "plain"), (MOE8, "plain"), (MOE8, "shared"), (TINY_MOE, "shared")]
+
+
+@pytest.mark.parametrize("cfg,kind", VARIANTS)
+def test_check_local_builds_the_weights_the_config_describes(cfg, kind):
+    pytest.importorskip("torch")
+    from tokenmath.core import arch
+    from tokenmath.measure.checklocal import _DecodeModel
+
+    m = _variant(cfg, kind)
+    dm = _DecodeModel(m, "fp32", "cpu")
+    n = m.vocab_size * m.d_model * (1 if m.tie_embeddings else 2)
+    for lay in dm.layers:
+        mats = [lay[k] for k in ("q", "k", "v", "o", "router") if k in lay]
+        mats += list(lay.get("mlp", ())) + list(lay.get("shared", ())) + [w for ex in lay.get("experts", ()) for w in ex]
+        n += sum(w.numel() for w in mats)
+    assert n == arch.param_counts(m).total
+    assert all(len(ws) == m.mlp_matrices for lay in dm.layers for ws in [lay.get("mlp") or lay["experts"][0]])
+
+
+@pytest.mark.parametrize("cfg,kind", VARIANTS)
+def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg, kind):
     torch = pytest.importorskip("torch")
     from torch.overrides import TorchFunctionMode
 
@@ -165,7 +195,7 @@ def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg):
                 Count.gemm += name == "linear"
             return func(*args, **(kwargs or {}))
 
-    m = load_model(cfg)
+    m = _variant(cfg, kind)
     dm = _DecodeModel(m, "fp32", "cpu")
     cache, tok = dm.kv_cache(1, 8), torch.zeros(1, dtype=torch.long)
     with torch.inference_mode(), Count():
@@ -205,6 +235,17 @@ def test_check_local_refuses_what_it_cannot_build(profile):
     assert r.exit_code == 1 and "--layers" in r.output
     r = run("check-local", MOE8, "--profile", profile, "--batch", "1", "--context", "8")  # bf16 config, fp32 profile
     assert r.exit_code == 1 and "not bf16" in r.output
+
+
+def test_check_local_refuses_in_one_line_what_its_builder_does_not_build():
+    from tokenmath.measure.checklocal import plan
+
+    m = load_model(TINY)
+    for change, word in (({"attention_output_gate": True}, "gated attention output"), ({"n_kv_layers": 1}, "shared"),
+                         ({"n_dense_mlp_layers": 1}, "without an MLP"), ({"mlp_matrices": 4}, "4-matrix MLP")):
+        with pytest.raises(InputError, match=word):
+            plan(m.evolve(**change), 1e12, batches=[1], contexts=[8])
+    plan(m.evolve(mlp_matrices=2), 1e12, batches=[1], contexts=[8])  # a plain MLP is built
 
 
 def test_check_local_times_dense_moe_and_mqa_models(torch_profile, tmp_path):

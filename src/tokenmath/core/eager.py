@@ -9,13 +9,14 @@ on a GPU the host runs ahead of the device and the slower of the two sets the pa
 Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm internals in fp32
 (Hugging Face's LlamaRMSNorm / MixtralSparseMoeBlock, one kernel per torch call):
 
-- GEMMs: q, k, v, o; gate, up, down (an MoE layer: a router, then gate, up, down per expert hit,
-  and per shared expert);
+- GEMMs: q, k, v, o; gate, up, down, or up, down for a plain MLP (mlp_matrices 2) (an MoE layer: a router,
+  then the MLP's per expert hit, and once for the shared experts, one MLP of their summed width);
 - elementwise kernels, bytes = what each reads and writes:
   RMSNorm ×2: to fp32 (b+4)·T·D, x² 8·T·D, mean 4·T·D, +eps, rsqrt, × 8·T·D, to dtype (4+b)·T·D
   (the casts are free at fp32), ×g 3·b·T·D; rotary embedding of q and k (n = T·heads·H each):
   −x₂ b·n, cat 2·b·n, ·cos 2·b·n, ·sin 2·b·n, + 3·b·n; the KV-cache write of k and v 2·b·T·K·H
-  each; two residual adds 3·b·T·D; SiLU 2·b·T·F and the gate product 3·b·T·F;
+  each; two residual adds 3·b·T·D; SiLU 2·b·T·F and the gate product 3·b·T·F (a plain MLP: its
+  activation 2·b·T·F alone);
 - views (view, transpose, slice, unsqueeze): host cost only;
 - one attention call (scaled_dot_product_attention): priced by the KV it reads (roofline t_kv);
 - MoE routing (Mixtral's block): softmax, top-k, renormalise, cast, zeros, one-hot, hit list; per
@@ -53,10 +54,10 @@ HOST_OPS = {
     "attn": 16,           # q/k/v linear, view, transpose (9); 2 cache writes (getitem, copy_); sdpa; transpose, reshape
     "attn_out": 1,        # o linear
     "residual": 2,
-    "mlp": 5,             # gate, up, silu, mul, down
+    "mlp": 5,             # gate, up, silu, mul, down (a plain 2-matrix MLP: up, activation, down — 3)
     "moe_route": 16,      # view, router, softmax, topk, sum, div_, to, zeros, one_hot, permute, sum, gt, nonzero,
                           # flatten, tolist; view back
-    "moe_expert": 12,     # getitem, where, gather, gate, up, silu, mul, down, getitem, mul, to, index_add_
+    "moe_expert": 12,     # getitem, where, gather, gate, up, silu, mul, down, getitem, mul, to, index_add_ (10 plain)
     "step": 14,           # token slice, embedding; rotary angles (full, slice, expand, ×, float, cat, cos, to, sin,
                           # to); last-token slice, head (the final norm's 8 counted apart)
 }
@@ -87,17 +88,35 @@ def expert_rows(m: Model, T):
     return T * e.experts_per_token / hit, hit
 
 
+def _mm(m: Model) -> int:
+    """An MLP's GEMMs: gate, up, down (mlp_matrices 3) or up, down (2)."""
+    return 3 if m.mlp_matrices == 3 else 2
+
+
+def mlp_host_ops(m: Model) -> int:
+    """torch calls of one MLP: gate, up, silu, mul, down; a plain one up, activation, down."""
+    return HOST_OPS["mlp"] if _mm(m) == 3 else 3
+
+
+def shared_width(m: Model) -> int:
+    """The shared experts' hidden width together: one MLP F_sh·E_sh wide (DeepSeek's, Qwen2-MoE's shared MLP)."""
+    e = m.moe
+    return (e.d_ff_shared_expert or e.d_ff_expert) * e.n_shared_experts if e else 0
+
+
 def gemms_per_step(m: Model, T):
-    """(GEMM calls with T rows, GEMM calls with an expert's rows) of one eager step: 7 per dense layer;
-    router + 3 per shared expert at T rows and 3 per expert hit at its rows; the head."""
+    """(GEMM calls with T rows, GEMM calls with an expert's rows) of one eager step: 4 + mm per dense layer
+    (mm = 3 gated, 2 plain MLP matrices); router + mm for the shared experts' MLP at T rows and mm per
+    expert hit at its rows; the head."""
     L_moe = arch.n_moe_layers(m)
+    mm = _mm(m)
     T = np.asarray(T, dtype=float)
-    n = 4 * m.n_layers + 3 * (m.n_layers - L_moe) + 1 + 0 * T
+    n = 4 * m.n_layers + mm * (m.n_layers - L_moe) + 1 + 0 * T
     n_e = 0 * T
     if L_moe:
         _, hit = expert_rows(m, T)
-        n = n + L_moe * (1 + 3 * m.moe.n_shared_experts)
-        n_e = L_moe * 3 * hit
+        n = n + L_moe * (1 + mm * bool(m.moe.n_shared_experts))
+        n_e = L_moe * mm * hit
     return n, n_e
 
 
@@ -107,19 +126,21 @@ def gemm_rows_per_step(m: Model, T):
     A CPU matrix product pays per output row of its weight (the N of an [N, K] F.linear weight) besides the
     bytes it streams: each row's dot products end in a reduction and a store, so short rows (narrow models,
     K = D of 512–1536) stream slower than long ones. Per layer q, k, v, o: N·H + 2·K·H + D; a dense MLP:
-    2·F + D; an MoE layer: the router's E, per expert hit 2·F_e + D, per shared expert 2·F_s + D; the head V.
+    2·F + D (a plain one F + D); an MoE layer: the router's E, per expert hit 2·F_e + D, the shared experts'
+    MLP 2·F_sh·E_sh + D; the head V.
     """
     L_moe = arch.n_moe_layers(m)
     T = np.asarray(T, dtype=float)
-    D = m.d_model
+    D, g = m.d_model, _mm(m) - 1  # gate and up, or up
     n = m.n_layers * (m.n_heads * m.head_dim + 2 * m.n_kv_heads * m.head_dim + D) + \
-        (m.n_layers - L_moe) * (2 * m.d_ff + D) + m.vocab_size + 0 * T
+        (m.n_layers - L_moe) * (g * m.d_ff + D) + m.vocab_size + 0 * T
     n_e = 0 * T
     if L_moe:
         e = m.moe
         _, hit = expert_rows(m, T)
-        n = n + L_moe * (e.n_routed_experts + e.n_shared_experts * (2 * e.d_ff_expert + D))
-        n_e = L_moe * hit * (2 * e.d_ff_expert + D)
+        Fs = shared_width(m)
+        n = n + L_moe * (e.n_routed_experts + (g * Fs + D if Fs else 0))
+        n_e = L_moe * hit * (g * e.d_ff_expert + D)
     return n, n_e
 
 
@@ -133,14 +154,15 @@ def gemm_widths(m: Model) -> tuple[list, list]:
     """
     D, L, H = m.d_model, m.n_layers, m.head_dim
     L_moe = arch.n_moe_layers(m)
+    g = _mm(m) - 1  # gate and up, or up
     dense = [(L * (m.n_heads + 2 * m.n_kv_heads) * H * D, D), (L * D * m.n_heads * H, m.n_heads * H),
-             ((L - L_moe) * 2 * m.d_ff * D, D), ((L - L_moe) * m.d_ff * D, m.d_ff), (m.vocab_size * D, D)]
+             ((L - L_moe) * g * m.d_ff * D, D), ((L - L_moe) * m.d_ff * D, m.d_ff), (m.vocab_size * D, D)]
     expert: list = []
     if L_moe:
         e = m.moe
-        Fs = e.d_ff_expert * e.n_shared_experts
-        dense += [(L_moe * e.n_routed_experts * D, D), (L_moe * 2 * Fs * D, D), (L_moe * Fs * D, max(Fs, 1))]
-        expert = [(2 * e.d_ff_expert * D, D), (e.d_ff_expert * D, e.d_ff_expert)]
+        Fs = shared_width(m)
+        dense += [(L_moe * e.n_routed_experts * D, D), (L_moe * g * Fs * D, D), (L_moe * Fs * D, max(Fs, 1))]
+        expert = [(g * e.d_ff_expert * D, D), (e.d_ff_expert * D, e.d_ff_expert)]
     return [(n, k) for n, k in dense if n], expert
 
 
@@ -180,28 +202,30 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     elt += rope(T * N * H) + rope(T * K * H)
     elt += [(2 * L, 2 * b * T * K * H), (2 * L, 3 * b * T * D), (1, 2 * b * T * D)]  # cache writes, residuals, lookup
     elt += [(8, 8 * T * H)]  # the rotary angles
-    elt += [(L_dense, 2 * b * T * F), (L_dense, 3 * b * T * F)]
+    gated = _mm(m) == 3
+    elt += [(L_dense, 2 * b * T * F)] + ([(L_dense, 3 * b * T * F)] if gated else [])  # activation, gate product
     route: list = []
     n_route = n_expert = 0.0
+    mlp = mlp_host_ops(m)
     n_host = L * (2 * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
-                  + HOST_OPS["residual"]) + L_dense * HOST_OPS["mlp"] + HOST_OPS["step"] + HOST_OPS["norm"]
+                  + HOST_OPS["residual"]) + L_dense * mlp + HOST_OPS["step"] + HOST_OPS["norm"]
     if L_moe:
         e = m.moe
         Fe, E, k = e.d_ff_expert, e.n_routed_experts, e.experts_per_token
         rows, hit = expert_rows(m, T)
         n_route = L_moe * HOST_OPS["moe_route"] + 0 * T
-        n_expert = L_moe * hit * HOST_OPS["moe_expert"]
-        n_host = n_host + L_moe * e.n_shared_experts * (HOST_OPS["mlp"] + 1)
+        n_expert = L_moe * hit * (HOST_OPS["moe_expert"] - HOST_OPS["mlp"] + mlp)
+        n_host = n_host + L_moe * bool(e.n_shared_experts) * (mlp + 1)  # the shared MLP and its add
         # softmax, top-k, sum, div_, to, zeros, one-hot, mask sum, greater, nonzero
         route += [(L_moe, (4 + b) * T * E), (L_moe, 4 * T * E + 12 * T * k), (2 * L_moe, 4 * T * k),
                   (L_moe, (4 + b) * T * k), (L_moe, b * T * D), (L_moe, 8 * T * k * E), (L_moe, 8 * T * k * E + 8 * E),
                   (L_moe, 9 * E), (L_moe, 9 * E)]
         route += [(L_moe * hit, 8 * T * k + 16 * rows), (L_moe * hit, 2 * b * rows * D + 8 * rows),
                   (L_moe * hit, 8 * rows), (L_moe * hit, 2 * b * rows * D), (L_moe * hit, 3 * b * rows * D)]
-        elt += [(L_moe * hit, 2 * b * rows * Fe), (L_moe * hit, 3 * b * rows * Fe)]
+        elt += [(L_moe * hit, 2 * b * rows * Fe)] + ([(L_moe * hit, 3 * b * rows * Fe)] if gated else [])
         if e.n_shared_experts:
-            Fs = Fe * e.n_shared_experts
-            elt += [(L_moe, 2 * b * T * Fs), (L_moe, 3 * b * T * Fs), (L_moe, 3 * b * T * D)]
+            Fs = shared_width(m)
+            elt += [(L_moe, 2 * b * T * Fs)] + ([(L_moe, 3 * b * T * Fs)] if gated else []) + [(L_moe, 3 * b * T * D)]
     n_gemm, n_gemm_e = gemms_per_step(m, T)
     return EagerOps(n_host=n_host + 0 * T, n_host_route=n_route + 0 * T, n_host_expert=n_expert + 0 * T, n_gemm=n_gemm, n_gemm_expert=n_gemm_e, elt=tuple(elt), route=tuple(route))
 

@@ -4,7 +4,8 @@
 modelling code runs it — embedding lookup; per layer RMSNorm, q/k/v projections, rotary embedding, the
 new token's K and V written into a static cache of S tokens (sliding-window layers hold their window),
 grouped-query attention through scaled_dot_product_attention (enable_gqa), output projection, RMSNorm
-and a SwiGLU MLP or Mixtral's top-k mixture of experts (shared experts where the config has them);
+and the MLP — gated (SwiGLU: gate, up, down) or plain (up, GELU, down) as mlp_matrices says — or Mixtral's
+top-k mixture of experts (shared experts where the config has them, as one MLP of their summed width);
 the final norm and the LM head (tied or untied) — at the config's own dtype or the one asked, and times
 one step for B sequences over a batch × context grid. The prediction is `roofline.step` for the same
 model on a one-chip system made from a calibrated profile (`tokenmath calibrate`), at that precision for
@@ -15,7 +16,8 @@ weights, activations and KV alike (what an eager PyTorch model keeps):
 A model too large for memory can be truncated to its first N layers (`layers=N`): the comparison is
 then made for the truncated model (predicted and measured alike), and the full model's step is
 extrapolated as t(N layers) + (L − N) · (t(N layers) − t(0 layers)) / N, both measured and predicted.
-MLA (DeepSeek) attention is not built.
+MLA (DeepSeek) attention, linear-attention hybrids, attention groups, output gates, sparse indexers, latent
+MoEs and shared KV caches are not built: check-local refuses them in one line.
 
 A shared host's speed drifts (its per-op cost by ±30 % within minutes on a cloud VM; an H100's eager step
 of a small model is nothing but host time): where the profile records the tiny step its host costs were
@@ -152,17 +154,20 @@ class _DecodeModel:
             if is_moe:
                 e = m.moe
                 lay["router"] = w(e.n_routed_experts, D)
-                lay["experts"] = [(w(e.d_ff_expert, D), w(e.d_ff_expert, D), w(D, e.d_ff_expert))
-                                  for _ in range(e.n_routed_experts)]
-                if e.n_shared_experts:
-                    Fs = e.d_ff_expert * e.n_shared_experts
-                    lay["shared"] = (w(Fs, D), w(Fs, D), w(D, Fs))
+                lay["experts"] = [self._mlp_w(e.d_ff_expert) for _ in range(e.n_routed_experts)]
+                if e.n_shared_experts:  # one MLP as wide as the shared experts together (DeepSeek, Qwen2-MoE)
+                    lay["shared"] = self._mlp_w((e.d_ff_shared_expert or e.d_ff_expert) * e.n_shared_experts)
             else:
-                lay["mlp"] = (w(m.d_ff, D), w(m.d_ff, D), w(D, m.d_ff))
+                lay["mlp"] = self._mlp_w(m.d_ff)
             lay["sliding"] = i >= m.n_layers - m.n_sliding_layers if m.n_sliding_layers else False
             self.layers.append(lay)
         self.nf = w(D)
         self.inv_freq = 1.0 / (10000.0 ** (torch.arange(0, H, 2, device=device, dtype=torch.float32) / H))
+
+    def _mlp_w(self, F: int):
+        """An MLP's weights: gate, up, down for a gated one (mlp_matrices 3), up, down for a plain one (2)."""
+        D, w = self.m.d_model, self._w
+        return (w(F, D), w(F, D), w(D, F)) if self.m.mlp_matrices == 3 else (w(F, D), w(D, F))
 
     def _w(self, *shape):
         return self.t.empty(*shape, dtype=self.dt, device=self.device).uniform_(-0.02, 0.02)
@@ -221,8 +226,12 @@ class _DecodeModel:
             x = x + (self._moe(h, lay) if "router" in lay else self._mlp(h, *lay["mlp"]))
         return F.linear(self._norm(x, self.nf)[:, -1], self.head)
 
-    def _mlp(self, h, gate, up, down):
+    def _mlp(self, h, *ws):
         F = self.F
+        if len(ws) == 2:  # plain: up, activation, down (GPT-2's GELU; one elementwise op as ReLU² or GELU)
+            up, down = ws
+            return F.linear(F.gelu(F.linear(h, up)), down)
+        gate, up, down = ws
         return F.linear(F.silu(F.linear(h, gate)) * F.linear(h, up), down)
 
     def _moe(self, h, lay):
@@ -274,6 +283,18 @@ def plan(m: Model, memory_bytes: float, *, batches, contexts, layers: int | None
         raise InputError("--batch and --context need positive whole numbers")
     if m.mla is not None:
         raise InputError(f"{m.name}: check-local builds MHA/GQA/MQA attention; MLA (DeepSeek) is not built")
+    missing = [what for what, has in (
+        ("linear-attention layers", m.linear_attention is not None),
+        ("attention groups of several shapes", m.attention_groups is not None),
+        ("a gated attention output", m.attention_output_gate),
+        ("a sparse-attention indexer", m.sparse_attention is not None),
+        ("a latent MoE", m.moe is not None and m.moe.d_latent is not None),
+        ("layers without an MLP", m.n_dense_mlp_layers is not None),
+        ("KV caches shared across layers", m.n_kv_layers is not None and m.n_kv_layers < m.n_layers),
+        (f"a {m.mlp_matrices}-matrix MLP", m.mlp_matrices not in (2, 3))) if has]
+    if missing:
+        raise InputError(f"{m.name}: check-local builds dense or MoE stacks of full or sliding-window attention; "
+                         f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not built")
     if m.n_heads % m.n_kv_heads:
         raise InputError(f"{m.name}: {m.n_heads} query heads do not split into {m.n_kv_heads} KV-head groups")
     mt = truncate(m, layers) if layers else m
