@@ -237,6 +237,20 @@ def test_check_local_refuses_what_it_cannot_build(profile):
     assert r.exit_code == 1 and "not bf16" in r.output
 
 
+@pytest.mark.parametrize("first,step", [(0, 3), (1, 2), (3, 1), (0, 4)])
+def test_check_local_builds_as_many_moe_layers_as_the_prediction_counts_and_truncates_past_them(first, step):
+    pytest.importorskip("torch")
+    from tokenmath.core import arch
+    from tokenmath.measure.checklocal import _DecodeModel, truncate
+
+    base = load_model(TINY_MOE)
+    m = base.evolve(n_layers=4, moe=base.moe.model_copy(update={"first_dense_layers": first, "layer_step": step}))
+    assert sum("router" in lay for lay in _DecodeModel(m, "fp32", "cpu").layers) == arch.n_moe_layers(m)
+    for n in range(1, 5):
+        t = truncate(m, n)
+        assert arch.n_moe_layers(t) == sum("router" in lay for lay in _DecodeModel(t, "fp32", "cpu").layers)
+
+
 def test_check_local_refuses_in_one_line_what_its_builder_does_not_build():
     from tokenmath.measure.checklocal import plan
 

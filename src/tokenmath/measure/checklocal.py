@@ -103,7 +103,8 @@ class LocalCheck:
 
 
 def truncate(m: Model, layers: int) -> Model:
-    """The model's first `layers` layers (MoE layer pattern and sliding layers kept in proportion)."""
+    """The model's first `layers` layers (MoE layer pattern and sliding layers kept in proportion; no MoE
+    block where those layers hold no MoE layer)."""
     if not 1 <= layers <= m.n_layers:
         raise InputError(f"--layers must be between 1 and {m.n_layers} for {m.name} (got {layers})")
     if layers == m.n_layers:
@@ -111,8 +112,8 @@ def truncate(m: Model, layers: int) -> Model:
     changes: dict = {"n_layers": layers, "name": f"{m.name}-first{layers}"}
     if m.n_sliding_layers:
         changes["n_sliding_layers"] = round(m.n_sliding_layers * layers / m.n_layers)
-    if m.moe is not None and m.moe.first_dense_layers > layers:
-        changes["moe"] = m.moe.model_copy(update={"first_dense_layers": layers})
+    if m.moe is not None and (layers - m.moe.first_dense_layers) // m.moe.layer_step < 1:
+        changes["moe"] = None  # the first `layers` hold no MoE layer (arch.n_moe_layers): a dense model
     if m.n_kv_layers:
         changes["n_kv_layers"] = max(1, round(m.n_kv_layers * layers / m.n_layers))
     return m.evolve(**changes)  # type: ignore[return-value]
@@ -150,7 +151,9 @@ class _DecodeModel:
         L_moe_start = m.moe.first_dense_layers if m.moe else m.n_layers
         for i in range(m.n_layers):
             lay = {"q": w(N * H, D), "k": w(K * H, D), "v": w(K * H, D), "o": w(D, N * H), "n1": w(D), "n2": w(D)}
-            is_moe = m.moe is not None and i >= L_moe_start and (i - L_moe_start) % m.moe.layer_step == 0
+            # the last of every layer_step layers after the dense ones: (L − first) // step of them, as
+            # arch.n_moe_layers counts (Llama 4's interleave step, Qwen2-MoE's decoder_sparse_step)
+            is_moe = m.moe is not None and i >= L_moe_start and (i - L_moe_start + 1) % m.moe.layer_step == 0
             if is_moe:
                 e = m.moe
                 lay["router"] = w(e.n_routed_experts, D)
