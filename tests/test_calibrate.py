@@ -251,6 +251,17 @@ def test_check_local_builds_as_many_moe_layers_as_the_prediction_counts_and_trun
         assert arch.n_moe_layers(t) == sum("router" in lay for lay in _DecodeModel(t, "fp32", "cpu").layers)
 
 
+def test_check_local_prices_every_weight_in_the_format_it_builds(torch_profile):
+    from tokenmath.measure.checklocal import check_local
+
+    m = load_model(TINY_MOE)  # fp32, experts stored in bf16 by the checkpoint: check-local builds them in fp32
+    mixed = m.evolve(weight_dtypes={"experts": "bf16"})
+    system = load_system(torch_profile)
+    a, b = (check_local(x, system, batches=(1,), contexts=(8,), rounds=1, min_time_s=0.0, max_reps=2,
+                        refresh_host=False) for x in (m, mixed))
+    assert a.dtype == b.dtype == "fp32" and a.points[0].predicted_s == b.points[0].predicted_s
+
+
 def test_check_local_refuses_in_one_line_what_its_builder_does_not_build():
     from tokenmath.measure.checklocal import plan
 

@@ -331,6 +331,8 @@ def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(2
     """
     torch = _torch()
     dtype = dtype or model_dtype(m)
+    if m.weight_dtypes:  # every weight is built in `dtype`: price them so, not in the checkpoint's mixed formats
+        m = m.evolve(weight_dtypes={})
     device = "cuda" if torch.cuda.is_available() else "cpu"
     mt = plan(m, system.chip.hbm_capacity_bytes, batches=batches, contexts=contexts, layers=layers, dtype=dtype,
               memory_fraction=memory_fraction, where=system.name)
