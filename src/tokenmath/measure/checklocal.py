@@ -297,7 +297,8 @@ def plan(m: Model, memory_bytes: float, *, batches, contexts, layers: int | None
         (f"a {m.mlp_matrices}-matrix MLP", m.mlp_matrices not in (2, 3))) if has]
     if missing:
         raise InputError(f"{m.name}: check-local builds dense or MoE stacks of full or sliding-window attention; "
-                         f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not built")
+                         f"{' and '.join([', '.join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)} "
+                         f"{'is' if len(missing) == 1 else 'are'} not built")
     if m.n_heads % m.n_kv_heads:
         raise InputError(f"{m.name}: {m.n_heads} query heads do not split into {m.n_kv_heads} KV-head groups")
     mt = truncate(m, layers) if layers else m
