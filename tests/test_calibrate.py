@@ -155,10 +155,28 @@ def _variant(cfg: str, kind: str):
         m = m.evolve(mlp_matrices=2)
     elif kind == "shared":  # Qwen2-MoE: a shared expert of its own width; DeepSeek: two of the experts' width
         m = m.evolve(moe=m.moe.model_copy(update={"n_shared_experts": 2, "d_ff_shared_expert": 96}))
+    elif kind == "qknorm":  # Qwen3 / Gemma 3 / OLMo 2: q and k each RMS-normed before RoPE
+        m = m.evolve(qk_norm=True)
     return m
 
 
-VARIANTS = [(TINY, ""), (MOE8, ""), (MQA, ""), (TINY, "plain"), (MOE8, "plain"), (MOE8, "shared"), (TINY_MOE, "shared")]
+VARIANTS = [(TINY, ""), (MOE8, ""), (MQA, ""), (TINY, "plain"), (MOE8, "plain"), (MOE8, "shared"), (TINY_MOE, "shared"),
+            (TINY, "qknorm"), (MOE8, "qknorm")]
+
+
+def test_qk_norms_are_read_from_the_family_or_the_config():
+    from pathlib import Path
+
+    from tokenmath.core.hfconfig import model_from_hf_config
+
+    def model_from_dict(cfg):
+        return model_from_hf_config(cfg, Path("config.json"))
+    base = {"architectures": ["X"], "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    assert model_from_dict({**base, "model_type": "qwen3", "head_dim": 64}).qk_norm
+    assert not model_from_dict({**base, "model_type": "qwen2"}).qk_norm
+    assert model_from_dict({**base, "model_type": "glm4_moe", "use_qk_norm": True, "n_routed_experts": 4,
+                            "num_experts_per_tok": 2, "moe_intermediate_size": 64, "head_dim": 64}).qk_norm
 
 
 @pytest.mark.parametrize("cfg,kind", VARIANTS)

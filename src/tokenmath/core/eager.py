@@ -13,7 +13,8 @@ Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm inter
   then the MLP's per expert hit, and once for the shared experts, one MLP of their summed width);
 - elementwise kernels, bytes = what each reads and writes:
   RMSNorm ×2: to fp32 (b+4)·T·D, x² 8·T·D, mean 4·T·D, +eps, rsqrt, × 8·T·D, to dtype (4+b)·T·D
-  (the casts are free at fp32), ×g 3·b·T·D; rotary embedding of q and k (n = T·heads·H each):
+  (the casts are free at fp32), ×g 3·b·T·D; with q/k norms (Qwen3, Gemma 3, OLMo 2) the same over the
+  T·N and T·K rows of H; rotary embedding of q and k (n = T·heads·H each):
   −x₂ b·n, cat 2·b·n, ·cos 2·b·n, ·sin 2·b·n, + 3·b·n; the KV-cache write of k and v 2·b·T·K·H
   each; two residual adds 3·b·T·D; SiLU 2·b·T·F and the gate product 3·b·T·F (a plain MLP: its
   activation 2·b·T·F alone);
@@ -188,17 +189,21 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     L_moe = arch.n_moe_layers(m)
     L_dense = L - L_moe
 
-    def norm(n_norms):
-        out = [(n_norms, 8 * T * D), (n_norms, 4 * T * D), (2 * n_norms, 8 * T), (n_norms, 8 * T * D),
-               (n_norms, 2 * b * T * D + b * D)]
+    def norm(n_norms, rows=T, width=D):
+        """RMSNorm kernels over `rows` rows of `width` (a layer's: T rows of D; a q/k norm: T·heads rows of H)."""
+        n_el = rows * width
+        out = [(n_norms, 8 * n_el), (n_norms, 4 * n_el), (2 * n_norms, 8 * rows), (n_norms, 8 * n_el),
+               (n_norms, 2 * b * n_el + b * width)]
         if cast:
-            out += [(2 * n_norms, (4 + b) * T * D)]
+            out += [(2 * n_norms, (4 + b) * n_el)]
         return out
 
     def rope(n_el):
         return [(L, b * n_el), (L, 2 * b * n_el), (2 * L, 2 * b * n_el), (L, 3 * b * n_el)]
 
     elt = norm(2 * L + 1)
+    if m.qk_norm:  # Qwen3 / Gemma 3 / OLMo 2: q and k each normed before RoPE
+        elt += norm(L, T * N, H) + norm(L, T * K, H)
     elt += rope(T * N * H) + rope(T * K * H)
     elt += [(2 * L, 2 * b * T * K * H), (2 * L, 3 * b * T * D), (1, 2 * b * T * D)]  # cache writes, residuals, lookup
     elt += [(8, 8 * T * H)]  # the rotary angles
@@ -207,7 +212,7 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     route: list = []
     n_route = n_expert = 0.0
     mlp = mlp_host_ops(m)
-    n_host = L * (2 * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
+    n_host = L * ((2 + 2 * m.qk_norm) * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
                   + HOST_OPS["residual"]) + L_dense * mlp + HOST_OPS["step"] + HOST_OPS["norm"]
     if L_moe:
         e = m.moe

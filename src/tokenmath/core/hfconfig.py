@@ -271,6 +271,8 @@ class _Fields(BaseModel):
     linear_conv_kernel_dim: _int(1, 64) | None = None
     full_attention_interval: Step | None = None
     attn_output_gate: StrictBool | None = None
+    use_qk_norm: StrictBool | None = None
+    qk_layernorm: StrictBool | None = None
     mamba_ssm_dtype: StrictStr | None = None
     mamba_ssm_cache_dtype: StrictStr | None = None
     hybrid_override_pattern: StrictStr | None = None
@@ -428,6 +430,7 @@ class _Family:
     groups: str | None = None  # several attention shapes (records.AttentionGroup): gemma4, mimo_v2, dsv4, nas
     linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
+    qk_norm: bool = False  # q and k each normed before RoPE (use_qk_norm / qk_layernorm where the config says)
     pattern: int = 0  # default sliding_window_pattern
     ff_ratio: int = 0  # d_ff = ff_ratio · D when the config gives none
     defaults: dict = field(default_factory=dict)
@@ -438,9 +441,9 @@ _MOE_FF = ("intermediate_size",)
 FAMILY_SPECS: dict[str, _Family] = {
     "llama": _Family("llama"), "mistral": _Family("mistral", sliding="all"),
     "mixtral": _Family("mixtral", moe="mixtral", expert_ff=_MOE_FF, sliding="all"),
-    "qwen2": _Family("qwen2", sliding="qwen"), "qwen3": _Family("qwen3", sliding="qwen"),
+    "qwen2": _Family("qwen2", sliding="qwen"), "qwen3": _Family("qwen3", sliding="qwen", qk_norm=True),
     "qwen2_moe": _Family("qwen2-moe", moe="qwen", sliding="qwen"),
-    "qwen3_moe": _Family("qwen3-moe", moe="qwen", sliding="qwen"),
+    "qwen3_moe": _Family("qwen3-moe", moe="qwen", sliding="qwen", qk_norm=True),
     "deepseek": _Family("deepseek-moe", moe="deepseek"),
     "deepseek_v2": _Family("deepseek-v3", moe="deepseek", mla=True),
     "deepseek_v3": _Family("deepseek-v3", moe="deepseek", mla=True),
@@ -455,14 +458,14 @@ FAMILY_SPECS: dict[str, _Family] = {
     "gpt_oss": _Family("gpt-oss", moe="mixtral", expert_ff=_MOE_FF, sliding="alternate",
                        notes="learned attention sinks (one scalar per head) not counted."),
     "gemma": _Family("gemma", tie=True), "gemma2": _Family("gemma-2", tie=True, sliding="alternate"),
-    "gemma3": _Family("gemma-3", tie=True, sliding="pattern", pattern=6,
+    "gemma3": _Family("gemma-3", tie=True, sliding="pattern", pattern=6, qk_norm=True,
                       defaults={"vocab_size": 262208, "head_dim": 256, "sliding_window": 4096,
                                 "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
     "llama4": _Family("llama-4", moe="llama4", expert_ff=_MOE_FF, sliding="llama4"),
     "phi3": _Family("phi-3", sliding="all"), "phimoe": _Family("phi-3.5-moe", moe="mixtral", expert_ff=_MOE_FF,
                                                               sliding="all"),
-    "olmo": _Family("olmo"), "olmo2": _Family("olmo-2"), "olmo3": _Family("olmo-3"),
-    "olmoe": _Family("olmoe", moe="mixtral", expert_ff=_MOE_FF),
+    "olmo": _Family("olmo"), "olmo2": _Family("olmo-2", qk_norm=True), "olmo3": _Family("olmo-3", qk_norm=True),
+    "olmoe": _Family("olmoe", moe="mixtral", expert_ff=_MOE_FF, qk_norm=True),
     "falcon": _Family("falcon", mlp=2, tie=True, ff_ratio=4),
     "gptj": _Family("gpt-j", mlp=2, ff_ratio=4), "gpt_neox": _Family("gpt-neox", mlp=2, ff_ratio=4),
     "gpt2": _Family("gpt-2", mlp=2, tie=True, ff_ratio=4), "gpt_bigcode": _Family("starcoder", mlp=2, tie=True,
@@ -478,7 +481,7 @@ FAMILY_SPECS: dict[str, _Family] = {
                           notes="partial RoPE and per-head QK norms do not change the accounting."),
     "exaone": _Family("exaone"), "seed_oss": _Family("seed-oss"), "smollm3": _Family("smollm3"),
     # plain decoders that differ from Llama / GPT-2 in field names, activation or norms only
-    "exaone4": _Family("exaone-4", sliding="pattern", pattern=4), "helium": _Family("helium"),
+    "exaone4": _Family("exaone-4", sliding="pattern", pattern=4, qk_norm=True), "helium": _Family("helium"),
     "glm": _Family("glm", notes="partial RoPE does not change the accounting."),
     "ernie4_5": _Family("ernie-4.5", tie=True), "hunyuan_v1_dense": _Family("hunyuan"),
     "diffllama": _Family("diffllama", notes="differential attention: two softmax maps over the same q/k/v projections "
@@ -487,7 +490,7 @@ FAMILY_SPECS: dict[str, _Family] = {
                                       "bitnet is not read: the weights are taken at torch_dtype)."),
     "doge": _Family("doge", notes="dynamic mask attention's dt projection (D × heads) not counted."),
     "vaultgemma": _Family("vaultgemma", tie=True, sliding="alternate"),
-    "apertus": _Family("apertus", mlp=2), "arcee": _Family("arcee", mlp=2),  # xIELU / ReLU² up-down MLPs
+    "apertus": _Family("apertus", mlp=2, qk_norm=True), "arcee": _Family("arcee", mlp=2),  # xIELU / ReLU² up-down MLPs
     "phi": _Family("phi", mlp=2), "persimmon": _Family("persimmon", mlp=2),
     "codegen": _Family("codegen", mlp=2, ff_ratio=4), "openai-gpt": _Family("gpt-1", mlp=2, tie=True, ff_ratio=4),
     "ctrl": _Family("ctrl", mlp=2, tie=True), "biogpt": _Family("biogpt", mlp=2, tie=True),
@@ -499,7 +502,7 @@ FAMILY_SPECS: dict[str, _Family] = {
     "aria_text": _Family("aria", moe="mixtral", expert_ff=_MOE_FF),
     "hunyuan_v1_moe": _Family("hunyuan-moe", moe="mixtral", expert_ff=_MOE_FF, shared_ff=True),
     "ernie4_5_moe": _Family("ernie-4.5-moe", tie=True, moe="ernie"),
-    "dots1": _Family("dots1", moe="deepseek", sliding="qwen"),
+    "dots1": _Family("dots1", moe="deepseek", sliding="qwen", qk_norm=True),
     "glm_moe_dsa": _Family("glm-5", moe="deepseek", mla=True,
                            notes="GLM-5: DeepSeek-V3.2's MLA and sparse-attention indexer at GLM's sizes."),
     "mimo": _Family("mimo", sliding="qwen"),
@@ -1340,6 +1343,9 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     attention = "mla" if mla else "mha" if K == N else "mqa" if K == 1 else "gqa"
     gate = c.get("attn_output_gate")
     gate = spec.output_gate if gate is None else gate
+    qk = c.get("use_qk_norm")
+    qk = c.get("qk_layernorm") if qk is None else qk
+    qk = spec.qk_norm if qk is None else qk
     if mla is not None:  # Kimi K3: a gate on the MLA output
         gate = bool(c.get("mla_use_output_gate"))
     if lin is not None:
@@ -1362,7 +1368,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), n_dense_mlp_layers=n_dense_mlp,
+            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), qk_norm=bool(qk), n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )

@@ -133,7 +133,7 @@ class _DecodeModel:
     """Random-weight decode step of `m` in `dtype` on `device`, written as Hugging Face's eager modules run it.
 
     Weights in nn.Linear's [out, in] layout (F.linear), q/k/v/o and gate/up/down as separate projections,
-    Llama's RMSNorm (fp32 inside) and rotary embedding, a static KV cache written in place and read by
+    Llama's RMSNorm (fp32 inside; Qwen3's q/k norms over each head where the config has them) and rotary embedding, a static KV cache written in place and read by
     scaled_dot_product_attention (enable_gqa for grouped heads), Mixtral's sparse MoE block (softmax,
     top-k, renormalised weights, a loop over the experts hit with index_add), shared experts where the
     config has them, the final norm and the LM head (a tied head is the embedding table itself).
@@ -151,6 +151,8 @@ class _DecodeModel:
         L_moe_start = m.moe.first_dense_layers if m.moe else m.n_layers
         for i in range(m.n_layers):
             lay = {"q": w(N * H, D), "k": w(K * H, D), "v": w(K * H, D), "o": w(D, N * H), "n1": w(D), "n2": w(D)}
+            if m.qk_norm:  # Qwen3's q_norm / k_norm: an RMSNorm over each head's H before RoPE
+                lay["nq"], lay["nk"] = w(H), w(H)
             # the last of every layer_step layers after the dense ones: (L − first) // step of them, as
             # arch.n_moe_layers counts (Llama 4's interleave step, Qwen2-MoE's decoder_sparse_step)
             is_moe = m.moe is not None and i >= L_moe_start and (i - L_moe_start + 1) % m.moe.layer_step == 0
@@ -219,6 +221,8 @@ class _DecodeModel:
             q = F.linear(h, lay["q"]).view(B, 1, N, H).transpose(1, 2)
             k = F.linear(h, lay["k"]).view(B, 1, K, H).transpose(1, 2)
             v = F.linear(h, lay["v"]).view(B, 1, K, H).transpose(1, 2)
+            if "nq" in lay:
+                q, k = self._norm(q, lay["nq"]), self._norm(k, lay["nk"])
             c, sn = cos.unsqueeze(1), sin.unsqueeze(1)
             q, k = self._rope(q, c, sn, t), self._rope(k, c, sn, t)
             kc[:, :, s: s + 1].copy_(k)
