@@ -157,11 +157,13 @@ def _variant(cfg: str, kind: str):
         m = m.evolve(moe=m.moe.model_copy(update={"n_shared_experts": 2, "d_ff_shared_expert": 96}))
     elif kind == "qknorm":  # Qwen3 / Gemma 3 / OLMo 2: q and k each RMS-normed before RoPE
         m = m.evolve(qk_norm=True)
+    elif kind == "sandwich":  # Gemma 2/3: norms after attention and after the MLP too (and Gemma 3's q/k norms)
+        m = m.evolve(sandwich_norms=True, qk_norm=True)
     return m
 
 
 VARIANTS = [(TINY, ""), (MOE8, ""), (MQA, ""), (TINY, "plain"), (MOE8, "plain"), (MOE8, "shared"), (TINY_MOE, "shared"),
-            (TINY, "qknorm"), (MOE8, "qknorm")]
+            (TINY, "qknorm"), (MOE8, "qknorm"), (TINY, "sandwich")]
 
 
 def test_qk_norms_are_read_from_the_family_or_the_config():
@@ -175,6 +177,8 @@ def test_qk_norms_are_read_from_the_family_or_the_config():
             "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
     assert model_from_dict({**base, "model_type": "qwen3", "head_dim": 64}).qk_norm
     assert not model_from_dict({**base, "model_type": "qwen2"}).qk_norm
+    g2 = model_from_dict({**base, "model_type": "gemma2", "head_dim": 64})
+    assert g2.sandwich_norms and not g2.qk_norm and not model_from_dict({**base, "model_type": "gemma"}).sandwich_norms
     assert model_from_dict({**base, "model_type": "glm4_moe", "use_qk_norm": True, "n_routed_experts": 4,
                             "num_experts_per_tok": 2, "moe_intermediate_size": 64, "head_dim": 64}).qk_norm
 

@@ -14,7 +14,7 @@ Per decoder layer, T = B tokens this step, activations of b bytes, RMSNorm inter
 - elementwise kernels, bytes = what each reads and writes:
   RMSNorm ×2: to fp32 (b+4)·T·D, x² 8·T·D, mean 4·T·D, +eps, rsqrt, × 8·T·D, to dtype (4+b)·T·D
   (the casts are free at fp32), ×g 3·b·T·D; with q/k norms (Qwen3, Gemma 3, OLMo 2) the same over the
-  T·N and T·K rows of H; rotary embedding of q and k (n = T·heads·H each):
+  T·N and T·K rows of H, and with sandwich norms (Gemma 2/3) two more over T·D; rotary embedding of q and k (n = T·heads·H each):
   −x₂ b·n, cat 2·b·n, ·cos 2·b·n, ·sin 2·b·n, + 3·b·n; the KV-cache write of k and v 2·b·T·K·H
   each; two residual adds 3·b·T·D; SiLU 2·b·T·F and the gate product 3·b·T·F (a plain MLP: its
   activation 2·b·T·F alone);
@@ -201,7 +201,7 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     def rope(n_el):
         return [(L, b * n_el), (L, 2 * b * n_el), (2 * L, 2 * b * n_el), (L, 3 * b * n_el)]
 
-    elt = norm(2 * L + 1)
+    elt = norm((2 + 2 * m.sandwich_norms) * L + 1)  # Gemma 2/3: a norm after attention and after the MLP too
     if m.qk_norm:  # Qwen3 / Gemma 3 / OLMo 2: q and k each normed before RoPE
         elt += norm(L, T * N, H) + norm(L, T * K, H)
     elt += rope(T * N * H) + rope(T * K * H)
@@ -212,7 +212,7 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     route: list = []
     n_route = n_expert = 0.0
     mlp = mlp_host_ops(m)
-    n_host = L * ((2 + 2 * m.qk_norm) * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
+    n_host = L * ((2 + 2 * m.qk_norm + 2 * m.sandwich_norms) * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
                   + HOST_OPS["residual"]) + L_dense * mlp + HOST_OPS["step"] + HOST_OPS["norm"]
     if L_moe:
         e = m.moe

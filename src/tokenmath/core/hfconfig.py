@@ -431,6 +431,7 @@ class _Family:
     linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     qk_norm: bool = False  # q and k each normed before RoPE (use_qk_norm / qk_layernorm where the config says)
+    sandwich: bool = False  # post-attention and post-feedforward norms beside the pre-norms (Gemma 2 / 3)
     pattern: int = 0  # default sliding_window_pattern
     ff_ratio: int = 0  # d_ff = ff_ratio · D when the config gives none
     defaults: dict = field(default_factory=dict)
@@ -457,8 +458,8 @@ FAMILY_SPECS: dict[str, _Family] = {
                                                   notes="partial RoPE does not change the accounting."),
     "gpt_oss": _Family("gpt-oss", moe="mixtral", expert_ff=_MOE_FF, sliding="alternate",
                        notes="learned attention sinks (one scalar per head) not counted."),
-    "gemma": _Family("gemma", tie=True), "gemma2": _Family("gemma-2", tie=True, sliding="alternate"),
-    "gemma3": _Family("gemma-3", tie=True, sliding="pattern", pattern=6, qk_norm=True,
+    "gemma": _Family("gemma", tie=True), "gemma2": _Family("gemma-2", tie=True, sliding="alternate", sandwich=True),
+    "gemma3": _Family("gemma-3", tie=True, sliding="pattern", pattern=6, qk_norm=True, sandwich=True,
                       defaults={"vocab_size": 262208, "head_dim": 256, "sliding_window": 4096,
                                 "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
     "llama4": _Family("llama-4", moe="llama4", expert_ff=_MOE_FF, sliding="llama4"),
@@ -1368,7 +1369,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), qk_norm=bool(qk), n_dense_mlp_layers=n_dense_mlp,
+            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), qk_norm=bool(qk), sandwich_norms=spec.sandwich,
+            n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),
         )

@@ -153,6 +153,8 @@ class _DecodeModel:
             lay = {"q": w(N * H, D), "k": w(K * H, D), "v": w(K * H, D), "o": w(D, N * H), "n1": w(D), "n2": w(D)}
             if m.qk_norm:  # Qwen3's q_norm / k_norm: an RMSNorm over each head's H before RoPE
                 lay["nq"], lay["nk"] = w(H), w(H)
+            if m.sandwich_norms:  # Gemma 2/3: post_attention and post_feedforward norms of each block's output
+                lay["pa"], lay["pf"] = w(D), w(D)
             # the last of every layer_step layers after the dense ones: (L − first) // step of them, as
             # arch.n_moe_layers counts (Llama 4's interleave step, Qwen2-MoE's decoder_sparse_step)
             is_moe = m.moe is not None and i >= L_moe_start and (i - L_moe_start + 1) % m.moe.layer_step == 0
@@ -228,9 +230,11 @@ class _DecodeModel:
             kc[:, :, s: s + 1].copy_(k)
             vc[:, :, s: s + 1].copy_(v)
             a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=gqa)
-            x = x + F.linear(a.transpose(1, 2).reshape(B, 1, N * H), lay["o"])
+            y = F.linear(a.transpose(1, 2).reshape(B, 1, N * H), lay["o"])
+            x = x + (self._norm(y, lay["pa"]) if "pa" in lay else y)
             h = self._norm(x, lay["n2"])
-            x = x + (self._moe(h, lay) if "router" in lay else self._mlp(h, *lay["mlp"]))
+            y = self._moe(h, lay) if "router" in lay else self._mlp(h, *lay["mlp"])
+            x = x + (self._norm(y, lay["pf"]) if "pf" in lay else y)
         return F.linear(self._norm(x, self.nf)[:, -1], self.head)
 
     def _mlp(self, h, *ws):
