@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import arch
+from ..core import arch, eager
 from ..core.errors import InputError
 from ..core.load import load_priors
 from ..core.records import Model, System
@@ -163,7 +163,7 @@ class _DecodeModel:
                 lay["router"] = w(e.n_routed_experts, D)
                 lay["experts"] = [self._mlp_w(e.d_ff_expert) for _ in range(e.n_routed_experts)]
                 if e.n_shared_experts:  # one MLP as wide as the shared experts together (DeepSeek, Qwen2-MoE)
-                    lay["shared"] = self._mlp_w((e.d_ff_shared_expert or e.d_ff_expert) * e.n_shared_experts)
+                    lay["shared"] = self._mlp_w(eager.shared_width(m))
             else:
                 lay["mlp"] = self._mlp_w(m.d_ff)
             lay["sliding"] = i >= m.n_layers - m.n_sliding_layers if m.n_sliding_layers else False

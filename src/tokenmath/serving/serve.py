@@ -148,22 +148,18 @@ def check_split(G: int, layout: Layout | None) -> None:
                              f"({G} chips{f' in {layout.pp} stages' if layout.pp > 1 else ''})")
 
 
-@formula("W_held = W_all · G_stage / tp", unit="B")
-def replicated_weights(W_all, G_stage, tp):
-    return W_all * G_stage / tp
-
-
 def _held_weights(m: Model, W_all, G: int, layout: Layout, precision: str, explain: bool):
     """The weights a stated split's chips hold together: a dense model's G_stage/tp tensor-parallel groups are
     replicas, each with every weight; an MoE's attention groups each hold the non-expert weights
     (engine_memory.held_weight_bytes). The pp stages of a pipeline share one copy between them."""
-    from .engine_memory import held_weight_bytes
+    from .engine_memory import held_weight_bytes, weights_held
     G_s = G // layout.pp
-    if m.moe is None:
+    if m.moe is None:  # every weight held once per tensor-parallel group: W_held with no experts (W_exp = 0)
         if layout.tp >= G_s:
             return W_all
-        return replicated_weights(W_all, lift(explain, "G_stage", G_s, "chips", "given: chips / pp"),
-                                  lift(explain, "tp", layout.tp, "", "given: --split"))
+        return weights_held(lift(explain, "W_exp", 0.0, "B", "a dense model: no experts"), W_all,
+                            lift(explain, "G", G_s, "chips", "given: chips / pp"),
+                            lift(explain, "tp", layout.tp, "", "given: --split"))
     return held_weight_bytes(m, W_all, G_s, layout.tp, precision, explain)
 
 

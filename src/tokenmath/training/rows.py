@@ -240,7 +240,7 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     """The factor t_compute / max(t_compute, t_dp) a per-chip rate (FLOP/s at `rate`) is held to by the row's
     data-parallel traffic (module doc), and a line saying so; (1.0, None) where the row leaves an input unstated."""
     from ..core.load import load_priors
-    from .splits import dp_comm_time
+    from .splits import dp_comm_time, link_bandwidths, zero_factor
 
     split = _row_split(row)
     if split is None or not (G and S) or rate <= 0:
@@ -250,15 +250,15 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     B = _global_batch(row.get("batch", ""), S, G, dp)
     if dp < 2 or not B:
         return 1.0, None
-    pri = load_priors(system.chip.priors)
     inside = G <= system.domain_chips
-    bw = (system.scaleup_bw * pri.eta_scaleup) if inside else (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
-    t_dp = float(dp_comm_time(1.5 if zero >= 3 else 1.0, dp, N / mp, 2.0, bw))
+    bw = link_bandwidths(system, load_priors(system.chip.priors))[0 if inside else 1]
+    c_zero, b_g = zero_factor(zero), arch.bytes_per("bf16")
+    t_dp = float(dp_comm_time(c_zero, dp, N / mp, b_g, bw))
     t_c = flop_tok * B * S / (G * rate)
     if t_dp <= t_c:
         return 1.0, None
     return t_c / t_dp, (f"held to its data-parallel traffic: {'ZeRO-3 gathers and reduces' if zero >= 3 else 'the gradient reduce moves'} "
-                        f"{N / mp * 2 * (3 if zero >= 3 else 2) / 1e9:.0f} GB per chip per step over "
+                        f"{c_zero * 2 * N / mp * b_g / 1e9:.0f} GB per chip per step over "
                         f"{'the scale-up link' if inside else 'the scale-out link'} ({bw / 1e9:.0f} GB/s): {t_dp:.1f} s, "
                         f"where the compute of its {B:g} × {S:g} tokens takes {t_c:.1f} s at the carried utilisation")
 

@@ -92,6 +92,19 @@ class Split:
     comm_s: dict = field(default_factory=dict)
 
 
+def link_bandwidths(system: System, pri) -> tuple[float, float]:
+    """(scale-up, scale-out) bytes/s per chip a split's traffic moves at: each link × its efficiency prior (the
+    scale-up link where a system has no scale-out one)."""
+    return (system.scaleup_bw * pri.eta_scaleup,
+            (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout)
+
+
+def zero_factor(zero: int) -> float:
+    """c_zero of dp_comm_time: ZeRO-3 gathers the parameters twice besides reducing the gradients (3 passes over
+    N_chip where a gradient all-reduce makes 2)."""
+    return 1.5 if zero >= 3 else 1.0
+
+
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -104,8 +117,7 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
     sh = _shape(m)
     pri = load_priors(system.chip.priors)
     dom = system.domain_chips
-    up = system.scaleup_bw * pri.eta_scaleup
-    out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
+    up, out = link_bandwidths(system, pri)
     if G > 1 and not (up > 0 and out > 0):
         raise InputError(f"{system.name} has no link between chips in the catalog (a calibrated machine's profile): "
                          f"train on one chip (--chips 1) or on a system with links")
@@ -143,7 +155,7 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
                     if sh.E and e > 1 else 0.0
                 n_chip = dense_params_per_chip(sh.N_dense, t, p) + expert_params_per_chip(sh.N_experts, t, p, e)
                 for z in zeros:
-                    t_dp = dp_comm_time(1.5 if z >= 3 else 1.0, d, n_chip, b_w, up if t * d <= dom else out) \
+                    t_dp = dp_comm_time(zero_factor(z), d, n_chip, b_w, up if t * d <= dom else out) \
                         if d > 1 else 0.0
                     mem, _ = _memory(sh, S, b, t, p, d, e, z, M, recompute, reversible, b_w)
                     comm = (t_tp + t_pp + t_dp + t_ep) / t_compute

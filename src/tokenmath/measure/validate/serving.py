@@ -274,7 +274,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
         G = max(1, G_row // layout.pp)  # (with pipeline stages, one stream of them: roofline.Layout.pp)
-        layout = dataclasses.replace(_replica_layout(m, G), pp=layout.pp)
+        layout = dataclasses.replace(default_layout(m, G), pp=layout.pp)
         assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch "
                            f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
     elif lnote:
@@ -507,12 +507,6 @@ def _dp_groups_are_replicas(row: dict, m: Model, system: System, prec: str, tp: 
     return None
 
 
-def _replica_layout(m: Model, G: int) -> Layout:
-    """One replica over G chips with no split stated: tensor parallel for a dense model, the default expert
-    split for an MoE one."""
-    return Layout(tp=G, ep=1) if m.moe is None else default_layout(m, G)
-
-
 def _prompts_per_step(dp: int, tokens_max: int, ISL: int) -> int:
     """Prompts one prefill step takes: each of the dp attention ranks fills its own token budget."""
     return dp * max(1, tokens_max // ISL)
@@ -525,7 +519,7 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     best, best_v = None, -1.0
     G, pp = 1, su.layout.pp  # stated pipeline stages stay: each replica is one of pp streams (roofline.Layout.pp)
     while G * pp <= G_row:
-        layout = dataclasses.replace(_replica_layout(su.m, G), pp=pp)
+        layout = dataclasses.replace(default_layout(su.m, G), pp=pp)
         cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": layout,
                          "notes": [], "assumptions": []})
         v = _serving_value(cand, mode, "prior", pri, al, False)[0]
