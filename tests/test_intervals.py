@@ -35,6 +35,21 @@ def test_a_group_with_few_clusters_is_wider_than_its_parent_spread_alone():
     assert "*|*|*" in t and "hopper|*|*" in t
 
 
+def test_a_small_decode_group_borrows_from_decode_rows_not_from_ttft_rows_of_its_format():
+    decode = _rows(n_clusters=30, seed=2, key=("hopper", "decode", "fp8"))
+    ttft = _rows(n_clusters=30, between=1.0, seed=3, key=("hopper", "ttft", "bf16"))
+    small = _rows(n_clusters=2, per=3, seed=4, key=("hopper", "decode", "bf16"))
+    t = derive(decode + ttft + small)
+    g = t["hopper|decode|bf16"]
+    assert g["hi"] - g["lo"] < 0.5 * (t["hopper|ttft|bf16"]["hi"] - t["hopper|ttft|bf16"]["lo"])
+
+
+def test_a_parent_holding_only_the_group_s_own_rows_is_skipped():
+    rows = _rows() + _rows(n_clusters=1, per=1, seed=5, key=("hopper", "prefill", "fp4"))
+    t = derive(rows)
+    assert t["hopper|prefill|fp4"]["hi"] > t["hopper|prefill|fp4"]["lo"]  # not one row's residual twice
+
+
 def test_spec_sheet_groups_are_filed_apart():
     t = derive(relabel(_rows(), "spec-sheet"))
     assert "spec-sheet|run|fp8" in t and not any(k.startswith("hopper") for k in t)

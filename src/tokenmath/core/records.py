@@ -626,7 +626,7 @@ class Intervals(Record):
     """Prediction intervals for predicted rates and times, derived from validation residuals.
 
     Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
-    specific to `*|*|*`; measure/intervals.py writes them. A predicted rate x lies in
+    specific to `*|*|*`, the phase kept before the precision; measure/intervals.py writes them. A predicted rate x lies in
     [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
     """
 
@@ -639,7 +639,7 @@ class Intervals(Record):
     def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
         """The most specific stored group for these keys, and its name."""
         gen = generation or "spec-sheet"
-        for key in (f"{gen}|{phase}|{precision}", f"{gen}|*|{precision}", f"{gen}|{phase}|*", f"{gen}|*|*",
+        for key in (f"{gen}|{phase}|{precision}", f"{gen}|{phase}|*", f"{gen}|*|{precision}", f"{gen}|*|*",
                     "*|*|*"):
             if key in self.groups:
                 return key, self.groups[key]

@@ -7,8 +7,12 @@ offline run; precision of the weights), and each group's 80 % interval is a spli
 
     weights   each (model, hardware) cluster of the group counts as one row, its rows sharing that
               weight (rows of one cluster share its offset: they are not independent draws); the rest
-              of the parent group's clusters count min(n0, their number) rows in all, n0 = 10 (parents: g|p|q → g|*|q →
-              g|*|* → *|*|*; g|p|* → g|*|*), so a group with few clusters borrows its parent's spread
+              of the parent group's clusters count min(n0, their number) rows in all, n0 = 10, so a group
+              with few clusters borrows its parent's spread
+    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  a parent with no rows but the group's own
+              is skipped. The phase is kept before the precision because it sets the spread: a TTFT under
+              load misses by several times what a decode step does, so a decode group of two clusters
+              borrows from decode rows of other formats, not from TTFT rows of its own format
     n_eff     = c + the parent's lent rows, c = the group's clusters
     level     u = min(1, (1 − α/2) · (n_eff + 1) / n_eff)          (the finite-sample conformal level)
     bounds    hi = weighted quantile of r at u,  lo = weighted quantile of r at 1 − u
@@ -99,7 +103,7 @@ def _parents(key: tuple[str, str, str]) -> tuple[str, str, str] | None:
     if key == ("*", "*", "*"):
         return None
     if p != "*" and q != "*":
-        return (g, "*", q)
+        return (g, p, "*")
     if g != "*" and (p != "*" or q != "*"):
         return (g, "*", "*")
     return ("*", "*", "*")
@@ -148,9 +152,11 @@ def derive(rows: list[dict], nominal: float = NOMINAL) -> dict[str, dict]:
         own = _members(rows, key)
         if not own:
             continue
-        par = _parents(key)
         ids = {x["id"] for x in own}
-        parent = [x for x in _members(rows, par) if x["id"] not in ids] if par else []
+        par, parent = _parents(key), []
+        while par and not parent:  # a parent holding only the group's own rows lends nothing: go up
+            parent = [x for x in _members(rows, par) if x["id"] not in ids]
+            par = _parents(par)
         lo, hi = _bounds(own, parent, alpha)
         out["|".join(key)] = {"n": len(own), "lo": lo, "hi": hi}
     return out
@@ -158,7 +164,7 @@ def derive(rows: list[dict], nominal: float = NOMINAL) -> dict[str, dict]:
 
 def _lookup(table: dict[str, dict], key: tuple[str, str, str]) -> dict | None:
     g, p, q = key
-    for k in ((g, p, q), (g, "*", q), (g, p, "*"), (g, "*", "*"), ("*", "*", "*")):
+    for k in ((g, p, q), (g, p, "*"), (g, "*", q), (g, "*", "*"), ("*", "*", "*")):
         if "|".join(k) in table:
             return table["|".join(k)]
     return None
