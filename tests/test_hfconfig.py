@@ -235,6 +235,62 @@ def test_variants_transformers_runs(tmp_path):
     assert arch.n_moe_layers(l4) == 4
 
 
+# Mamba2/attention hybrids in transformers' own naming: per layer the attention projections (q, k, v, o), the
+# Mamba2 in_proj D → 2·W + 2·G·S + h (z, x, B, C, dt) and out_proj W → D, and the depthwise convolution over x, B,
+# C (W + 2·G·S channels × taps), counted as tokenmath counts a Nemotron-H layer
+def _mamba2(D, W, G, S, h, taps=4):
+    return D * (2 * W + 2 * G * S + h) + W * D + (W + 2 * G * S) * taps
+
+
+_HYBRID = {
+    "bamba": {"model_type": "bamba", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "intermediate_size": 14336, "attn_layer_indices": [9, 18, 27],
+              "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_n_groups": 1, "mamba_d_state": 128,
+              "mamba_d_conv": 4, "mamba_expand": 2, "vocab_size": 128256},
+    "granitemoehybrid": {"model_type": "granitemoehybrid", "hidden_size": 1024, "num_hidden_layers": 4,
+                         "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 512,
+                         "num_local_experts": 8, "num_experts_per_tok": 2, "shared_intermediate_size": 2048,
+                         "layer_types": ["mamba", "attention", "mamba", "mamba"], "mamba_n_heads": 32,
+                         "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 128, "vocab_size": 32000},
+    "falcon_h1": {"model_type": "falcon_h1", "hidden_size": 3072, "num_hidden_layers": 4, "num_attention_heads": 12,
+                  "num_key_value_heads": 2, "head_dim": 128, "intermediate_size": 12288, "mamba_d_ssm": 3072,
+                  "mamba_n_heads": 24, "mamba_d_head": 128, "mamba_n_groups": 1, "mamba_d_state": 256,
+                  "vocab_size": 130048},
+}
+
+
+def test_mamba2_hybrids_in_transformers_naming(tmp_path):
+    def load(cfg):
+        p = tmp_path / "c.json"
+        p.write_text(json.dumps(cfg))
+        return load_model(str(p))
+    D = 4096  # Bamba-9B's shape: 3 attention layers of 32, 29 Mamba2, a SwiGLU MLP on each
+    attn = 2 * D * D + 2 * D * 1024
+    b = load(_HYBRID["bamba"])
+    assert (b.n_layers, b.linear_attention.n_layers, b.linear_attention.kind) == (32, 29, "mamba2")
+    assert arch.param_counts(b).total_matmul == 3 * attn + 29 * _mamba2(D, 8192, 1, 128, 128) + 32 * 3 * D * 14336
+    assert arch.param_counts(b).total == pytest.approx(9.78e9, rel=0.01)  # Bamba-9B model card: 9.78B
+    assert arch.kv_bytes_per_token(b) == 3 * 2 * 8 * 128 * 2  # only the attention layers keep a cache
+    # Granite 4.0-H: routed experts of intermediate_size and a shared MLP of shared_intermediate_size per layer
+    g = load(_HYBRID["granitemoehybrid"])
+    assert (g.moe.n_routed_experts, g.moe.experts_per_token, g.moe.d_ff_shared_expert) == (8, 2, 2048)
+    assert arch.param_counts(g).total_matmul == (2 * 1024 * 1024 + 2 * 1024 * 256 + 3 * _mamba2(1024, 2048, 1, 128, 32)
+                                                 + 4 * (8 * 3 * 1024 * 512 + 3 * 1024 * 2048 + 1024 * 8))
+    dense = load({**_HYBRID["granitemoehybrid"], "num_local_experts": 0, "num_experts_per_tok": 0})
+    assert dense.moe is None and dense.d_ff == 2048
+    # Falcon-H1: attention and Mamba2 side by side in every layer, then the MLP
+    f = load(_HYBRID["falcon_h1"])
+    assert (f.n_layers, f.linear_attention.n_layers, f.n_dense_mlp_layers) == (8, 4, 4)
+    assert arch.param_counts(f).total_matmul == 4 * (3072 * 1536 * 2 + 3072 * 256 * 2 + _mamba2(3072, 3072, 1, 256, 24)
+                                                     + 3 * 3072 * 12288)
+    for cfg, words in ((dict(_HYBRID["granitemoehybrid"], layer_types=["mamba"] * 4), "no attention layer"),
+                       (dict(_HYBRID["granitemoehybrid"], layer_types=["mamba", "conv"] * 2), "unknown layer 'conv'"),
+                       (dict(_HYBRID["bamba"], attn_layer_indices=[40]), "past the 32 layers"),
+                       (dict(_HYBRID["bamba"], mamba_d_head=60), "is not the Mamba width")):
+        with pytest.raises(CatalogError, match=words):
+            load(cfg)
+
+
 @pytest.mark.parametrize("mt, words", [("blt", "Byte Latent"), ("gemma3n_text", "AltUp"), ("jetmoe", "attention heads"),
                                        ("longcat_flash", "zero-computation")])
 def test_architectures_not_expressed_refused_with_reason(tmp_path, mt, words):

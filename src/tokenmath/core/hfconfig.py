@@ -19,7 +19,10 @@ multimodal config whose language model sits under `text_config` (Gemma 3, Llama 
 relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
 Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
 Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks regrouped as mixer + MLP
-pairs, counts exact; moe_latent_size latent MoE), and Kimi K3's Kimi Delta Attention layers beside MLA
+pairs, counts exact; moe_latent_size latent MoE), Mamba2 in transformers' own naming (`bamba`: attn_layer_indices;
+`granitemoehybrid`, Granite 4.0-H: layer_types mamba/attention, routed experts beside a shared MLP, or dense where
+num_local_experts is 0; `falcon_h1`: attention and Mamba2 side by side in every layer, counted as 2L mixer layers
+sharing L MLPs), and Kimi K3's Kimi Delta Attention layers beside MLA
 (`kimi_linear`: linear_attn_config kda_layers / full_attn_layers; mla_use_output_gate; routed_expert_hidden_size
 latent MoE; num_experts_per_token, num_shared_experts). Layers of several attention shapes are read as groups
 (records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
@@ -124,6 +127,16 @@ def _layer_freq(v: Any) -> Any:
     return n
 
 
+def _auto_size(v: Any) -> Any:
+    """A width that transformers also accepts as "auto" (mamba_d_head: derived from the Mamba width and heads)."""
+    if v is None or v == "auto":
+        return None
+    n = _integral(v)
+    if not 1 <= n <= 2**20:
+        raise ValueError(f"must be a width from 1 to {2**20}, got {n}")
+    return n
+
+
 def _int(lo: int, hi: int):
     return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi)]
 
@@ -218,10 +231,10 @@ class _Fields(BaseModel):
     max_seq_len: Tokens | None = None
     seq_length: Tokens | None = None
     # MoE
-    num_local_experts: Experts | None = None
+    num_local_experts: Count | None = None  # 0: Granite 4.0-H's dense models
     num_experts: Experts | None = None
     n_routed_experts: Experts | None = None
-    num_experts_per_tok: Experts | None = None
+    num_experts_per_tok: Count | None = None  # 0: Granite 4.0-H dense models
     experts_per_token: Experts | None = None
     moe_top_k: Experts | None = None
     moe_topk: Experts | None = None
@@ -284,6 +297,15 @@ class _Fields(BaseModel):
     conv_kernel: _int(1, 64) | None = None
     attention_head_dim: Size | None = None
     moe_latent_size: Size | None = None
+    # Mamba2 hybrids in transformers' own naming (Bamba, Granite 4.0-H, Falcon-H1)
+    attn_layer_indices: list[_int(0, 4095)] | None = None
+    mamba_n_heads: Size | None = None
+    mamba_d_head: Annotated[Any, BeforeValidator(_auto_size)] = None
+    mamba_n_groups: Size | None = None
+    mamba_d_state: Size | None = None
+    mamba_d_conv: _int(1, 64) | None = None
+    mamba_expand: _int(1, 64) | None = None
+    mamba_d_ssm: Size | None = None
     moe_shared_expert_intermediate_size: Size | None = None
     share_expert_dim: Size | None = None
     indexer_types: list[StrictStr] | None = None
@@ -428,7 +450,8 @@ class _Family:
     mla: bool = False
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
     groups: str | None = None  # several attention shapes (records.AttentionGroup): gemma4, mimo_v2, dsv4, nas
-    linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H)
+    linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H),
+    # mamba2_hf (Mamba2 in transformers' naming: Bamba, Granite 4.0-H, Falcon-H1), kda (Kimi K3)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     qk_norm: bool = False  # q and k each normed before RoPE (use_qk_norm / qk_layernorm where the config says)
     sandwich: bool = False  # post-attention and post-feedforward norms beside the pre-norms (Gemma 2 / 3)
@@ -515,6 +538,9 @@ FAMILY_SPECS: dict[str, _Family] = {
     "mimo_v2_flash": _Family("mimo-v2-flash", moe="deepseek", groups="mimo_v2",
                              notes="attention sinks (one scalar per head) not counted."),
     "nemotron-nas": _Family("nemotron-nas", groups="nas"),
+    "bamba": _Family("bamba", linear="mamba2_hf"),
+    "granitemoehybrid": _Family("granite-4.0-h", linear="mamba2_hf", expert_ff=_MOE_FF),
+    "falcon_h1": _Family("falcon-h1", linear="mamba2_hf"),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -532,10 +558,9 @@ FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (
 _NOT_ATTENTION = {
     "mamba": "state-space", "mamba2": "state-space", "jamba": "Mamba/attention hybrid", "rwkv": "recurrent (RWKV)",
     "minimax": "lightning (linear) attention hybrid",
-    "minimax_text_01": "lightning (linear) attention hybrid", "falcon_h1": "Mamba/attention hybrid",
+    "minimax_text_01": "lightning (linear) attention hybrid",
     "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
-    "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "bamba": "Mamba hybrid",
-    "granitemoehybrid": "Mamba hybrid", "xlstm": "recurrent (xLSTM)",
+    "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "xlstm": "recurrent (xLSTM)",
 }
 # attention transformers whose variations the Model record does not express yet: refused with the reason
 # families whose variation the model record does not express yet, each with the reason (none of the configs in
@@ -837,6 +862,9 @@ def _moe(spec: _Family, c: _Cfg, L: int, D: int, notes: list[str]) -> MoE | None
                    d_ff_expert=c.int("moe_intermediate_size"), d_ff_shared_expert=c.int("intermediate_size"))
     E = c.key("E")
     k = c.key("k")
+    if E == 0 or k == 0:
+        what = "num_local_experts" if E == 0 else "num_experts_per_tok"
+        raise CatalogError(f"{c.path}: field {c.prefix + what!r} is 0: a {spec.label} model routes to experts")
     if k > E:
         raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) exceeds the {E} experts")
     F_e = c.int(*spec.expert_ff)
@@ -996,6 +1024,73 @@ def _nemotron_h(c: _Cfg, top: _Fields, L_blocks: int, notes: list[str]):
     notes.append(f"{len(blocks)} blocks: {n['mamba']} Mamba2, {n['attention']} attention, {n['mlp']} MLP, "
                  f"{n['moe']} MoE.")
     return L, lin, moe, (n["mlp"] if n["mlp"] != L - n["moe"] else None)
+
+
+def _mamba2_mixer(c: _Cfg, top: _Fields, D: int, n_layers: int) -> LinearAttention:
+    """A Mamba2 mixer in transformers' own naming (Bamba, Granite 4.0-H, Falcon-H1): mamba_n_heads heads of
+    mamba_d_head over a width of mamba_d_ssm (Falcon-H1) or mamba_expand · D; B and C of mamba_n_groups ×
+    mamba_d_state; a mamba_d_conv-tap convolution; the state in the config's mamba_ssm_dtype, else FP32."""
+    width = c.int("mamba_d_ssm", required=False) or c.int("mamba_expand", default=2) * D
+    heads = c.int("mamba_n_heads")
+    if width % heads:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'mamba_n_heads'!r} ({heads}) does not divide the Mamba width "
+                           f"{width}")
+    head = c.int("mamba_d_head", default=width // heads)
+    if head * heads != width:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'mamba_d_head'!r} ({head}) × {heads} heads is not the Mamba "
+                           f"width {width}")
+    return LinearAttention(kind="mamba2", n_layers=n_layers, key_heads=c.int("mamba_n_groups", default=1),
+                           key_dim=c.int("mamba_d_state"), value_heads=heads, value_dim=head, gates_per_head=1,
+                           conv_kernel=c.int("mamba_d_conv", default=4),
+                           state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
+
+
+def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
+    """(layers, Mamba2 mixer, MoE, dense-MLP layers, d_ff or None) of the Mamba2/attention hybrids that
+    transformers names itself:
+      bamba             each layer one mixer, attention at attn_layer_indices, Mamba2 elsewhere; a gated MLP
+                        of intermediate_size on every layer
+      granitemoehybrid  layer_types 'mamba' / 'attention'; every layer a shared gated MLP of
+                        shared_intermediate_size and, where num_local_experts > 0, routed experts of
+                        intermediate_size (Granite 4.0-H; the shared MLP counted as one shared expert)
+      falcon_h1         every layer runs attention and a Mamba2 mixer side by side (their outputs summed),
+                        then an MLP: tokenmath's layer holds one mixer, so Falcon-H1's L layers are 2L mixer
+                        layers (L attention, L Mamba2) sharing L MLPs; every count is exact"""
+    if fam == "falcon_h1":
+        notes.append(f"Falcon-H1 runs attention and Mamba2 side by side in each of its {L} layers: counted as "
+                     f"{2 * L} mixer layers ({L} attention, {L} Mamba2) and {L} MLPs (counts exact).")
+        return 2 * L, _mamba2_mixer(c, top, D, L), None, L, None
+    if fam == "bamba":
+        attn = c.get("attn_layer_indices") or []
+        if any(i >= L for i in attn):
+            raise CatalogError(f"{c.path}: field {c.prefix + 'attn_layer_indices'!r} names a layer past the {L} layers")
+        types = ["attention" if i in set(attn) else "mamba" for i in range(L)]
+    else:
+        types = c.get("layer_types") or ["mamba"] * L
+        bad = set(types) - {"mamba", "attention"}
+        if bad:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} has unknown layer {sorted(bad)[0]!r} "
+                               "(known: mamba, attention)")
+        if len(types) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} has {len(types)} entries for {L} layers")
+    n_attn = types.count("attention")
+    if n_attn == 0:
+        raise CatalogError(f"{c.path}: no attention layer ({L} Mamba2 layers): a pure state-space model is not "
+                           "supported yet (tokenmath's roofline needs at least one attention layer)")
+    lin = _mamba2_mixer(c, top, D, L - n_attn) if n_attn < L else None
+    if fam != "granitemoehybrid":
+        return L, lin, None, None, None
+    E = c.int("num_local_experts", default=0)
+    F_sh = c.int("shared_intermediate_size")
+    if E == 0:
+        return L, lin, None, None, F_sh
+    k = c.key("k")
+    if not 1 <= k <= E:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) must be from 1 to the {E} experts")
+    notes.append("a shared MLP of shared_intermediate_size runs beside the routed experts on every layer (counted "
+                 "as one shared expert).")
+    return L, lin, MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=1, d_ff_expert=c.key("F"),
+                       d_ff_shared_expert=F_sh, first_dense_layers=0, layer_step=1), None, None
 
 
 # ---- several attention shapes: records.AttentionGroup -------------------------------------------------
@@ -1269,9 +1364,11 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     blocks = c.get("hybrid_override_pattern") or c.get("layers_block_type") if spec.linear == "mamba2" else None
     L = c.key("L", default=len(blocks) if blocks else None)  # Nemotron 3 Ultra lists its blocks only
     N = c.key("N")
-    lin = blocks_moe = n_dense_mlp = None
+    lin = blocks_moe = n_dense_mlp = F_hybrid = None
     if spec.linear == "mamba2":
         L, lin, blocks_moe, n_dense_mlp = _nemotron_h(c, top, L, notes)
+    elif spec.linear == "mamba2_hf":
+        L, lin, blocks_moe, n_dense_mlp, F_hybrid = _mamba2_hybrid(fam, c, top, L, D, notes)
     elif spec.linear == "gdn":
         lin = _gated_deltanet(c, top, L)
     elif spec.linear == "kda":
@@ -1311,13 +1408,15 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
-    moe = blocks_moe if spec.linear == "mamba2" else _moe(spec, c, L, D, notes)
+    moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf") else _moe(spec, c, L, D, notes)
     groups, over = _GROUPS[spec.groups](c, L, D, N, notes) if spec.groups else (None, {})
     if groups:  # the largest group names the model's main shape (layouts split its KV heads)
         K, H = groups[0].n_kv_heads, groups[0].head_dim
         n_dense_mlp = over.get("n_dense_mlp", n_dense_mlp)
     if "F" in over:
         F = over["F"]
+    elif F_hybrid is not None:
+        F = F_hybrid
     elif fam == "llama4":
         F = c.int("intermediate_size_mlp", "intermediate_size")
     elif fam == "dbrx":
