@@ -167,6 +167,9 @@ def test_yaml_reader_refuses_aliases_and_reports_one_line():
     with pytest.raises(CatalogError) as e:
         parse_yaml("a: [1,\n", "t")
     assert "\n" not in str(e.value)
+    with pytest.raises(CatalogError, match="line 3: key 'b' given twice"):  # YAML would keep the last silently
+        parse_yaml("a: 1\nb: 2\nb: 3\n", "t")
+    assert parse_yaml("a: {b: 1}\nc: {b: 2}\n", "t") == {"a": {"b": 1}, "c": {"b": 2}}
 
 
 def test_not_utf8_is_one_line(tmp_path):

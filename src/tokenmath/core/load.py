@@ -138,7 +138,22 @@ def _figures(node: Any, path: str, dim: str | None, sources: dict, estimates: li
 
 
 class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases: no cycles, no exponential expansion."""
+    """SafeLoader that refuses aliases (no cycles, no exponential expansion) and a key given twice in one map
+    (YAML keeps the last silently: the first entry's fields would vanish)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                dup = key in seen
+            except TypeError:  # an unhashable key: SafeLoader's own error follows
+                break
+            if dup:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
