@@ -22,7 +22,7 @@ EXPECTED_CHIPS = {
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
-    "l40", "h200-nvl", "gh200", "gh200-96gb",
+    "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -30,10 +30,12 @@ EXPECTED_SYSTEMS = {
     "tpu7x-pod", "mi300x-8", "mi325x-8", "mi355x-8", "gaudi3-8", "trn2-16", "trn2-ultraserver-64", "hgx-h20",
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
-    "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1",
+    "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1", "pcie-rtx-6000-ada-8", "pcie-a40-8",
+    "pcie-mi210-8", "mi250-node",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
-                "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8"]
+                "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8", "pcie-rtx-6000-ada-8", "pcie-a40-8",
+                "pcie-mi210-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -121,7 +123,7 @@ def test_system_loads_with_sources(name):
     ("tpu-v5e-256", 256), ("tpu-v6e-256", 256), ("tpu7x-pod", 9216), ("tpu-v4-pod", 4096),
     ("trn2-16", 16), ("trn2-ultraserver-64", 64), *((n, 8) for n in PCIE_SYSTEMS),
     ("dgx1-v100", 8), ("dgx1-v100-16gb", 8), ("tpu-v3-pod", 1024), ("gaudi2-8", 8), ("hgx-a800", 8),
-    ("pcie-h200-nvl-8", 8), ("gh200-1", 1), ("gh200-96gb-1", 1),
+    ("pcie-h200-nvl-8", 8), ("gh200-1", 1), ("gh200-96gb-1", 1), ("mi250-node", 8),
 ])
 def test_domain_sizes(name, domain):
     assert load_system(name).domain_chips == domain
@@ -227,7 +229,8 @@ def test_pcie_parts_run_on_pcie_and_their_priors():
     """No NVLink: the scale-up link is PCIe (Gen4 32 GB/s, Gen5 64 GB/s, x8 Gen5 on B60), and a GPU's scale-out
     share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
     links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9,
-             "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9, "l40": 32e9}
+             "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9, "l40": 32e9, "rtx-6000-ada": 32e9, "a40": 32e9,
+             "mi210": 32e9}
     for name, bw in links.items():
         chip = load_chip(name)
         assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
@@ -359,9 +362,10 @@ def test_a10_rtx4090_rtx_a6000_names_resolve_and_serve(name, entry):
     ("A100", "hgx-a100"), ("A100 80GB", "hgx-a100"), ("A100 PCIe", "pcie-a100-8"), ("NVIDIA A10 PCIe", "pcie-a10-8"),
     ("1x RTX 4090 24GB", "pcie-rtx-4090-8"), ("2x RTX A6000 (NVLink)", "pcie-rtx-a6000-8"),
     ("RTX PRO 6000", "pcie-rtx-pro-6000-8"), ("RTX PRO 6000 Blackwell", "pcie-rtx-pro-6000-8"),
-    # other parts: AWS's A10G (G5 instances) is not the A10; RTX 6000 Ada and A5000 are not the A6000
+    # other parts: AWS's A10G (G5 instances) is not the A10; RTX 6000 Ada (its own entry) and A5000 are not the A6000
     ("A10G", None), ("NVIDIA A10G", None), ("A10G 24GB", None), ("AWS g5.xlarge (A10G)", None),
-    ("RTX 6000 Ada", None), ("RTX 6000 Ada Generation 48GB", None), ("RTX A5000", None), ("RTX 4080", None),
+    ("RTX 6000 Ada", "pcie-rtx-6000-ada-8"), ("RTX 6000 Ada Generation 48GB", "pcie-rtx-6000-ada-8"),
+    ("RTX A5000", None), ("RTX 4080", None),
 ])
 def test_a10_rtx4090_rtx_a6000_neighbours(text, entry):
     from tokenmath.core.load import other_hardware_name
@@ -577,3 +581,62 @@ def test_t4_fp16_card_and_its_names():
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert 1 / d["decode"]["step_time_s"] < 320e9 / 13.4e9  # below the bandwidth bound of 13.4 GB of FP16 weights
+
+
+def test_rtx_6000_ada_a40_mi210_mi250_figures():
+    """Vendor datasheet figures (not re-read here), dense: the RTX 6000 Ada's one tensor figure is FP8 with sparsity
+    (1,457 TFLOPS, halved; BF16 a quarter, an estimate); the A40's BF16 299.4 with sparsity halved; AMD's CDNA2
+    figures are dense, and the MI250 is read per GCD as the MI250X is. No FP8 (nor INT8, which FP8 would borrow)
+    on Ampere or CDNA2; bridges (NVLink pairs, Infinity Fabric quads) are not modelled: PCIe Gen4, an estimate."""
+    expect = {  # bf16, fp32, capacity GiB, bandwidth, power
+        "rtx-6000-ada": (364.25e12, 91.1e12, 48, 960e9, 300), "a40": (149.7e12, 37.4e12, 48, 696e9, 300),
+        "mi210": (181.0e12, 45.3e12, 64, 1638.4e9, 300), "mi250-gcd": (181.05e12, 45.25e12, 64, 1638.4e9, 280),
+    }
+    for name, (bf16, fp32, gib, bw, watts) in expect.items():
+        c = load_chip(name)
+        assert c.peak("bf16") == pytest.approx(bf16) and c.peak("fp32") == pytest.approx(fp32), name
+        assert c.hbm_capacity_bytes == gib * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(bw), name
+        assert c.power_w == watts and c.priors == "default", name
+        assert "scaleout_bandwidth_bytes_per_s" in c.estimates, name
+    ada = load_chip("rtx-6000-ada")
+    assert ada.peak("fp8") == pytest.approx(1457e12 / 2) and "peak_flop_per_s.bf16" in ada.estimates
+    assert "peak_flop_per_s.fp8" not in ada.estimates and "scaleup_bandwidth_bytes_per_s" not in ada.estimates
+    for name in ("a40", "mi210", "mi250-gcd"):
+        c = load_chip(name)
+        assert set(c.peak_flop_per_s) == {"bf16", "fp32"}, name
+        assert c.peak("fp8") == c.peak("bf16") == c.peak("fp16"), name
+        assert "scaleup_bandwidth_bytes_per_s" in c.estimates, name
+    assert "56.25 GB/s" in load_chip("a40").source_of("scaleup_bandwidth_bytes_per_s")
+    mi250, mi250x = load_chip("mi250-gcd"), load_chip("mi250x-gcd")
+    assert mi250.peak("bf16") == pytest.approx(362.1e12 / 2) and mi250.peak("bf16") < mi250x.peak("bf16")
+    assert (mi250.hbm_capacity_bytes, mi250.hbm_bandwidth_bytes_per_s) == \
+        (mi250x.hbm_capacity_bytes, mi250x.hbm_bandwidth_bytes_per_s)
+    node = load_system("mi250-node")
+    assert node.domain_chips == load_system("mi250x-node").domain_chips == 8 and "domain_chips" in node.estimates
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("RTX 6000 Ada", "pcie-rtx-6000-ada-8"), ("NVIDIA RTX 6000 Ada Generation", "pcie-rtx-6000-ada-8"),
+    ("2x RTX 6000 Ada 48GB", "pcie-rtx-6000-ada-8"), ("A40", "pcie-a40-8"), ("NVIDIA A40", "pcie-a40-8"),
+    ("4x A40 48GB", "pcie-a40-8"), ("MI210", "pcie-mi210-8"), ("AMD Instinct MI210", "pcie-mi210-8"),
+    ("MI250", "mi250-node"), ("Instinct MI250", "mi250-node"), ("AMD Instinct MI250", "mi250-node"),
+    # their neighbours keep their own entries
+    ("RTX A6000", "pcie-rtx-a6000-8"), ("RTX PRO 6000", "pcie-rtx-pro-6000-8"), ("L40S", "pcie-l40s-8"),
+    ("L40", "pcie-l40-8"), ("A10", "pcie-a10-8"), ("MI250X", "mi250x-node"), ("AMD Instinct MI250X", "mi250x-node"),
+    ("MI300X", "mi300x-8"),
+    # parts not in the catalog: the Turing Quadro RTX 6000, RTX 5000 Ada, A4000; an MI250 stated by its package's memory
+    ("RTX 6000", None), ("Quadro RTX 6000", None), ("RTX 5000 Ada", None), ("RTX A4000", None),
+    ("AMD Instinct MI250 128GB", None), ("A10G", None), ("L20", None),
+])
+def test_rtx_6000_ada_a40_mi210_mi250_names(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
+
+
+@pytest.mark.parametrize("name, system", [("RTX 6000 Ada", "rtx-6000-ada"), ("A40", "a40"), ("MI210", "mi210"),
+                                          ("MI250", "mi250-gcd"), ("MI250X", "mi250x-gcd"), ("mi250-node", "mi250-node")])
+def test_serve_runs_on_rtx_6000_ada_a40_mi210_mi250(name, system):
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
