@@ -60,6 +60,7 @@ ACTIVE_CONVENTION = {
     "deepseek-v3.2": _without_indexer,
     "glm-4.5": _without_embeddings,
     "glm-4.7": _without_embeddings,
+    "glm-4.5-air": _without_embeddings,  # its card's 12B: 12.18B without the tables, 13.42B with them
     "minimax-m2": _without_embeddings,
     # DeepSeek-V2's and -V2-Lite's 21B / 2.4B fit the count without the input embedding (20.9B / 2.45B), not the one
     # with it (21.4B / 2.66B: the Lite's 102,400 × 2,048 table is 8 % of its active count)
@@ -685,7 +686,7 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     ("Qwen2.5-72B", "qwen2.5-72b"), ("Qwen2.5-72B-Instruct", "qwen2.5-72b"), ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"),
     ("Qwen2.5 72B", "qwen2.5-72b"), ("Qwen2-72B-Instruct", "qwen2.5-72b"), ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
     ("Qwen2.5-14B", "qwen2.5-14b"), ("Qwen/Qwen2.5-32B-Instruct", "qwen2.5-32b"),
-    ("Qwen2.5-3B", None), ("Qwen2-7B", "qwen2.5-7b"), ("Qwen2-57B-A14B", None),
+    ("Qwen2.5-3B", "qwen2.5-3b"), ("Qwen2-7B", "qwen2.5-7b"), ("Qwen2-57B-A14B", None),
     # Mistral Large 2 / Small 3 / NeMo, and their neighbours
     ("Mistral-Large-Instruct-2407", "mistral-large-2407"), ("Mistral Large 2", "mistral-large-2407"),
     ("mistralai/Mistral-Large-Instruct-2407", "mistral-large-2407"), ("Mistral Large", None),
@@ -707,7 +708,7 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     # Phi-4, Gemma 2, Qwen3
     ("Phi-4", "phi-4"), ("microsoft/phi-4", "phi-4"), ("Phi-4-mini-instruct", None), ("Phi-3.5-MoE", "phi-3.5-moe"),
     ("Gemma 2 9B", "gemma-2-9b"), ("google/gemma-2-9b-it", "gemma-2-9b"), ("Gemma 2 27B", "gemma-2-27b"),
-    ("gemma-2-27b-it", "gemma-2-27b"), ("Gemma 3 27B", "gemma-3-27b"), ("Gemma 2 2B", None),
+    ("gemma-2-27b-it", "gemma-2-27b"), ("Gemma 3 27B", "gemma-3-27b"), ("Gemma 2 2B", "gemma-2-2b"),
     ("Qwen3-14B", "qwen3-14b"), ("Qwen3-4B", "qwen3-4b"), ("Qwen/Qwen3-4B-Base", "qwen3-4b"),
     # DeepSeek-R1 distillations: the base model's architecture
     ("DeepSeek-R1-Distill-Qwen-32B", "qwen2.5-32b"), ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "qwen2.5-14b"),
