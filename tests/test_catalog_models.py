@@ -60,6 +60,7 @@ ACTIVE_CONVENTION = {
     "deepseek-v3.2": _without_indexer,
     "glm-4.5": _without_embeddings,
     "glm-4.7": _without_embeddings,
+    "glm-4.5-air": _without_embeddings,  # its card's 12B: 12.18B without the tables, 13.42B with them
     "minimax-m2": _without_embeddings,
     # DeepSeek-V2's and -V2-Lite's 21B / 2.4B fit the count without the input embedding (20.9B / 2.45B), not the one
     # with it (21.4B / 2.66B: the Lite's 102,400 × 2,048 table is 8 % of its active count)
@@ -685,7 +686,7 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     ("Qwen2.5-72B", "qwen2.5-72b"), ("Qwen2.5-72B-Instruct", "qwen2.5-72b"), ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"),
     ("Qwen2.5 72B", "qwen2.5-72b"), ("Qwen2-72B-Instruct", "qwen2.5-72b"), ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
     ("Qwen2.5-14B", "qwen2.5-14b"), ("Qwen/Qwen2.5-32B-Instruct", "qwen2.5-32b"),
-    ("Qwen2.5-3B", None), ("Qwen2-7B", "qwen2.5-7b"), ("Qwen2-57B-A14B", None),
+    ("Qwen2.5-3B", "qwen2.5-3b"), ("Qwen2-7B", "qwen2.5-7b"), ("Qwen2-57B-A14B", None),
     # Mistral Large 2 / Small 3 / NeMo, and their neighbours
     ("Mistral-Large-Instruct-2407", "mistral-large-2407"), ("Mistral Large 2", "mistral-large-2407"),
     ("mistralai/Mistral-Large-Instruct-2407", "mistral-large-2407"), ("Mistral Large", None),
@@ -705,9 +706,9 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     ("Llama 3.2 1B", "llama-3.2-1b"), ("Llama-3.2-1B-Instruct", "llama-3.2-1b"),
     ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"), ("Llama 3.2 11B Vision", None),
     # Phi-4, Gemma 2, Qwen3
-    ("Phi-4", "phi-4"), ("microsoft/phi-4", "phi-4"), ("Phi-4-mini-instruct", None), ("Phi-3.5-MoE", "phi-3.5-moe"),
+    ("Phi-4", "phi-4"), ("microsoft/phi-4", "phi-4"), ("Phi-4-mini-instruct", "phi-4-mini"), ("Phi-3.5-MoE", "phi-3.5-moe"),
     ("Gemma 2 9B", "gemma-2-9b"), ("google/gemma-2-9b-it", "gemma-2-9b"), ("Gemma 2 27B", "gemma-2-27b"),
-    ("gemma-2-27b-it", "gemma-2-27b"), ("Gemma 3 27B", "gemma-3-27b"), ("Gemma 2 2B", None),
+    ("gemma-2-27b-it", "gemma-2-27b"), ("Gemma 3 27B", "gemma-3-27b"), ("Gemma 2 2B", "gemma-2-2b"),
     ("Qwen3-14B", "qwen3-14b"), ("Qwen3-4B", "qwen3-4b"), ("Qwen/Qwen3-4B-Base", "qwen3-4b"),
     # DeepSeek-R1 distillations: the base model's architecture
     ("DeepSeek-R1-Distill-Qwen-32B", "qwen2.5-32b"), ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "qwen2.5-14b"),
@@ -897,6 +898,144 @@ def test_round6_names_resolve_and_neighbours_are_refused(text, entry):
 
 @pytest.mark.parametrize("name", ["deepseek-v2-lite", "gemma-3-1b", "opt-13b", "Qwen2-7B-Instruct"])
 def test_round6_serve_runs(name):
+    from clirun import run
+    r = run("serve", name, "--on", "hgx-h100")
+    assert r.exit_code == 0, r.output
+
+
+# ---- round 7: open models that published serving benchmarks run (GLM-4.5-Air, Qwen3-Next, small Qwen2.5, Gemma 2 2B)
+# Shapes from each model's config.json as published (not re-read here; each YAML names its source).
+
+ROUND7 = {"glm-4.5-air", "qwen3-next-80b-a3b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "gemma-2-2b", "phi-4-mini"}
+
+CARD_COUNTS7 = {  # entry: (total, active or None where no active count is tested, where the card says so)
+    "glm-4.5-air": (106e9, 12e9, "GLM-4.5-Air model card: 106B total, 12B active (without the embedding tables)"),
+    "qwen3-next-80b-a3b": (80e9, None, "Qwen3-Next-80B-A3B-Instruct model card: 80B total (its '3B activated' is A3B)"),
+    "qwen2.5-0.5b": (0.49e9, 0.49e9, "Qwen2.5-0.5B model card: 0.49B (0.36B non-embedding)"),
+    "qwen2.5-1.5b": (1.54e9, 1.54e9, "Qwen2.5-1.5B model card: 1.54B (1.31B non-embedding)"),
+    "qwen2.5-3b": (3.09e9, 3.09e9, "Qwen2.5-3B model card: 3.09B (2.77B non-embedding)"),
+    "gemma-2-2b": (2.6146368e9, 2.6146368e9, "arXiv 2408.00118 Table 2: 590,118,912 + 2,024,517,888"),
+}
+NAMED_SIZE7 = {"phi-4-mini": 3.8e9}  # no count in a source here: the card's "3.8B" is a rounded label (2 %)
+
+# transformers 4.57.1's parameter count of each model built from these shapes on the meta device (norms, biases and
+# gates included), and what arch.param_counts leaves out of it, term by term
+TRANSFORMERS_COUNTS = {
+    # 93 RMSNorms of D; q, k, v biases (96 · 128 + 2 · 8 · 128) on 46 layers
+    "glm-4.5-air": (106_852_245_504, (2 * 46 + 1) * 4096 + 46 * (96 * 128 + 2 * 8 * 128)),
+    # 97 RMSNorms of D; q_norm and k_norm (256) on 12 attention layers; on 36 DeltaNet layers the gated norm (128),
+    # A_log and dt_bias (32 each); 48 shared-expert gates (D → 1)
+    "qwen3-next-80b-a3b": (79_674_391_296, (2 * 48 + 1) * 2048 + 12 * 2 * 256 + 36 * (128 + 2 * 32) + 48 * 2048),
+    "qwen2.5-0.5b": (494_032_768, (2 * 24 + 1) * 896 + 24 * (14 * 64 + 2 * 2 * 64)),  # norms; q, k, v biases
+    "qwen2.5-1.5b": (1_543_714_304, (2 * 28 + 1) * 1536 + 28 * (12 * 128 + 2 * 2 * 128)),
+    "qwen2.5-3b": (3_085_938_688, (2 * 36 + 1) * 2048 + 36 * (16 * 128 + 2 * 2 * 128)),
+    "gemma-2-2b": (2_614_341_888, (4 * 26 + 1) * 2304),  # sandwich norms: four a layer, and the final one
+    "phi-4-mini": (3_836_021_760, (2 * 32 + 1) * 3072),  # norms only (no biases)
+}
+
+
+def test_round7_entries_present():
+    assert ROUND7 <= set(MODELS) and set(CARD_COUNTS7) | set(NAMED_SIZE7) == ROUND7 == set(TRANSFORMERS_COUNTS)
+
+
+@pytest.mark.parametrize("name", sorted(ROUND7))
+def test_round7_counts_against_the_model_card_and_transformers(name):
+    """The card's figures are the YAML's (or the size in the name, near the computed count); the computed count is
+    transformers' own, less its norms, biases and gates (exactly); GLM-4.5-Air's 12B active is checked in its
+    convention by test_active_params_match_published."""
+    total, active, _src = CARD_COUNTS7.get(name) or (NAMED_SIZE7[name], None, "")
+    m = load_model(name)
+    if name in CARD_COUNTS7:
+        assert (m.published_total_params, m.published_active_params) == (total, active)
+    else:
+        assert m.published_total_params is None and "no published" in m.notes.lower()
+    p = param_counts(m)
+    assert float(p.total) == pytest.approx(total, rel=0.02), f"{name}: {p.total / 1e9:.2f}B"
+    theirs, left_out = TRANSFORMERS_COUNTS[name]
+    assert float(p.total) == theirs - left_out
+
+
+def test_round7_shapes_by_hand():
+    """KV bytes per token counted by hand (BF16: attention layers · 2 (K, V) · KV heads · head_dim · 2 B; Qwen3-Next's
+    36 DeltaNet layers hold a fixed state instead), and the layouts beyond a plain dense shape."""
+    kv = {"glm-4.5-air": 46 * 2 * 8 * 128 * 2, "qwen3-next-80b-a3b": 12 * 2 * 2 * 256 * 2,
+          "qwen2.5-0.5b": 24 * 2 * 2 * 64 * 2, "qwen2.5-1.5b": 28 * 2 * 2 * 128 * 2, "qwen2.5-3b": 36 * 2 * 2 * 128 * 2,
+          "gemma-2-2b": 26 * 2 * 4 * 256 * 2, "phi-4-mini": 32 * 2 * 8 * 128 * 2}
+    for name, want in kv.items():
+        assert kv_bytes_per_token(load_model(name), "bf16") == want, name
+    for name, (E, k, shared, L_moe) in {"glm-4.5-air": (128, 8, 1, 45), "qwen3-next-80b-a3b": (512, 10, 1, 48)}.items():
+        m = load_model(name)
+        assert (m.moe.n_routed_experts, m.moe.experts_per_token, m.moe.n_shared_experts, n_moe_layers(m)) == \
+            (E, k, shared, L_moe), name
+    nxt = load_model("qwen3-next-80b-a3b")
+    assert nxt.linear_attention.n_layers == 36 and nxt.attention_output_gate and nxt.max_context == 262144
+    for name in ("qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b"):  # tied tables and a 32K context at these sizes
+        m = load_model(name)
+        assert (m.tie_embeddings, m.max_context) == (True, 32768), name
+    mini = load_model("phi-4-mini")  # tied 200K-row table, full attention (its 262,144 window exceeds the context)
+    assert (mini.tie_embeddings, mini.n_sliding_layers, mini.max_context) == (True, 0, 131072)
+    g = load_model("gemma-2-2b")
+    assert (g.n_sliding_layers, g.sliding_window, g.tie_embeddings) == (13, 4096, True)
+    S = 8192.0
+    assert float(kv_stored_bytes(g, S)) == 2 * 4 * 256 * 2 * (13 * 4096 + 13 * S)
+
+
+def test_round7_glm_air_and_qwen3_next_read_alike_from_config_json(tmp_path):
+    """The config.json reader, given the two configs as published (not re-read here), gives the entries' counts and
+    KV: the hand-written YAML and the reader agree."""
+    cfgs = {
+        "glm-4.5-air": {  # zai-org/GLM-4.5-Air
+            "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "attention_bias": True, "head_dim": 128,
+            "hidden_size": 4096, "intermediate_size": 10944, "max_position_embeddings": 131072,
+            "moe_intermediate_size": 1408, "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8,
+            "first_k_dense_replace": 1, "num_attention_heads": 96, "num_hidden_layers": 46, "num_key_value_heads": 8,
+            "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5, "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16", "vocab_size": 151552},
+        "qwen3-next-80b-a3b": {  # Qwen/Qwen3-Next-80B-A3B-Instruct
+            "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "decoder_sparse_step": 1,
+            "full_attention_interval": 4, "head_dim": 256, "hidden_size": 2048, "linear_conv_kernel_dim": 4,
+            "linear_key_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+            "linear_value_head_dim": 128, "max_position_embeddings": 262144, "mlp_only_layers": [],
+            "moe_intermediate_size": 512, "num_attention_heads": 16, "num_experts": 512, "num_experts_per_tok": 10,
+            "num_hidden_layers": 48, "num_key_value_heads": 2, "shared_expert_intermediate_size": 512,
+            "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 151936},
+    }
+    for name, cfg in cfgs.items():
+        m, cat = load_model(str(_write(tmp_path, name, cfg))), load_model(name)
+        mine, theirs = param_counts(m), param_counts(cat)
+        assert (float(mine.total), float(mine.active)) == (float(theirs.total), float(theirs.active)), name
+        assert kv_bytes_per_token(m, "bf16") == kv_bytes_per_token(cat, "bf16"), name
+        assert (n_moe_layers(m), m.max_context) == (n_moe_layers(cat), cat.max_context), name
+
+
+@pytest.mark.parametrize("text, entry", [
+    # GLM-4.5-Air and its FP8 release; GLM-4.5 itself is not the Air, nor the Air GLM-4.5
+    ("GLM-4.5-Air", "glm-4.5-air"), ("GLM-4.5-Air-FP8", "glm-4.5-air"), ("zai-org/GLM-4.5-Air", "glm-4.5-air"),
+    ("GLM 4.5 Air", "glm-4.5-air"), ("GLM-4.5", "glm-4.5"), ("GLM-4.5-FP8", "glm-4.5"), ("GLM-4.6", "glm-4.7"),
+    # Qwen3-Next: instruct, thinking and FP8 releases; the other A3B models keep their own entries
+    ("Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"), ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
+    ("Qwen3-Next-80B-A3B-Instruct-FP8", "qwen3-next-80b-a3b"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("Qwen3.5-35B-A3B", "qwen3.5-35b-a3b"),
+    # small Qwen2.5 by size; Qwen2 and the R1 distillation (untied tables) refused, the larger sizes kept
+    ("Qwen2.5-0.5B-Instruct", "qwen2.5-0.5b"), ("Qwen/Qwen2.5-1.5B-Instruct", "qwen2.5-1.5b"),
+    ("Qwen2.5-Coder-1.5B-Instruct", "qwen2.5-1.5b"), ("Qwen2.5-3B-Instruct", "qwen2.5-3b"),
+    ("Qwen2.5-32B", "qwen2.5-32b"), ("Qwen2.5-14B", "qwen2.5-14b"), ("Qwen2-1.5B", None), ("Qwen2-0.5B", None),
+    ("DeepSeek-R1-Distill-Qwen-1.5B", None), ("Qwen3-1.7B", "qwen3-1.7b"),
+    # Gemma 2 2B; Gemma (1) 2B and the other Gemma 2 sizes are not it
+    ("Gemma 2 2B", "gemma-2-2b"), ("google/gemma-2-2b-it", "gemma-2-2b"), ("Gemma 2B", None), ("gemma-2b-it", None),
+    ("Gemma 2 9B", "gemma-2-9b"), ("Gemma 3 1B", "gemma-3-1b"),
+    # Phi-4-mini; Phi-4 (14B) and Phi-3 mini keep their entries, the flash (hybrid) model is refused
+    ("Phi-4-mini", "phi-4-mini"), ("microsoft/Phi-4-mini-instruct", "phi-4-mini"), ("Phi-4", "phi-4"),
+    ("Phi-3-mini", "phi-3-mini"), ("Phi-4-mini-flash-reasoning", None),
+])
+def test_round7_names_resolve_and_neighbours_are_refused(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
+@pytest.mark.parametrize("name", ["GLM-4.5-Air-FP8", "Qwen3-Next-80B-A3B-Instruct", "Qwen2.5-1.5B-Instruct"])
+def test_round7_serve_runs(name):
     from clirun import run
     r = run("serve", name, "--on", "hgx-h100")
     assert r.exit_code == 0, r.output

@@ -296,7 +296,7 @@ def test_scored_hardware_matcher(text, entry):
     ("Qwen3-235B-A22B", "qwen3-235b-a22b"), ("gpt-oss-120b", "gpt-oss-120b"), ("GLM-4.6", "glm-4.7"),
     ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"), ("DeepSeek-R1-0528", "deepseek-v3"),
     ("DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Llama-2-70B", "llama-2-70b"),
-    ("GLM-4.5-Air", None), ("Llama 4 Scout 17B-16E", "llama-4-scout"), ("Intel Gaudi 1", None), ("Qwen2.5-72B", "qwen2.5-72b"),
+    ("GLM-4.5-Air", "glm-4.5-air"), ("Llama 4 Scout 17B-16E", "llama-4-scout"), ("Intel Gaudi 1", None), ("Qwen2.5-72B", "qwen2.5-72b"),
     ("Llama 4 Maverick", "llama-4-maverick"), ("Qwen3-8B-FP8", "qwen3-8b"), ("Qwen3-0.6B", "qwen3-0.6b"),
     ("Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Kimi-K2.5", "kimi-k2.5"), ("Kimi-K2-Instruct", "kimi-k2"),
     ("Llama 2 13B", "llama-2-13b"),
