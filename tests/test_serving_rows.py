@@ -382,3 +382,24 @@ def test_pipeline_stages_are_counted_against_the_rows_chips():
     assert any("2 independent replicas of TP4 PP2" in a for a in out.assumptions), out.assumptions
     out = predict_row({**moe, "n_chips": "8", "parallelism": "TP4 DP2 dp-attention PP2"}, Aliases())
     assert isinstance(out, Prediction), out  # SGLang's TP4 with DP2 inside it, two stages: 8 chips
+
+
+@pytest.mark.parametrize("text, K, draft", [
+    ("speculative decoding with Llama 3.2 1B draft; 4 speculative tokens", 4, "llama-3.2-1b"),
+    ("Llama-2-70B (int4) verifier + Llama-7B (int4) draft", 1, "llama-7b"),
+    ("draft model: Llama-3.2-1B-Instruct, K=5", 5, "llama-3.2-1b"),
+    ("speculative decoding, Llama-3.2-1B as the draft model, 5 drafts", 5, "llama-3.2-1b"),
+    ("with EAGLE-3 draft, 3 draft tokens", 3, None),  # a drafting head, not a separate model
+    ("FP8 + Eagle3 speculative decoding (draft len 3)", 3, None),
+    ("top-K=8 sampling; MTP 2", 2, None),
+])
+def test_drafts_and_draft_models_are_read_as_tables_write_them(text, K, draft):
+    from tokenmath.measure.validate.atload import speculation_of
+
+    row = dict(id="X-1", source="", model="Llama 3.1 70B", precision="FP8", hardware="H100", n_chips="4",
+               parallelism="TP4", batch="1", input_len="1024", output_len="512", context_len="",
+               metric="output_tokens_per_s_per_user", value="95", unit="tokens/s", confidence="approx",
+               notes=text + "; acceptance length 1.5")
+    s = speculation_of(row, None, al=Aliases())
+    assert not isinstance(s, str), s
+    assert s.K == K and (s.draft.name if s.draft else None) == draft

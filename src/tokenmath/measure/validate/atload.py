@@ -101,7 +101,18 @@ def under_load(row: dict) -> LoadRegime | None:
 
 _DRAFTS = re.compile(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
                      r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
-                     r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)", re.I)
+                     r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)"
+                     # or the count before its noun: '4 speculative tokens', '3 draft tokens', '5 drafts'
+                     r"|\b(\d+)\s*(?:speculative|draft(?:ed)?)\s*(?:tokens?|steps?)\b|\b(\d+)\s*drafts\b"
+                     r"|(?<![\w-])K\s*=\s*(\d+)", re.I)
+# a separate draft model named beside the verifier: '… + Llama-7B (int4) draft', 'with Llama 3.2 1B draft',
+# 'Llama-3.2-1B as (the) draft (model)', 'draft model: Llama-3.2-1B'
+_DRAFT_MODEL = re.compile(r"(?:\+|\bwith(?:\s+an?)?)\s*([\w.-]+(?:\s+[\w.-]+){0,3}?)\s*(?:\(\w+\)\s*)?"
+                          r"(?:as\s+(?:the\s+|a\s+)?)?draft\b(?!\s*(?:len|tokens?|steps?))"
+                          r"|\bdraft(?:\s+model)?\s*(?::|=)\s*([\w.-]+(?:\s+[\w.-]+){0,3})"
+                          r"|(?:^|[,;(|]\s*)([\w.-]+(?:\s+[\w.-]+){0,3}?)\s+as\s+(?:the\s+|a\s+)?draft", re.I)
+# drafting heads trained on the verifier's hidden states: one-layer modules, as an MTP module, not a separate model
+_DRAFT_HEAD = re.compile(r"eagle|medusa|\bmtp\b|nextn|hydra|lookahead|n-?gram", re.I)
 
 
 def drafts_stated(row: dict) -> bool:
@@ -132,15 +143,18 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
                     "(1 − α^(K+1)) / (1 − α) cannot be derived")
         alpha_one = True
     draft = None
-    named = re.search(r"\+\s*([\w.-]+(?:\s+[\w.-]+)?)\s*(?:\(\w+\)\s*)?draft", text, re.I)
-    if named or re.search(r"\bdraft model\b|\bverifier\b", text, re.I):
-        if named is None or al is None:
+    named = _DRAFT_MODEL.search(text)
+    name = next(g for g in named.groups() if g).strip() if named else None
+    if name and _DRAFT_HEAD.search(name):
+        name = None  # 'with EAGLE-3 draft': a drafting head (the MTP-module kind), not a separate model
+    if name or (re.search(r"\bdraft model\b|\bverifier\b", text, re.I) and not _DRAFT_HEAD.search(text)):
+        if name is None or al is None:
             return "speculative decoding with a separate draft model the row does not name"
-        draft, note = al.model(named.group(1))
+        draft, note = al.model(name)
         if draft is None:
             return f"speculative decoding with a separate draft model: {note}"
     k = _DRAFTS.search(text)
-    K = int(k.group(1)) if k else 1
+    K = int(next(g for g in k.groups() if g)) if k else 1
     if alpha_one:
         return Speculation(K=K, alpha=1.0, draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
     if rate is not None:
