@@ -236,3 +236,30 @@ def test_a_shallow_gemm_runs_below_a_deep_one_by_the_measured_depth_law():
     depth = (512 / (512 + k_half)) / (16384 / (16384 + k_half))
     assert 0.85 * depth < shallow.predicted / deep.predicted <= depth  # less the shallow one's fixed kernel cost
     assert any("depth law" in w for w in shallow.why)
+
+
+def test_a_search_over_shapes_reads_the_tables_best_shapes_not_the_depth_law():
+    """A 'max achievable' / 'best shape found' rate (the MAMF finder) is the best of many shapes: the 99th
+    percentile of the measured large GEMMs, whatever K the winning shape has; a stated shape keeps the law."""
+    pd = pytest.importorskip("pandas")
+    from tokenmath.measure.kernel_tables import _gemm_best
+    from tokenmath.measure.validate import Aliases, predict_row
+    from tokenmath.measure.validate.rows import COLUMNS
+
+    F = 1000e12
+    rows = [dict(m=M, n=N, k=K, latency=2 * M * N * K / (F * eta) * 1e3)
+            for M, N, K, eta in [(4096, 4096, 4096, 0.5 + 0.003 * i) for i in range(100)]]
+    assert _gemm_best(pd.DataFrame(rows), F) == pytest.approx(0.5 + 0.003 * 98.01, rel=1e-3)
+    assert _gemm_best(pd.DataFrame(rows[:10]), F) is None  # too few large shapes to say
+
+    def row(model, metric):
+        r = {c: "" for c in COLUMNS}
+        r.update(id="UB-X", model=model, precision="FP8 e4m3fn", hardware="NVIDIA B200 SXM", n_chips="1",
+                 metric=metric, value="3000", unit="TFLOP/s")
+        return predict_row(r, Aliases())
+
+    best = row("dense matmul (best shape found)", "max_achievable_matmul_TFLOPs")
+    typical = row("dense FP8 GEMM M=15360 N=4096 K=3072", "gemm_TFLOPs")
+    eta = load_priors("b200-kernels").matmul_best_fmt["fp8"]
+    assert best.predicted == pytest.approx(eta * 4500, rel=0.02) and "matmul_best_fmt" in " ".join(best.why)
+    assert typical.predicted < best.predicted and any("depth law" in w for w in typical.why)

@@ -483,6 +483,8 @@ class Priors(Record):
     moe_overhead_fmt: dict[str, float] = Field(default_factory=dict)
     # a compute-bound GEMM's depth law by format (same keys): (eta_inf, K_half) of eta = eta_inf · K/(K + K_half)
     matmul_k_law_fmt: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    # a large GEMM's best-shape efficiency by format (same keys): what a search over shapes finds (MAMF)
+    matmul_best_fmt: dict[str, float] = Field(default_factory=dict)
     matmul_m_half: float = 0.0  # rows at which a tiled GEMM reaches half its eta_flop (0: no small-M loss)
     eta_kv: float | None = None  # attention-decode KV streaming, fraction of bandwidth (None: eta_bw)
     ep_imbalance: float = 1.0  # busiest expert-parallel rank's load over uniform routing's (roofline critical path)
@@ -510,8 +512,10 @@ class Priors(Record):
         moe.update({k[:-len(tag)]: v for k, v in self.moe_overhead_fmt.items() if k.endswith(tag)})
         law = {k: v for k, v in self.matmul_k_law_fmt.items() if "@" not in k}
         law.update({k[:-len(tag)]: v for k, v in self.matmul_k_law_fmt.items() if k.endswith(tag)})
+        best = {k: v for k, v in self.matmul_best_fmt.items() if "@" not in k}
+        best.update({k[:-len(tag)]: v for k, v in self.matmul_best_fmt.items() if k.endswith(tag)})
         return self.model_copy(update={"curves": curves, "kernel_overhead_fmt": fixed, "moe_overhead_fmt": moe,
-                                       "matmul_k_law_fmt": law,
+                                       "matmul_k_law_fmt": law, "matmul_best_fmt": best,
                                        "name": f"{self.name}@{engine}"})
 
     def moe_overhead(self, fmt: str | None) -> tuple[float | None, str]:

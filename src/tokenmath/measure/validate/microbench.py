@@ -76,16 +76,30 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
             eta_bf16 = pri.matmul_k_law_fmt["bf16"][0]
             eta_inf, k_half = eta_bf16, k_half * eta_bf16 / eta_inf
 
+        # a rate the row found by searching shapes ('max achievable', 'best shape found': the MAMF finder) is the
+        # best of many: the best shapes the kernel tables measured, not the depth law's typical shape of that K
+        best_key = next((f for f in (prec, "fp8" if prec == "fp8_block" else None) if f in pri.matmul_best_fmt),
+                        None) if _BEST.search(" ".join(row[c] for c in ("model", "metric"))) else None
+
+        def depth(bs):
+            if bs == "spec":
+                return 1.0
+            if best_key:
+                return float(pri.matmul_best_fmt[best_key])
+            return float(kernels.depth_efficiency(eta_inf, K, k_half))
+
         def rate(bs):
             t0, m_half = (0.0, 0.0) if bs == "spec" else (pri.kernel_overhead_s, pri.matmul_m_half)
-            eta_k = 1.0 if bs == "spec" else float(kernels.depth_efficiency(eta_inf, K, k_half))
-            eta_mm = kernels.small_m_efficiency(eta_k, M, m_half)
+            eta_mm = kernels.small_m_efficiency(depth(bs), M, m_half)
             return flop / float(kernels.gemm_time(flop, F, eta_mm, byts, W, _eta(pri, "eta_bw", bs), t0))
         pred, spec = both(rate)
-        eta_k = float(kernels.depth_efficiency(eta_inf, K, k_half))
+        eta_k = depth("prior")
         bound = "compute" if flop / (F * eta_k) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
-        if law_key:
+        if best_key:
+            why.append(f"the best of a search over shapes: eta = {eta_k:.3g}, the best large shapes of the measured "
+                       f"kernel tables ({pri.file or pri.name}: matmul_best_fmt.{best_key})")
+        elif law_key:
             why.append(f"depth law eta = {eta_inf:.3g} · K/(K + {k_half:.0f}) = {eta_k:.3g} at K = {K} "
                        f"({pri.file or pri.name}: matmul_k_law_fmt.{law_key}, measured kernel tables)")
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
@@ -154,6 +168,7 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
 
 
 _SQUARE = (8192, 8192, 8192)  # the large square GEMM a matmul rate with no shape is read as
+_BEST = re.compile(r"max(?:imum)?[\s_-]*achiev|best[\s_-]*shape|\bmamf\b", re.I)
 # a count, maybe in k ('8k', '8kx8k'); not the K of a following 'K=7168'
 _DIM = r"(\d+(?:\.\d+)?)(?:\s*([kK])(?![a-wyzA-WYZ0-9_=]))?"
 
