@@ -291,6 +291,35 @@ def test_mamba2_hybrids_in_transformers_naming(tmp_path):
             load(cfg)
 
 
+def test_jamba_reads_its_mamba1_layers_and_matches_the_cards(tmp_path):
+    """Jamba: attention every attn_layer_period-th layer, Mamba1 elsewhere (in_proj to x and z, a 4-tap
+    convolution over x, x_proj to dt, B and C, dt_proj, A, out_proj; a state of d_inner × d_state), experts every
+    expert_layer_period-th layer. Jamba 1.5 Mini's and Large's shapes give their cards' 52B / 12B and 398B / 94B."""
+    mini = {"model_type": "jamba", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "num_experts": 16, "num_experts_per_tok": 2,
+            "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 8, "attn_layer_offset": 4,
+            "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": 256, "vocab_size": 65536}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(mini))
+    m = load_model(str(p))
+    D, di, r = 4096, 8192, 256
+    mamba = D * 2 * di + di * 4 + di * (r + 2 * 16) + r * di + di * 16 + di * D
+    attn, mlp = 2 * D * D + 2 * D * 1024, 3 * D * 14336
+    assert (m.linear_attention.kind, m.linear_attention.n_layers, arch.n_moe_layers(m)) == ("mamba1", 28, 16)
+    assert arch.param_counts(m).total_matmul == 28 * mamba + 4 * attn + 16 * mlp + 16 * (16 * mlp + D * 16)
+    assert arch.param_counts(m).total == pytest.approx(52e9, rel=0.01)
+    assert arch.param_counts(m).active == pytest.approx(12e9, rel=0.02)
+    assert arch.state_bytes_per_sequence(m) == 28 * (di * 16 * 4 + di * 3 * 2)  # FP32 state, BF16 conv window
+    assert arch.kv_bytes_per_token(m) == 4 * 2 * 8 * 128 * 2
+    p.write_text(json.dumps({**mini, "hidden_size": 8192, "num_hidden_layers": 72, "num_attention_heads": 64,
+                             "intermediate_size": 24576, "mamba_dt_rank": "auto"}))
+    large = arch.param_counts(load_model(str(p)))
+    assert large.total == pytest.approx(398e9, rel=0.01) and large.active == pytest.approx(94e9, rel=0.01)
+    p.write_text(json.dumps({**mini, "attn_layer_offset": 9}))
+    with pytest.raises(CatalogError, match="must be below its period"):
+        load_model(str(p))
+
+
 @pytest.mark.parametrize("mt, words", [("blt", "Byte Latent"), ("gemma3n_text", "AltUp"), ("jetmoe", "attention heads"),
                                        ("longcat_flash", "zero-computation")])
 def test_architectures_not_expressed_refused_with_reason(tmp_path, mt, words):

@@ -12,7 +12,7 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
 - KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
   attention adds its indexer's key per token per layer.
-- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Kimi K3's KDA, Nemotron-H's Mamba2): L_lin of the L layers
+- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Kimi K3's KDA, Nemotron-H's Mamba2, Jamba's Mamba1): L_lin of the L layers
   mix tokens through a fixed-size state instead of attention, so only the L − L_lin attention layers
   keep KV that grows with context. A linear layer holds
   N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c
@@ -106,7 +106,9 @@ def linear_layer_params(m: Model, explain: bool = False):
     g = lambda sym, v: lift(explain, sym, v, "", src)  # noqa: E731
     n = linear_attn_params(g("D", m.d_model), g("h_k", la.key_heads), g("d_k", la.key_dim), g("h_v", la.value_heads),
                            g("d_v", la.value_dim), g("g", la.gates_per_head), g("c", la.conv_kernel))
-    return _plus(n, la.extra_params, "N_lin", "forget-gate projection D·d_k + d_k·h_v·d_k") if la.extra_params else n
+    what = {"kda": "forget-gate projection D·d_k + d_k·h_v·d_k",
+            "mamba1": "x_proj d_inner·(r_dt + 2·d_state), dt_proj r_dt·d_inner and A d_inner·d_state"}.get(la.kind, "")
+    return _plus(n, la.extra_params, "N_lin", what) if la.extra_params else n
 
 
 @formula("state_bytes = L_lin·(h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·(c − 1)·b_conv)", unit="B")

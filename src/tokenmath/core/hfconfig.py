@@ -22,7 +22,8 @@ Nemotron 3 Mamba2 blocks (hybrid_override_pattern or layers_block_type; blocks r
 pairs, counts exact; moe_latent_size latent MoE), Mamba2 in transformers' own naming (`bamba`: attn_layer_indices;
 `granitemoehybrid`, Granite 4.0-H: layer_types mamba/attention, routed experts beside a shared MLP, or dense where
 num_local_experts is 0; `falcon_h1`: attention and Mamba2 side by side in every layer, counted as 2L mixer layers
-sharing L MLPs), and Kimi K3's Kimi Delta Attention layers beside MLA
+sharing L MLPs), Jamba's Mamba1 layers (`jamba`: attn_layer_period/offset, expert_layer_period/offset;
+mamba_d_state, mamba_expand, mamba_dt_rank), and Kimi K3's Kimi Delta Attention layers beside MLA
 (`kimi_linear`: linear_attn_config kda_layers / full_attn_layers; mla_use_output_gate; routed_expert_hidden_size
 latent MoE; num_experts_per_token, num_shared_experts). Layers of several attention shapes are read as groups
 (records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
@@ -30,7 +31,7 @@ num_global_key_value_heads, attention_k_eq_v), MiMo-V2-Flash (hybrid_layer_patte
 DeepSeek-V4 (compress_ratios 0/4/128: window, CSA with a top-k indexer over FP4 keys, HCA; q/o low rank with
 o_groups; hc_mult hyper-connection mixers; expert_dtype fp4), MiniMax-M3 (sparse_attention_config: block-sparse
 layers reading the top sparse_topk_blocks + local blocks, index keys estimated; dense_intermediate_size) and Llama-Nemotron NAS (block_configs: attention
-kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV, Jamba...) and the
+kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV...) and the
 variants in _NOT_YET are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
 quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
 per module kind.
@@ -306,6 +307,11 @@ class _Fields(BaseModel):
     mamba_d_conv: _int(1, 64) | None = None
     mamba_expand: _int(1, 64) | None = None
     mamba_d_ssm: Size | None = None
+    mamba_dt_rank: Annotated[Any, BeforeValidator(_auto_size)] = None  # Jamba: 'auto' = ceil(D / 16)
+    attn_layer_period: Step | None = None
+    attn_layer_offset: _int(0, 4095) | None = None
+    expert_layer_period: Step | None = None
+    expert_layer_offset: _int(0, 4095) | None = None
     moe_shared_expert_intermediate_size: Size | None = None
     share_expert_dim: Size | None = None
     indexer_types: list[StrictStr] | None = None
@@ -451,7 +457,7 @@ class _Family:
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
     groups: str | None = None  # several attention shapes (records.AttentionGroup): gemma4, mimo_v2, dsv4, nas
     linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H),
-    # mamba2_hf (Mamba2 in transformers' naming: Bamba, Granite 4.0-H, Falcon-H1), kda (Kimi K3)
+    # mamba2_hf (Mamba2 in transformers' naming: Bamba, Granite 4.0-H, Falcon-H1), kda (Kimi K3), mamba1 (Jamba)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     qk_norm: bool = False  # q and k each normed before RoPE (use_qk_norm / qk_layernorm where the config says)
     sandwich: bool = False  # post-attention and post-feedforward norms beside the pre-norms (Gemma 2 / 3)
@@ -541,6 +547,7 @@ FAMILY_SPECS: dict[str, _Family] = {
     "bamba": _Family("bamba", linear="mamba2_hf"),
     "granitemoehybrid": _Family("granite-4.0-h", linear="mamba2_hf", expert_ff=_MOE_FF),
     "falcon_h1": _Family("falcon-h1", linear="mamba2_hf"),
+    "jamba": _Family("jamba", linear="mamba1", expert_ff=_MOE_FF),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -556,7 +563,7 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
-    "mamba": "state-space", "mamba2": "state-space", "jamba": "Mamba/attention hybrid", "rwkv": "recurrent (RWKV)",
+    "mamba": "state-space", "mamba2": "state-space", "rwkv": "recurrent (RWKV)",
     "minimax": "lightning (linear) attention hybrid",
     "minimax_text_01": "lightning (linear) attention hybrid",
     "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
@@ -1093,6 +1100,41 @@ def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[
                        d_ff_shared_expert=F_sh, first_dense_layers=0, layer_step=1), None, None
 
 
+def _jamba(c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
+    """(layers, Mamba1 mixer, MoE, None, None) of Jamba: attention where i % attn_layer_period ==
+    attn_layer_offset, Mamba1 elsewhere; experts of intermediate_size where i % expert_layer_period ==
+    expert_layer_offset, a dense MLP of the same width elsewhere (transformers 4.57.1 JambaConfig). A Mamba1
+    mixer: in_proj D → 2·d_inner (x, z), a d_conv-tap convolution over x, x_proj d_inner → r_dt + 2·d_state
+    (dt, B, C), dt_proj r_dt → d_inner, A of d_inner × d_state, out_proj d_inner → D; its state d_inner ×
+    d_state (FP32) per sequence. d_inner = mamba_expand · D, r_dt = ceil(D / 16) where 'auto'."""
+    p_a, o_a = c.int("attn_layer_period", default=8), c.int("attn_layer_offset", default=4)
+    p_e, o_e = c.int("expert_layer_period", default=2), c.int("expert_layer_offset", default=1)
+    for what, p, o in (("attn", p_a, o_a), ("expert", p_e, o_e)):
+        if o >= p:
+            raise CatalogError(f"{c.path}: field {c.prefix + what + '_layer_offset'!r} ({o}) must be below its period ({p})")
+    n_attn = sum(i % p_a == o_a for i in range(L))
+    if n_attn == 0:
+        raise CatalogError(f"{c.path}: no attention layer in {L} layers (attn_layer_offset {o_a}): a pure state-space "
+                           "model is not supported yet")
+    d_in, S = c.int("mamba_expand", default=2) * D, c.int("mamba_d_state", default=16)
+    r_dt = c.int("mamba_dt_rank", default=math.ceil(D / 16))
+    lin = LinearAttention(kind="mamba1", n_layers=L - n_attn, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
+                          gates_per_head=0, conv_kernel=c.int("mamba_d_conv", default=4), state_dtype="fp32",
+                          state_flop_per_element=5.0, extra_params=float(d_in * (r_dt + 2 * S) + r_dt * d_in + d_in * S))
+    moe_layers = [i for i in range(L) if i % p_e == o_e]
+    moe = None
+    if moe_layers and c.key("E", default=0) > 1:
+        E, k = c.key("E"), c.key("k")
+        if not 1 <= k <= E:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) must be from 1 to the {E} experts")
+        first, lstep, note = _layer_step(L, moe_layers)
+        notes += [note] if note else []
+        moe = MoE(n_routed_experts=E, experts_per_token=k, d_ff_expert=c.key("F"), first_dense_layers=first,
+                  layer_step=lstep)
+    notes.append(f"{L} layers: {n_attn} attention, {L - n_attn} Mamba1; {len(moe_layers) if moe else 0} MoE.")
+    return L, lin, moe, None, None
+
+
 # ---- several attention shapes: records.AttentionGroup -------------------------------------------------
 
 def _gemma4(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
@@ -1369,6 +1411,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         L, lin, blocks_moe, n_dense_mlp = _nemotron_h(c, top, L, notes)
     elif spec.linear == "mamba2_hf":
         L, lin, blocks_moe, n_dense_mlp, F_hybrid = _mamba2_hybrid(fam, c, top, L, D, notes)
+    elif spec.linear == "mamba1":
+        L, lin, blocks_moe, n_dense_mlp, F_hybrid = _jamba(c, top, L, D, notes)
     elif spec.linear == "gdn":
         lin = _gated_deltanet(c, top, L)
     elif spec.linear == "kda":
@@ -1408,7 +1452,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
-    moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf") else _moe(spec, c, L, D, notes)
+    moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf", "mamba1") else _moe(spec, c, L, D, notes)
     groups, over = _GROUPS[spec.groups](c, L, D, N, notes) if spec.groups else (None, {})
     if groups:  # the largest group names the model's main shape (layouts split its KV heads)
         K, H = groups[0].n_kv_heads, groups[0].head_dim

@@ -237,13 +237,15 @@ class LinearAttention(Part):
     value_dim (Mamba2: x, heads × head_dim), an output gate of the value width (GDN z, Mamba2 z),
     `gates_per_head` scalars per value head (GDN a and b; Mamba2 dt), a depthwise causal convolution of
     `conv_kernel` taps over keys, queries and values, and a state of value_heads × key_dim × value_dim
-    elements (`state_dtype`) that each token reads and rewrites. arch.py owns the formulas."""
+    elements (`state_dtype`) that each token reads and rewrites. Mamba1 (Jamba) fits the same shape with one
+    channel per value head (value_heads = d_inner, value_dim 1, key_dim = d_state), no key heads (its B, C and
+    dt come from the x_proj and dt_proj inside `extra_params`) and no gate from D. arch.py owns the formulas."""
 
-    RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[1, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
+    RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[0, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
               "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[1, 64]",
               "state_flop_per_element": "[0, 100]",
               "extra_params": "[0, 1e12]"}
-    kind: Literal["gated_deltanet", "mamba2", "kda"]
+    kind: Literal["gated_deltanet", "mamba2", "kda", "mamba1"]
     n_layers: int  # layers whose token mixer this is, in place of softmax attention
     key_heads: int
     key_dim: int
@@ -256,7 +258,7 @@ class LinearAttention(Part):
     # update 2 + S·q 2 = 7; Mamba2 decay·h + dt·x⊗B 3 + C·h 2 = 5
     state_flop_per_element: float = 7.0
     # a layer's parameters outside the projections above (Kimi Delta Attention: its forget gate's low-rank
-    # projection D·d_k + d_k·h_v·d_k)
+    # projection D·d_k + d_k·h_v·d_k; Mamba1: x_proj, dt_proj and A)
     extra_params: float = 0.0
 
 
