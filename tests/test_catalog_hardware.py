@@ -22,7 +22,7 @@ EXPECTED_CHIPS = {
     "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "mi300x", "mi325x", "mi355x",
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
-    "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd",
+    "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd", "rtx-3090",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -31,11 +31,11 @@ EXPECTED_SYSTEMS = {
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
     "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1", "pcie-rtx-6000-ada-8", "pcie-a40-8",
-    "pcie-mi210-8", "mi250-node",
+    "pcie-mi210-8", "mi250-node", "pcie-rtx-3090-8",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8", "pcie-rtx-6000-ada-8", "pcie-a40-8",
-                "pcie-mi210-8"]
+                "pcie-mi210-8", "pcie-rtx-3090-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -230,7 +230,7 @@ def test_pcie_parts_run_on_pcie_and_their_priors():
     share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
     links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9,
              "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9, "l40": 32e9, "rtx-6000-ada": 32e9, "a40": 32e9,
-             "mi210": 32e9}
+             "mi210": 32e9, "rtx-3090": 32e9}
     for name, bw in links.items():
         chip = load_chip(name)
         assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
@@ -640,3 +640,17 @@ def test_serve_runs_on_rtx_6000_ada_a40_mi210_mi250(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system
+
+
+def test_rtx_3090_is_ga102_at_the_fp32_accumulate_rate_and_its_ti_is_another_board():
+    """GA102 whitepaper (not re-read here): BF16 at the FP32-accumulate rate (71 TFLOPS dense), INT8 at four times
+    it, no FP8: an FP8 checkpoint runs as W8A16 at the BF16 rate, never at the INT8 one; the Ti is refused."""
+    from tokenmath.measure.validate.match import Aliases
+    chip = load_chip("rtx-3090")
+    assert (chip.peak("bf16"), chip.peak("int8")) == (pytest.approx(71e12), pytest.approx(284e12))
+    assert "fp8" not in chip.peak_flop_per_s and chip.hbm_bandwidth_bytes_per_s == pytest.approx(936e9)
+    assert chip.peak("fp8") == chip.peak("bf16") and load_chip("t4").peak("fp8") == load_chip("t4").peak("fp16")
+    assert Aliases().system("NVIDIA GeForce RTX 3090")[0].name == "pcie-rtx-3090-8"
+    for text in ("RTX 3090 Ti", "GeForce RTX 4080 SUPER"):
+        s, note = Aliases().system(text)
+        assert s is None and ("board" in note or "matches no" in note), note

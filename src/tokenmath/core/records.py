@@ -136,7 +136,8 @@ class Chip(Record):
     _SIBLING = {"fp16": "bf16", "bf16": "fp16"}
 
     def peak_precision(self, precision: str) -> str:
-        """The precision whose peak `peak(precision)` uses: its own, its 16-bit sibling, else the best wider one."""
+        """The precision whose peak `peak(precision)` uses: its own, its 16-bit sibling, else the best wider one
+        (for FP8 and FP4, the best wider floating-point one)."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
         if precision in self.peak_flop_per_s:
@@ -145,7 +146,9 @@ class Chip(Record):
             return self._SIBLING[precision]
         i = order.index(precision) if precision in order else 0
         for p in order[i + 1:]:
-            if p in self.peak_flop_per_s:
+            # a floating-point format without its own tensor cores is widened to a floating-point one (FP8
+            # weights on Ampere or a T4 run as W8A16 at the 16-bit rate), never to the INT8 rate
+            if p in self.peak_flop_per_s and not (p == "int8" and precision in ("fp4", "fp8")):
                 return p
         return precision
 

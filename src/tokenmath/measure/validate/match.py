@@ -231,6 +231,11 @@ class Aliases:
             return None, (f"hardware {text!r} names a{'n' if what.upper() in ('NVL', 'SXM') else ''} "
                           f"{what if what != 'pcie' else 'PCIe'} part; the nearest catalog match, {sysm.chip.name} "
                           f"({disp}), is another form factor: a different part")
+        # a consumer card's 'Ti' / 'Super' is another board (more SMs, faster memory, more power): not the base card
+        suffix = re.search(r"\b(ti|super)\b", part, re.I)
+        if rule is None and suffix and not re.search(rf"\b{suffix.group(1)}\b", disp, re.I):
+            return None, (f"hardware {text!r} names the {suffix.group(1)} board; the nearest catalog match, "
+                          f"{sysm.chip.name} ({disp}), is the base card: a different part")
         notes = [m.note(), extra]
         fab = _fabric(text)
         if fab is not None:
