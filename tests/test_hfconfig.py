@@ -237,7 +237,9 @@ def test_variants_transformers_runs(tmp_path):
 
 # Mamba2/attention hybrids in transformers' own naming: per layer the attention projections (q, k, v, o), the
 # Mamba2 in_proj D → 2·W + 2·G·S + h (z, x, B, C, dt) and out_proj W → D, and the depthwise convolution over x, B,
-# C (W + 2·G·S channels × taps), counted as tokenmath counts a Nemotron-H layer
+# C (W + 2·G·S channels × taps), counted as tokenmath counts a Nemotron-H layer. These totals equal transformers
+# 4.57.1's own (its ≥ 2-D parameters less the embedding tables, the models built on the meta device): Bamba-9B's
+# shape 8,728,802,304; the Granite MoE and dense, Falcon-H1 and Jamba 1.5 Mini shapes below likewise
 def _mamba2(D, W, G, S, h, taps=4):
     return D * (2 * W + 2 * G * S + h) + W * D + (W + 2 * G * S) * taps
 
