@@ -62,6 +62,7 @@ ACTIVE_CONVENTION = {
     "glm-4.7": _without_embeddings,
     "glm-4.5-air": _without_embeddings,  # its card's 12B: 12.18B without the tables, 13.42B with them
     "minimax-m2": _without_embeddings,
+    "minimax-text-01": _without_embeddings,  # its card's 45.9B: 45.94B without the tables, 48.40B with them
     # DeepSeek-V2's and -V2-Lite's 21B / 2.4B fit the count without the input embedding (20.9B / 2.45B), not the one
     # with it (21.4B / 2.66B: the Lite's 102,400 × 2,048 table is 8 % of its active count)
     "deepseek-v2": _without_input_embedding,

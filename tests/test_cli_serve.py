@@ -226,3 +226,13 @@ def test_serve_counts_the_weights_the_default_moe_split_holds():
     one = json.loads(run("serve", "deepseek-v3", "--on", "hgx-h200", "--split", "TP8 EP8", "--json").output)
     assert d["memory"]["weights_bytes"] > 1.15 * one["memory"]["weights_bytes"]
     assert one["memory"]["weights_bytes"] == pytest.approx(673e9, rel=0.02)
+
+
+def test_a_default_moe_split_that_crowds_out_the_batch_names_the_split_that_holds_it():
+    """MiniMax-Text-01 keeps 21B of non-expert weights: the default split (attention data-parallel) holds them on each
+    of 8 H200s and leaves one sequence of 32K tokens; tensor-parallel attention beside the experts holds 128."""
+    d = json.loads(run("serve", "minimax-text-01", "--on", "hgx-h200", "-S", "32768", "--json").stdout)
+    assert d["batch"] == 1 and "--split 'TP8 EP8' holds 128" in d["batch_note"]
+    tp = json.loads(run("serve", "minimax-text-01", "--on", "hgx-h200", "-S", "32768", "--split", "TP8 EP8",
+                        "--json").stdout)
+    assert tp["batch"] == 128 and tp["memory"]["fits"]

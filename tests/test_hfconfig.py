@@ -322,6 +322,29 @@ def test_jamba_reads_its_mamba1_layers_and_matches_the_cards(tmp_path):
         load_model(str(p))
 
 
+def test_minimax_lightning_attention_layers_read_from_either_config(tmp_path):
+    """MiniMax-Text-01 / M1: lightning layers (qkv_proj D → 3·N·H, output_gate, out_proj; an H × H state per head,
+    no convolution) beside softmax ones, from transformers' layer_types or the release's attn_type_list. A reduced
+    shape's matmul count equals transformers 4.57.1's MiniMaxForCausalLM on the meta device (89,686,016)."""
+    types = ["full_attention" if (i + 1) % 8 == 0 else "linear_attention" for i in range(8)]
+    small = {"model_type": "minimax", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
+             "head_dim": 128, "num_key_value_heads": 2, "intermediate_size": 512, "num_local_experts": 4,
+             "num_experts_per_tok": 2, "vocab_size": 32000, "layer_types": types}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(small))
+    m = load_model(str(p))
+    assert (m.linear_attention.kind, m.linear_attention.n_layers) == ("lightning", 7)
+    assert arch.param_counts(m).total_matmul == 89_686_016
+    assert arch.kv_bytes_per_token(m) == 1 * 2 * 2 * 128 * 2  # the one softmax layer keeps KV
+    assert arch.state_bytes_per_sequence(m) == 7 * 8 * 128 * 128 * 4
+    rel = {k: v for k, v in small.items() if k != "layer_types"}
+    p.write_text(json.dumps({**rel, "model_type": "minimax_text_01", "attn_type_list": [0] * 7 + [1]}))
+    assert arch.param_counts(load_model(str(p))).total_matmul == 89_686_016
+    p.write_text(json.dumps({**rel, "layer_types": ["linear_attention"] * 8}))
+    with pytest.raises(CatalogError, match="every layer is lightning"):
+        load_model(str(p))
+
+
 @pytest.mark.parametrize("mt, words", [("blt", "Byte Latent"), ("gemma3n_text", "AltUp"), ("jetmoe", "attention heads"),
                                        ("longcat_flash", "zero-computation")])
 def test_architectures_not_expressed_refused_with_reason(tmp_path, mt, words):

@@ -77,6 +77,21 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
             r = run(fit)
             r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
                                        f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
+            G = s.domain_chips if chips is None else chips
+            if split is None and m.moe is not None and G > 1 and sp is None:
+                # the default MoE split keeps the non-expert weights on every chip (attention data-parallel):
+                # say how many sequences tensor-parallel attention beside the experts would hold instead
+                tp = f"TP{G} EP{G}"
+                alt = serve(m, s, G=chips, B=DEFAULT_BATCH, S=context, precision=precision, kv_dtype=kv_dtype,
+                            basis=basis, priors=priors, engine=engine, layout=layout_of(tp, m, G))
+                a = lambda k: float(np.max(np.asarray(alt.value(k) or 0.0, dtype=float)))  # noqa: E731
+                alt_fit = int((a("memory.capacity_bytes") - a("memory.weights_bytes")) // (a("memory.kv_bytes") /
+                                                                                            DEFAULT_BATCH))
+                if alt_fit > fit:
+                    r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
+                                                f"the non-expert weights; --split '{tp}' holds "
+                                                f"{min(alt_fit, DEFAULT_BATCH)}"
+                                                f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")

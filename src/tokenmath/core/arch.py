@@ -12,7 +12,8 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   MLA decodes in its absorbed form (scores against the latent: d_qk = r_kv + rope, d_v = r_kv).
 - KV bytes per token per layer: 2·K·H·b (K and V); MLA caches (r_kv + rope)·b; DeepSeek sparse
   attention adds its indexer's key per token per layer.
-- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Kimi K3's KDA, Nemotron-H's Mamba2, Jamba's Mamba1): L_lin of the L layers
+- Hybrids (Model.linear_attention: Qwen3.5's Gated DeltaNet, Kimi K3's KDA, Nemotron-H's Mamba2, Jamba's Mamba1,
+  MiniMax's lightning attention): L_lin of the L layers
   mix tokens through a fixed-size state instead of attention, so only the L − L_lin attention layers
   keep KV that grows with context. A linear layer holds
   N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c
@@ -111,9 +112,9 @@ def linear_layer_params(m: Model, explain: bool = False):
     return _plus(n, la.extra_params, "N_lin", what) if la.extra_params else n
 
 
-@formula("state_bytes = L_lin·(h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·(c − 1)·b_conv)", unit="B")
+@formula("state_bytes = L_lin·(h_v·d_k·d_v·b_state + (2·h_k·d_k + h_v·d_v)·max(c − 1, 0)·b_conv)", unit="B")
 def linear_state_bytes(L_lin, h_k, d_k, h_v, d_v, b_state, c, b_conv):
-    return L_lin * (h_v * d_k * d_v * b_state + (2 * h_k * d_k + h_v * d_v) * (c - 1) * b_conv)
+    return L_lin * (h_v * d_k * d_v * b_state + (2 * h_k * d_k + h_v * d_v) * np.maximum(c - 1, 0) * b_conv)
 
 
 def state_bytes_per_sequence(m: Model) -> float:

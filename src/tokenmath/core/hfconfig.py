@@ -548,6 +548,7 @@ FAMILY_SPECS: dict[str, _Family] = {
     "granitemoehybrid": _Family("granite-4.0-h", linear="mamba2_hf", expert_ff=_MOE_FF),
     "falcon_h1": _Family("falcon-h1", linear="mamba2_hf"),
     "jamba": _Family("jamba", linear="mamba1", expert_ff=_MOE_FF),
+    "minimax": _Family("minimax", moe="mixtral", expert_ff=_MOE_FF, linear="lightning"),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -557,15 +558,13 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "qwen2_5_vl": "qwen2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe", "ministral": "mistral",
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
             "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
-            "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
+            "qwen3_5_text": "qwen3_5", "minimax_text_01": "minimax", "minimax_m1": "minimax", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
             "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4",
             "flex_olmo": "olmoe"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
     "mamba": "state-space", "mamba2": "state-space", "rwkv": "recurrent (RWKV)",
-    "minimax": "lightning (linear) attention hybrid",
-    "minimax_text_01": "lightning (linear) attention hybrid",
     "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
     "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "xlstm": "recurrent (xLSTM)",
 }
@@ -1135,6 +1134,35 @@ def _jamba(c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
     return L, lin, moe, None, None
 
 
+def _lightning(c: _Cfg, top: _Fields, L: int, D: int, N: int, notes: list[str]) -> LinearAttention | None:
+    """MiniMax-Text-01 / MiniMax-M1: layer_types 'linear_attention' (transformers 4.57.1 MiniMaxConfig; its default
+    alternates from a full layer) or attn_type_list 0 (the release's own config: 1 = softmax) are lightning
+    attention: qkv_proj D → 3·N·H, output_gate D → N·H, out_proj N·H → D, no convolution, and a decayed
+    state of H × H per head (MiniMaxLightningAttention), in the config's state dtype, else FP32."""
+    types = c.get("layer_types")
+    atl = c.get("attn_type_list")
+    if types:
+        if len(types) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} has {len(types)} entries for {L} layers")
+        n = sum(t == "linear_attention" for t in types)
+    elif atl:
+        if len(atl) != L:
+            raise CatalogError(f"{c.path}: field {c.prefix + 'attn_type_list'!r} has {len(atl)} entries for {L} layers")
+        n = sum(t == 0 for t in atl)
+    else:
+        n = L // 2  # MiniMaxConfig's default: full attention on even layers, lightning on odd ones
+    if n == L:
+        raise CatalogError(f"{c.path}: every layer is lightning attention: tokenmath's roofline needs at least one "
+                           "softmax-attention layer")
+    if n == 0:
+        return None
+    H = c.key("H", default=D // N)
+    notes.append(f"{n} of {L} layers lightning attention (MiniMax's decayed linear attention), {L - n} softmax.")
+    return LinearAttention(kind="lightning", n_layers=n, key_heads=N, key_dim=H, value_heads=N, value_dim=H,
+                           gates_per_head=0, conv_kernel=0, state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"),
+                           state_flop_per_element=5.0)
+
+
 # ---- several attention shapes: records.AttentionGroup -------------------------------------------------
 
 def _gemma4(c: _Cfg, L: int, D: int, N: int, notes: list[str]) -> tuple[list[AttentionGroup], dict]:
@@ -1413,6 +1441,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         L, lin, blocks_moe, n_dense_mlp, F_hybrid = _mamba2_hybrid(fam, c, top, L, D, notes)
     elif spec.linear == "mamba1":
         L, lin, blocks_moe, n_dense_mlp, F_hybrid = _jamba(c, top, L, D, notes)
+    elif spec.linear == "lightning":
+        lin = _lightning(c, top, L, D, N, notes)
     elif spec.linear == "gdn":
         lin = _gated_deltanet(c, top, L)
     elif spec.linear == "kda":
@@ -1449,7 +1479,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     if fam == "doge" and c.get("is_moe"):
         raise CatalogError(f"{path}: model_type 'doge' with is_moe (cross-domain MoE: {c.key('E')} single-neuron experts "
                            "retrieved per token) is not supported yet (not represented in tokenmath's model record)")
-    if c.get("attn_type_list") and 0 in c.get("attn_type_list"):
+    if c.get("attn_type_list") and 0 in c.get("attn_type_list") and spec.linear != "lightning":
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
     moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf", "mamba1") else _moe(spec, c, L, D, notes)

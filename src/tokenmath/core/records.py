@@ -242,13 +242,15 @@ class LinearAttention(Part):
     `conv_kernel` taps over keys, queries and values, and a state of value_heads × key_dim × value_dim
     elements (`state_dtype`) that each token reads and rewrites. Mamba1 (Jamba) fits the same shape with one
     channel per value head (value_heads = d_inner, value_dim 1, key_dim = d_state), no key heads (its B, C and
-    dt come from the x_proj and dt_proj inside `extra_params`) and no gate from D. arch.py owns the formulas."""
+    dt come from the x_proj and dt_proj inside `extra_params`) and no gate from D. MiniMax's lightning attention
+    (a decayed linear attention) is keys and queries of N × H, values and an output gate of N × H, no
+    convolution (conv_kernel 0) and a state of N × H × H. arch.py owns the formulas."""
 
     RANGES = {"n_layers": "[1, 1e5]", "key_heads": "[0, 1e5]", "key_dim": "[1, 1e5]", "value_heads": "[1, 1e5]",
-              "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[1, 64]",
+              "value_dim": "[1, 1e5]", "gates_per_head": "[0, 16]", "conv_kernel": "[0, 64]",
               "state_flop_per_element": "[0, 100]",
               "extra_params": "[0, 1e12]"}
-    kind: Literal["gated_deltanet", "mamba2", "kda", "mamba1"]
+    kind: Literal["gated_deltanet", "mamba2", "kda", "mamba1", "lightning"]
     n_layers: int  # layers whose token mixer this is, in place of softmax attention
     key_heads: int
     key_dim: int
