@@ -23,7 +23,8 @@ pairs, counts exact; moe_latent_size latent MoE), Mamba2 in transformers' own na
 `granitemoehybrid`, Granite 4.0-H: layer_types mamba/attention, routed experts beside a shared MLP, or dense where
 num_local_experts is 0; `falcon_h1`: attention and Mamba2 side by side in every layer, counted as 2L mixer layers
 sharing L MLPs), Jamba's Mamba1 layers (`jamba`: attn_layer_period/offset, expert_layer_period/offset;
-mamba_d_state, mamba_expand, mamba_dt_rank), and Kimi K3's Kimi Delta Attention layers beside MLA
+mamba_d_state, mamba_expand, mamba_dt_rank), MiniMax-Text-01 / M1's lightning attention (`minimax`,
+`minimax_text_01`: layer_types 'linear_attention' or attn_type_list 0), and Kimi K3's Kimi Delta Attention layers beside MLA
 (`kimi_linear`: linear_attn_config kda_layers / full_attn_layers; mla_use_output_gate; routed_expert_hidden_size
 latent MoE; num_experts_per_token, num_shared_experts). Layers of several attention shapes are read as groups
 (records.AttentionGroup): Gemma 4 (sliding layers, and global layers with global_head_dim,
