@@ -654,3 +654,17 @@ def test_rtx_3090_is_ga102_at_the_fp32_accumulate_rate_and_its_ti_is_another_boa
     for text in ("RTX 3090 Ti", "GeForce RTX 4080 SUPER"):
         s, note = Aliases().system(text)
         assert s is None and ("board" in note or "matches no" in note), note
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("g6e.12xlarge", "pcie-l40s-8"), ("g6.48xlarge", "pcie-l4-8"), ("g6.xlarge", "pcie-l4-8"),
+    ("ct5lp-hightpu-8t", "tpu-v5e-256"), ("ct6e-standard-4t", "tpu-v6e-256"), ("BM.GPU.H100.8", "hgx-h100"),
+    ("a2-highgpu-4g", "hgx-a100-40gb"), ("a2-ultragpu-8g", "hgx-a100"), ("g2-standard-8", "pcie-l4-8"),
+    # Azure's NC A100 v4 is the PCIe card, not the SXM board the 'A100' in its name would match
+    ("Standard_NC24ads_A100_v4", "pcie-a100-8"), ("Standard_NC40ads_H100_v5", "pcie-h100-nvl-8"),
+    ("g5.12xlarge", None),  # A10G: not in the catalog
+])
+def test_cloud_instance_names_resolve_to_their_parts(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
