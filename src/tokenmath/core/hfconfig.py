@@ -458,7 +458,8 @@ class _Family:
     sliding: str = "none"  # all, alternate, pattern, qwen, llama4 (layer_types, where present, wins)
     groups: str | None = None  # several attention shapes (records.AttentionGroup): gemma4, mimo_v2, dsv4, nas
     linear: str | None = None  # layers that are not attention: gdn (Qwen3-Next/3.5 Gated DeltaNet), mamba2 (Nemotron-H),
-    # mamba2_hf (Mamba2 in transformers' naming: Bamba, Granite 4.0-H, Falcon-H1), kda (Kimi K3), mamba1 (Jamba)
+    # mamba2_hf (Mamba2 in transformers' naming: Bamba, Granite 4.0-H, Falcon-H1), kda (Kimi K3), mamba1 (Jamba),
+    # lightning (MiniMax-Text-01 / M1)
     output_gate: bool = False  # attention's q_proj also yields an output gate (attn_output_gate where the config says)
     qk_norm: bool = False  # q and k each normed before RoPE (use_qk_norm / qk_layernorm where the config says)
     sandwich: bool = False  # post-attention and post-feedforward norms beside the pre-norms (Gemma 2 / 3)
@@ -559,7 +560,8 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "qwen2_5_vl": "qwen2", "qwen3_vl": "qwen3", "qwen3_vl_moe": "qwen3_moe", "ministral": "mistral",
             "falcon3": "llama", "deepseek_vl_v2": "deepseek_v2", "glm4v": "glm4", "glm4v_moe": "glm4_moe",
             "RefinedWeb": "falcon", "RefinedWebModel": "falcon", "chatglm": "glm4",
-            "qwen3_5_text": "qwen3_5", "minimax_text_01": "minimax", "minimax_m1": "minimax", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
+            "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
+            "minimax_text_01": "minimax", "minimax_m1": "minimax",
             "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4",
             "flex_olmo": "olmoe"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
