@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..measure.validate import ValidationReport, validate_table
-from .common import BASIS_OPTION, EXPLAIN_HELP, JSON_OPTION, console, emit_json, fail, guard
+from .common import BASIS_OPTION, EXPLAIN_HELP, JSON_OPTION, console, emit_json, err_console, fail, guard
 
 
 def register(app: typer.Typer) -> None:
@@ -29,7 +30,15 @@ def register(app: typer.Typer) -> None:
         groups = [g.strip() for g in group.split(",") if g.strip()] if group else None
         if worst < 0:
             fail("--worst must be ≥ 0")
-        rep = validate_table(table, basis=basis, groups=groups, explain=explain, ids=row or None)
+        # a progress bar on stderr (transient: stdout, and --json, stay clean): a table of rows under load simulates
+        # each one, minutes for thousands
+        with Progress(TextColumn("validating {task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err_console, transient=True,
+                      disable=not err_console.is_terminal) as bar:
+            task = bar.add_task("", total=None)
+            rep = validate_table(table, basis=basis, groups=groups, explain=explain, ids=row or None,
+                                 progress=lambda rid, done, total: bar.update(task, description=rid[:12],
+                                                                              completed=done, total=total))
         if row:
             missing = sorted(set(row) - {r.id for r in rep.rows} - {u.id for u in rep.unexpressed})
             if missing:

@@ -51,7 +51,7 @@ __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validat
 
 def validate_table(path: str | Path | None = None, *, basis: str = "prior", groups: list[str] | None = None,
                    priors: Priors | None = None, aliases: str = "validation", explain: bool = False,
-                   ids: list[str] | None = None) -> ValidationReport:
+                   ids: list[str] | None = None, progress=None) -> ValidationReport:
     """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
     p = Path(path) if path else PACKAGE_TABLE
     # column names in any case; the columns a table leaves out read as empty cells
@@ -64,21 +64,24 @@ def validate_table(path: str | Path | None = None, *, basis: str = "prior", grou
             raise InputError(f"{p}: missing column(s) {', '.join(missing)}; expected the columns of "
                              f"public_measurements.csv ({', '.join(COLUMNS)})")
     return validate(rows, basis=basis, groups=groups, priors=priors, aliases=aliases, table=str(p), explain=explain,
-                    ids=ids)
+                    ids=ids, progress=progress)
 
 
 def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None = None,
              priors: Priors | None = None, aliases: str = "validation", table: str = "", explain: bool = False,
-             ids: list[str] | None = None) -> ValidationReport:
-    """Predict every row (or those of `groups` / `ids`); rows that cannot be predicted are listed with the reason."""
+             ids: list[str] | None = None, progress=None) -> ValidationReport:
+    """Predict every row (or those of `groups` / `ids`); rows that cannot be predicted are listed with the reason.
+    `progress(row_id, done, total)`, if given, is called after each row (a table under load simulates every row)."""
     if basis not in ("prior", "spec"):
         raise InputError(f"--basis must be 'prior' or 'spec' (got {basis!r})")
     al = Aliases(aliases)
     want = {g.upper() for g in groups} if groups else None
     preds: list[Prediction] = []
     skipped: list[Unexpressed] = []
-    for raw in rows:
+    for i, raw in enumerate(rows):
         row = {c: raw.get(c, "") or "" for c in COLUMNS}
+        if progress is not None:
+            progress(row["id"], i, len(rows))
         if not row["id"]:
             continue
         g = group_of(row["id"])
@@ -86,6 +89,8 @@ def validate(rows: list[dict], *, basis: str = "prior", groups: list[str] | None
             continue
         out = predict_row(row, al, basis=basis, priors=priors, explain=explain)
         (preds if isinstance(out, Prediction) else skipped).append(out)
+    if progress is not None:
+        progress("", len(rows), len(rows))
     if basis == "prior":
         _attach_intervals(preds)
     return ValidationReport(basis, table, preds, skipped)
