@@ -7,6 +7,7 @@ import typer
 from rich.table import Table
 
 from ..serving.serve import serve
+from ..core.errors import InputError
 from ..core.units import fmt
 from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SPLIT_OPTION,
                            layout_of, speculation)
@@ -82,11 +83,14 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
                 # the default MoE split keeps the non-expert weights on every chip (attention data-parallel):
                 # say how many sequences tensor-parallel attention beside the experts would hold instead
                 tp = f"TP{G} EP{G}"
-                alt = serve(m, s, G=chips, B=DEFAULT_BATCH, S=context, precision=precision, kv_dtype=kv_dtype,
-                            basis=basis, priors=priors, engine=engine, layout=layout_of(tp, m, G))
-                a = lambda k: float(np.max(np.asarray(alt.value(k) or 0.0, dtype=float)))  # noqa: E731
-                alt_fit = int((a("memory.capacity_bytes") - a("memory.weights_bytes")) // (a("memory.kv_bytes") /
-                                                                                            DEFAULT_BATCH))
+                try:
+                    alt = serve(m, s, G=chips, B=DEFAULT_BATCH, S=context, precision=precision, kv_dtype=kv_dtype,
+                                basis=basis, priors=priors, engine=engine, layout=layout_of(tp, m, G))
+                    a = lambda k: float(np.max(np.asarray(alt.value(k) or 0.0, dtype=float)))  # noqa: E731
+                    alt_fit = int((a("memory.capacity_bytes") - a("memory.weights_bytes")) // (a("memory.kv_bytes") /
+                                                                                                DEFAULT_BATCH))
+                except InputError:  # a split this model or chip count does not take: no hint
+                    alt_fit = 0
                 if alt_fit > fit:
                     r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
                                                 f"the non-expert weights; --split '{tp}' holds "
