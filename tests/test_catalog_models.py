@@ -1040,3 +1040,19 @@ def test_round7_serve_runs(name):
     from clirun import run
     r = run("serve", name, "--on", "hgx-h100")
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("text, entry", [
+    # a stated size the entry's counts cannot carry is another model, whatever its name's tokens say
+    ("DeepSeek-Prover-V2-671B", None), ("DeepSeek-V2 (236B)", "deepseek-v2"),
+    # sizes that are rounded labels, expert counts or active counts stay with their entry
+    ("Llama 4 Maverick 17B-128E", "llama-4-maverick"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("Mixtral 8x22B", "mixtral-8x22b"), ("Qwen2.5-0.5B", "qwen2.5-0.5b"), ("gpt-oss-120b", "gpt-oss-120b"),
+    ("Llama 2 7B 4-bit (3.5GB)", "llama-2-7b"), ("DeepSeek-R1 (671B)", "deepseek-v3"),
+])
+def test_a_stated_size_must_fit_the_entry(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+    if entry is None:
+        assert "a different model" in note

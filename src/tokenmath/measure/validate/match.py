@@ -193,6 +193,9 @@ class Aliases:
         rec = _model(m.entry)
         if rec is None:
             return None, f"model {m.entry!r} is neither in the catalog nor among the alias fallbacks"
+        clash = _size_clash(text, rec) if rule is None else None
+        if clash:
+            return None, clash
         self.matched["model"] = m.to_dict()
         extra = (rule or {}).get("note", "") if rule is not None and rule["model"] == m.entry else ""
         return rec, "; ".join(x for x in (m.note(), extra) if x)
@@ -259,6 +262,29 @@ class Aliases:
         `storage:` block: 'linear' for every matmul weight, or a module kind), else None."""
         rule = self._match("precision", text)
         return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
+
+
+# a size a model string states: '671B', '1.5b', '70B-chat' (not '8x7B', an expert count, nor 'A22B', nor '35GB')
+_SIZE = re.compile(r"(?<![x×\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![a-zA-Z0-9])")
+SIZE_TOLERANCE = 1.3  # a stated size is a rounded label: within 1.3× of a count (0.494B reads as 0.5B, 9.24B as 9B)
+
+
+def _size_clash(text: str, m: Model) -> str | None:
+    """Why a string that states a model size cannot be this entry: none of its sizes is within SIZE_TOLERANCE of the
+    entry's total or active parameter count (with or without the embedding tables). 'DeepSeek-Prover-V2-671B' names
+    DeepSeek-V2 by its tokens, but 671B is DeepSeek-V3's size, not V2's 236B."""
+    sizes = [float(n) * (1e9 if u in "bB" else 1e6) for n, u in _SIZE.findall(text)]
+    if not sizes:
+        return None
+    from ...core import arch
+
+    pc = arch.param_counts(m)
+    counts = [float(x) for x in (pc.total, pc.active, pc.total_matmul, pc.active_matmul) if float(x) > 0]
+    if any(c / SIZE_TOLERANCE <= s <= c * SIZE_TOLERANCE for s in sizes for c in counts):
+        return None
+    said = ", ".join(f"{s / 1e9:g}B" for s in sizes)
+    return (f"model {text!r} states {said}; the nearest catalog match, {m.name}, has {float(pc.total) / 1e9:.3g}B "
+            f"({float(pc.active) / 1e9:.3g}B active): a different model")
 
 
 @lru_cache(maxsize=None)
