@@ -1044,7 +1044,8 @@ def test_round7_serve_runs(name):
 
 @pytest.mark.parametrize("text, entry", [
     # a stated size the entry's counts cannot carry is another model, whatever its name's tokens say
-    ("DeepSeek-Prover-V2-671B", None), ("DeepSeek-V2 (236B)", "deepseek-v2"),
+    ("DeepSeek-Prover-V2-7B", None), ("DeepSeek-V2 (236B)", "deepseek-v2"),
+    ("DeepSeek-Prover-V2-671B", "deepseek-v3"),  # built on DeepSeek-V3-Base (names.yaml)
     # sizes that are rounded labels, expert counts or active counts stay with their entry
     ("Llama 4 Maverick 17B-128E", "llama-4-maverick"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
     ("Mixtral 8x22B", "mixtral-8x22b"), ("Qwen2.5-0.5B", "qwen2.5-0.5b"), ("gpt-oss-120b", "gpt-oss-120b"),
