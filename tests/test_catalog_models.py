@@ -861,10 +861,10 @@ def test_round6_deepseek_v2_and_nemotron_4_read_alike_from_config_json(tmp_path)
 
 
 @pytest.mark.parametrize("text, entry", [
-    # DeepSeek-V2 and -V2-Lite, and their chat releases; V2.5 (not checked here) refused
+    # DeepSeek-V2 and -V2-Lite, and their chat releases; V2.5 merges V2-Chat and Coder-V2 in the same shapes
     ("DeepSeek-V2", "deepseek-v2"), ("deepseek-ai/DeepSeek-V2-Chat", "deepseek-v2"), ("DeepSeek V2 236B", "deepseek-v2"),
     ("DeepSeek-V2-Chat-0628", "deepseek-v2"), ("DeepSeek-V2-Lite", "deepseek-v2-lite"),
-    ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"), ("DeepSeek-V2.5", None), ("DeepSeek-V3", "deepseek-v3"),
+    ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"), ("DeepSeek-V2.5", "deepseek-v2"), ("DeepSeek-V3", "deepseek-v3"),
     # Grok-1 and Nemotron-4 340B; their other generations and sizes refused
     ("Grok-1", "grok-1"), ("Grok 1", "grok-1"), ("Grok-2", None), ("Nemotron-4 340B", "nemotron-4-340b"),
     ("Nemotron-4-340B-Instruct", "nemotron-4-340b"), ("Nemotron-4 15B", None),
