@@ -324,10 +324,12 @@ def test_check_local_scales_the_host_costs_by_how_fast_the_host_runs_calibrates_
     pri = load_priors(system.chip.priors)
     assert pri.host_probe_s > 0 and "tiny 2-layer" in pri.source_of("host_probe_s")
     m = load_model(TINY)
-    slow = pri.model_copy(update={"host_probe_s": pri.host_probe_s / 4})  # as if the host ran 4× faster back then
+    # as if the host ran 20× faster back then: a shared 2-core host's own speed drifts by up to ~3× between the
+    # fixture's calibration and this check (other work on it), so the ratio is asserted well below 20
+    slow = pri.model_copy(update={"host_probe_s": pri.host_probe_s / 20})
     a = check_local(m, system, batches=(1,), contexts=(8,), rounds=1, priors=slow, min_time_s=0.01)
     b = check_local(m, system, batches=(1,), contexts=(8,), rounds=1, priors=slow, min_time_s=0.01, refresh_host=False)
-    assert a.host_ratio > 2 and b.host_ratio is None
+    assert a.host_ratio > 4 and b.host_ratio is None
     assert a.points[0].predicted_s > b.points[0].predicted_s  # the dispatch costs grew by the ratio
 
 
