@@ -1050,6 +1050,9 @@ def test_round7_serve_runs(name):
     ("Llama 4 Maverick 17B-128E", "llama-4-maverick"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
     ("Mixtral 8x22B", "mixtral-8x22b"), ("Qwen2.5-0.5B", "qwen2.5-0.5b"), ("gpt-oss-120b", "gpt-oss-120b"),
     ("Llama 2 7B 4-bit (3.5GB)", "llama-2-7b"), ("DeepSeek-R1 (671B)", "deepseek-v3"),
+    # a decimal size keeps its unit: '3.8B' is no version 3.8 of Phi-3
+    ("Phi-3-mini 3.8B", "phi-3-mini"), ("Phi-3-mini (3.8B)", "phi-3-mini"), ("Qwen2.5 1.5B", "qwen2.5-1.5b"),
+    ("Mistral Small 24B", "mistral-small-24b-2501"),
 ])
 def test_a_stated_size_must_fit_the_entry(text, entry):
     from tokenmath.measure.validate.match import Aliases

@@ -62,7 +62,8 @@ def tokens(text: str, split_family: bool = False) -> list[str]:
     t = text.lower().replace("×", "x")
     t = re.sub(r"(?<![a-z0-9])(\d+)\s*x(?=[a-z])", r"\1 x ", t)  # a count glued to the part: "8xH200", "4xa100"
     t = re.sub(r"(?<=[a-z0-9])\+(?![a-z0-9])", " plus ", t)  # a '+' closing a word names the larger sibling: "R+"
-    out = re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
+    # a decimal size keeps its unit ('3.8b', '0.5b'): split, its number would read as a version of the name's
+    out = re.findall(r"[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
     if split_family:
         glued = [re.fullmatch(r"([a-z]{2,})([0-9]+(?:\.[0-9]+)?)", w) for w in out]
         out = [p for w, g in zip(out, glued) for p in (g.groups() if g else (w,))]
