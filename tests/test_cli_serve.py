@@ -236,3 +236,18 @@ def test_a_default_moe_split_that_crowds_out_the_batch_names_the_split_that_hold
     tp = json.loads(run("serve", "minimax-text-01", "--on", "hgx-h200", "-S", "32768", "--split", "TP8 EP8",
                         "--json").stdout)
     assert tp["batch"] == 128 and tp["memory"]["fits"]
+
+
+def test_a_state_space_model_serves_sweeps_and_simulates_with_no_kv(tmp_path):
+    """No attention layer: no KV per token (the KV crossover context is ∞, left out of the JSON), a fixed state per
+    sequence held and read every step; every command answers."""
+    cfg = {"model_type": "mamba2", "hidden_size": 1024, "num_heads": 32, "head_dim": 64, "state_size": 64,
+           "n_groups": 1, "num_hidden_layers": 8, "expand": 2, "conv_kernel": 4, "vocab_size": 32000}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    d = json.loads(run("serve", str(p), "--on", "h100", "-B", "16", "--json").stdout)
+    assert d["kv_bytes_per_token"] == 0 and d["memory"]["kv_bytes"] > 0  # the state
+    sw = json.loads(run("sweep", str(p), "--on", "h100", "--json").stdout)
+    assert "kv_crossover_context" not in sw and sw["kappa"] == 0
+    r = run("simulate", str(p), "--on", "h100", "-C", "4", "--isl", "256", "--osl", "32", "-n", "20", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["requests_completed"] == 20

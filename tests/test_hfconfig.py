@@ -285,8 +285,9 @@ def test_mamba2_hybrids_in_transformers_naming(tmp_path):
     assert (f.n_layers, f.linear_attention.n_layers, f.n_dense_mlp_layers) == (8, 4, 4)
     assert arch.param_counts(f).total_matmul == 4 * (3072 * 1536 * 2 + 3072 * 256 * 2 + _mamba2(3072, 3072, 1, 256, 24)
                                                      + 3 * 3072 * 12288)
-    for cfg, words in ((dict(_HYBRID["granitemoehybrid"], layer_types=["mamba"] * 4), "no attention layer"),
-                       (dict(_HYBRID["granitemoehybrid"], layer_types=["mamba", "conv"] * 2), "unknown layer 'conv'"),
+    pure = load(dict(_HYBRID["granitemoehybrid"], layer_types=["mamba"] * 4))  # no attention: no KV, a state
+    assert pure.linear_attention.n_layers == 4 and arch.kv_bytes_per_token(pure) == 0
+    for cfg, words in ((dict(_HYBRID["granitemoehybrid"], layer_types=["mamba", "conv"] * 2), "unknown layer 'conv'"),
                        (dict(_HYBRID["bamba"], attn_layer_indices=[40]), "past the 32 layers"),
                        (dict(_HYBRID["bamba"], mamba_d_head=60), "is not the Mamba width")):
         with pytest.raises(CatalogError, match=words):
@@ -340,9 +341,31 @@ def test_minimax_lightning_attention_layers_read_from_either_config(tmp_path):
     rel = {k: v for k, v in small.items() if k != "layer_types"}
     p.write_text(json.dumps({**rel, "model_type": "minimax_text_01", "attn_type_list": [0] * 7 + [1]}))
     assert arch.param_counts(load_model(str(p))).total_matmul == 89_686_016
-    p.write_text(json.dumps({**rel, "layer_types": ["linear_attention"] * 8}))
-    with pytest.raises(CatalogError, match="every layer is lightning"):
-        load_model(str(p))
+
+
+def test_pure_state_space_models_read_with_no_kv_and_no_mlp(tmp_path):
+    """Mamba, Falcon Mamba (Mamba1) and Mamba2 (Codestral Mamba): every layer one mixer, no attention, no MLP. The
+    matmul counts equal transformers 4.57.1's own on the meta device; Falcon Mamba 7B's and Codestral Mamba's totals
+    are their cards' 7.27B and 7,285,403,648."""
+    def load(cfg):
+        p = tmp_path / "c.json"
+        p.write_text(json.dumps(cfg))
+        return load_model(str(p))
+    small = load({"model_type": "mamba", "hidden_size": 768, "state_size": 16, "num_hidden_layers": 24, "expand": 2,
+                  "conv_kernel": 4, "time_step_rank": 48, "intermediate_size": 1536, "vocab_size": 50280,
+                  "tie_word_embeddings": True})
+    assert arch.param_counts(small).total_matmul == 90_390_528 and small.n_dense_mlp_layers == 0
+    falcon = load({"model_type": "falcon_mamba", "hidden_size": 4096, "state_size": 16, "num_hidden_layers": 64,
+                   "expand": 16, "conv_kernel": 4, "intermediate_size": 8192, "time_step_rank": 256,
+                   "vocab_size": 65024, "tie_word_embeddings": False})
+    assert arch.param_counts(falcon).total_matmul == 6_738_149_376
+    assert arch.param_counts(falcon).total == pytest.approx(7.27e9, rel=0.01)
+    codestral = load({"model_type": "mamba2", "hidden_size": 4096, "num_heads": 128, "head_dim": 64, "state_size": 128,
+                      "n_groups": 8, "num_hidden_layers": 64, "expand": 2, "conv_kernel": 4, "vocab_size": 32768,
+                      "tie_word_embeddings": False})
+    assert arch.param_counts(codestral).total == 7_285_403_648 - 1_470_464  # less its 1-D parameters (norms, A, D)
+    for m in (small, falcon, codestral):
+        assert arch.kv_bytes_per_token(m) == 0 and arch.state_bytes_per_sequence(m) > 0
 
 
 @pytest.mark.parametrize("mt, words", [("blt", "Byte Latent"), ("gemma3n_text", "AltUp"), ("jetmoe", "attention heads"),

@@ -353,6 +353,8 @@ def _kv_per_attention_layer(m: Model, kv_dtype: str | None = None) -> float:
     only n_kv_layers of them keep a cache)."""
     b = bytes_per(kv_dtype or m.kv_dtype)
     L_attn = m.n_layers - n_linear_layers(m)
+    if L_attn == 0:  # a state-space model: no attention layer, no KV cache
+        return 0.0
     share = (m.n_kv_layers or L_attn) / L_attn
     if m.mla is not None:
         return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * b * share

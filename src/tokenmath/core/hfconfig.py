@@ -32,7 +32,8 @@ num_global_key_value_heads, attention_k_eq_v), MiMo-V2-Flash (hybrid_layer_patte
 DeepSeek-V4 (compress_ratios 0/4/128: window, CSA with a top-k indexer over FP4 keys, HCA; q/o low rank with
 o_groups; hc_mult hyper-connection mixers; expert_dtype fp4), MiniMax-M3 (sparse_attention_config: block-sparse
 layers reading the top sparse_topk_blocks + local blocks, index keys estimated; dense_intermediate_size) and Llama-Nemotron NAS (block_configs: attention
-kept or removed per layer, FFN widths summed exactly). Pure recurrent models (Mamba, RWKV...) and the
+kept or removed per layer, FFN widths summed exactly). Pure state-space models (`mamba`, `falcon_mamba`, `mamba2`)
+keep no KV at all: every layer one mixer and no MLP. Other recurrent models (RWKV, xLSTM, Griffin...) and the
 variants in _NOT_YET are refused with the reason. A ModelOpt `hf_quant_config.json` beside the config is read as its
 quantization_config; per-module mixed precision (quantized_layers, config_groups by module name) is read
 per module kind.
@@ -313,6 +314,10 @@ class _Fields(BaseModel):
     attn_layer_offset: _int(0, 4095) | None = None
     expert_layer_period: Step | None = None
     expert_layer_offset: _int(0, 4095) | None = None
+    # pure state-space models (Mamba, Falcon Mamba, Mamba2 / Codestral Mamba)
+    state_size: Size | None = None
+    expand: _int(1, 64) | None = None
+    time_step_rank: Annotated[Any, BeforeValidator(_auto_size)] = None
     moe_shared_expert_intermediate_size: Size | None = None
     share_expert_dim: Size | None = None
     indexer_types: list[StrictStr] | None = None
@@ -551,6 +556,8 @@ FAMILY_SPECS: dict[str, _Family] = {
     "falcon_h1": _Family("falcon-h1", linear="mamba2_hf"),
     "jamba": _Family("jamba", linear="mamba1", expert_ff=_MOE_FF),
     "minimax": _Family("minimax", moe="mixtral", expert_ff=_MOE_FF, linear="lightning"),
+    "mamba": _Family("mamba", linear="ssm1"), "falcon_mamba": _Family("falcon-mamba", linear="ssm1"),
+    "mamba2": _Family("mamba2", linear="ssm2"),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -567,8 +574,7 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
-    "mamba": "state-space", "mamba2": "state-space", "rwkv": "recurrent (RWKV)",
-    "falcon_mamba": "state-space", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
+    "rwkv": "recurrent (RWKV)", "zamba": "Mamba hybrid", "zamba2": "Mamba hybrid",
     "recurrent_gemma": "recurrent (Griffin)", "lfm2": "convolution/attention hybrid", "xlstm": "recurrent (xLSTM)",
 }
 # attention transformers whose variations the Model record does not express yet: refused with the reason
@@ -1084,8 +1090,7 @@ def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[
             raise CatalogError(f"{c.path}: field {c.prefix + 'layer_types'!r} has {len(types)} entries for {L} layers")
     n_attn = types.count("attention")
     if n_attn == 0:
-        raise CatalogError(f"{c.path}: no attention layer ({L} Mamba2 layers): a pure state-space model is not "
-                           "supported yet (tokenmath's roofline needs at least one attention layer)")
+        notes.append(f"no attention layer: {L} Mamba2 layers, no KV cache (a fixed state per sequence).")
     lin = _mamba2_mixer(c, top, D, L - n_attn) if n_attn < L else None
     if fam != "granitemoehybrid":
         return L, lin, None, None, None
@@ -1115,9 +1120,6 @@ def _jamba(c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
         if o >= p:
             raise CatalogError(f"{c.path}: field {c.prefix + what + '_layer_offset'!r} ({o}) must be below its period ({p})")
     n_attn = sum(i % p_a == o_a for i in range(L))
-    if n_attn == 0:
-        raise CatalogError(f"{c.path}: no attention layer in {L} layers (attn_layer_offset {o_a}): a pure state-space "
-                           "model is not supported yet")
     d_in, S = c.int("mamba_expand", default=2) * D, c.int("mamba_d_state", default=16)
     r_dt = c.int("mamba_dt_rank", default=math.ceil(D / 16))
     lin = LinearAttention(kind="mamba1", n_layers=L - n_attn, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
@@ -1154,9 +1156,6 @@ def _lightning(c: _Cfg, top: _Fields, L: int, D: int, N: int, notes: list[str]) 
         n = sum(t == 0 for t in atl)
     else:
         n = L // 2  # MiniMaxConfig's default: full attention on even layers, lightning on odd ones
-    if n == L:
-        raise CatalogError(f"{c.path}: every layer is lightning attention: tokenmath's roofline needs at least one "
-                           "softmax-attention layer")
     if n == 0:
         return None
     H = c.key("H", default=D // N)
@@ -1164,6 +1163,33 @@ def _lightning(c: _Cfg, top: _Fields, L: int, D: int, N: int, notes: list[str]) 
     return LinearAttention(kind="lightning", n_layers=n, key_heads=N, key_dim=H, value_heads=N, value_dim=H,
                            gates_per_head=0, conv_kernel=0, state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"),
                            state_flop_per_element=5.0)
+
+
+def _state_space(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
+    """(layers, mixer, None, 0 dense MLPs, d_ff) of a pure state-space model: every layer one mixer and no MLP,
+    no attention and so no KV cache, a fixed state per sequence. Mamba / Falcon Mamba (Mamba1): intermediate_size
+    (= expand · D) channels of state_size, time_step_rank ('auto': ceil(D / 16)); Mamba2 (Codestral Mamba):
+    num_heads × head_dim (= expand · D), n_groups × state_size for B and C (transformers 4.57.1 MambaConfig,
+    FalconMambaConfig, Mamba2Config)."""
+    S, conv = c.int("state_size", default=16 if fam != "mamba2" else 128), c.int("conv_kernel", default=4)
+    if fam == "mamba2":
+        heads, head = c.int("num_heads", default=128), c.int("head_dim", default=64)
+        width = c.int("expand", default=2) * D
+        if heads * head != width:
+            raise CatalogError(f"{c.path}: fields {c.prefix + 'num_heads'!r} × {c.prefix + 'head_dim'!r} ({heads} × "
+                               f"{head}) must equal expand × hidden_size ({width})")
+        lin = LinearAttention(kind="mamba2", n_layers=L, key_heads=c.int("n_groups", default=8), key_dim=S,
+                              value_heads=heads, value_dim=head, gates_per_head=1, conv_kernel=conv,
+                              state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
+    else:
+        d_in = c.key("F", default=c.int("expand", default=2) * D)
+        r_dt = c.int("time_step_rank", default=math.ceil(D / 16))
+        lin = LinearAttention(kind="mamba1", n_layers=L, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
+                              gates_per_head=0, conv_kernel=conv, state_dtype="fp32", state_flop_per_element=5.0,
+                              extra_params=float(d_in * (r_dt + 2 * S) + r_dt * d_in + d_in * S))
+    notes.append(f"a state-space model: {L} {lin.kind} layers, no attention (no KV cache, a fixed state per "
+                 "sequence) and no MLP.")
+    return L, lin, None, 0, D
 
 
 # ---- several attention shapes: records.AttentionGroup -------------------------------------------------
@@ -1436,7 +1462,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     D = c.key("D")
     blocks = c.get("hybrid_override_pattern") or c.get("layers_block_type") if spec.linear == "mamba2" else None
     L = c.key("L", default=len(blocks) if blocks else None)  # Nemotron 3 Ultra lists its blocks only
-    N = c.key("N")
+    N = c.key("N", default=1 if spec.linear in ("ssm1", "ssm2") else None)  # a state-space model has no attention
     lin = blocks_moe = n_dense_mlp = F_hybrid = None
     if spec.linear == "mamba2":
         L, lin, blocks_moe, n_dense_mlp = _nemotron_h(c, top, L, notes)
@@ -1446,6 +1472,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         L, lin, blocks_moe, n_dense_mlp, F_hybrid = _jamba(c, top, L, D, notes)
     elif spec.linear == "lightning":
         lin = _lightning(c, top, L, D, N, notes)
+    elif spec.linear in ("ssm1", "ssm2"):
+        L, lin, blocks_moe, n_dense_mlp, F_hybrid = _state_space(fam, c, top, L, D, notes)
     elif spec.linear == "gdn":
         lin = _gated_deltanet(c, top, L)
     elif spec.linear == "kda":
@@ -1485,7 +1513,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     if c.get("attn_type_list") and 0 in c.get("attn_type_list") and spec.linear != "lightning":
         raise CatalogError(f"{path}: field {c.prefix + 'attn_type_list'!r} has linear-attention layers; tokenmath's "
                            "roofline covers softmax attention only")
-    moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf", "mamba1") else _moe(spec, c, L, D, notes)
+    moe = blocks_moe if spec.linear in ("mamba2", "mamba2_hf", "mamba1", "ssm1", "ssm2") else _moe(spec, c, L, D, notes)
     groups, over = _GROUPS[spec.groups](c, L, D, N, notes) if spec.groups else (None, {})
     if groups:  # the largest group names the model's main shape (layouts split its KV heads)
         K, H = groups[0].n_kv_heads, groups[0].head_dim

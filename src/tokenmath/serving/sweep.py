@@ -79,7 +79,9 @@ def balance_batch(B_star, kappa):
 
 @formula("L_star = 2 · N_active · W / (F · kv)", unit="tok")
 def kv_crossover_context(N_active, W, F, kv):
-    return 2 * N_active * W / (F * kv)
+    """∞ where kv = 0: a state-space model keeps no KV, so no context makes its KV reads outrun compute."""
+    k = np.asarray(kv, dtype=float)
+    return _scalar(np.where(k > 0, 2 * np.asarray(N_active) * W / (F * np.where(k > 0, k, 1.0)), np.inf))
 
 
 @formula("c_min = max(t_c1, t_kv1)", unit="s")
