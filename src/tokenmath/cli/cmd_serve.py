@@ -67,39 +67,39 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
     priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
     sp = speculation(mtp, acceptance, acceptance_length, draft)
     lay = layout_of(split, m, s.domain_chips if chips is None else chips)
-    run = lambda B: serve(m, s, G=chips, B=B, S=context, precision=precision, kv_dtype=kv_dtype,  # noqa: E731
-                          basis=basis, priors=priors, engine=engine, explain=explain, spec=sp, layout=lay)
+    run = lambda B, layout=lay: serve(m, s, G=chips, B=B, S=context, precision=precision,  # noqa: E731
+                                      kv_dtype=kv_dtype, basis=basis, priors=priors, engine=engine, explain=explain,
+                                      spec=sp, layout=layout)
     r = run(DEFAULT_BATCH if batch is None else batch)
-    if batch is None and not r.fits:  # no batch asked for: the most sequences whose KV fits beside the weights
-        v = lambda k: float(np.max(np.asarray(r.value(k) or 0.0, dtype=float)))  # noqa: E731
-        room = v("memory.capacity_bytes") - v("memory.weights_bytes") - v("memory.draft_bytes")
-        fit = int(room // (v("memory.kv_bytes") / DEFAULT_BATCH))
-        if fit >= 1:
-            r = run(fit)
-            r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
-                                       f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
-            G = s.domain_chips if chips is None else chips
-            if split is None and m.moe is not None and G > 1 and sp is None:
-                # the default MoE split keeps the non-expert weights on every chip (attention data-parallel):
-                # say how many sequences tensor-parallel attention beside the experts would hold instead
-                tp = f"TP{G} EP{G}"
-                try:
-                    alt = serve(m, s, G=chips, B=DEFAULT_BATCH, S=context, precision=precision, kv_dtype=kv_dtype,
-                                basis=basis, priors=priors, engine=engine, layout=layout_of(tp, m, G))
-                    a = lambda k: float(np.max(np.asarray(alt.value(k) or 0.0, dtype=float)))  # noqa: E731
-                    alt_fit = int((a("memory.capacity_bytes") - a("memory.weights_bytes")) // (a("memory.kv_bytes") /
-                                                                                                DEFAULT_BATCH))
-                except InputError:  # a split this model or chip count does not take: no hint
-                    alt_fit = 0
-                if alt_fit > fit:
-                    r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
-                                                f"the non-expert weights; --split '{tp}' holds "
-                                                f"{min(alt_fit, DEFAULT_BATCH)}"
-                                                f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
+    fit = _most_that_fit(r) if batch is None and not r.fits else 0  # no batch asked for: the most whose KV fits
+    if fit >= 1:
+        r = run(fit)
+        r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
+                                   f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
+        G = s.domain_chips if chips is None else chips
+        if split is None and m.moe is not None and G > 1 and sp is None:
+            # the default MoE split keeps the non-expert weights on every chip (attention data-parallel):
+            # say how many sequences tensor-parallel attention beside the experts would hold instead
+            tp = f"TP{G} EP{G}"
+            try:
+                alt_fit = _most_that_fit(run(DEFAULT_BATCH, layout_of(tp, m, G)))
+            except InputError:  # a split this model or chip count does not take: no hint
+                alt_fit = 0
+            if alt_fit > fit:
+                r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
+                                            f"the non-expert weights; --split '{tp}' holds {min(alt_fit, DEFAULT_BATCH)}"
+                                            f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
     return r
+
+
+def _most_that_fit(r) -> int:
+    """The most sequences whose KV fits beside the weights (and a draft's), from a report run at DEFAULT_BATCH."""
+    v = lambda k: float(np.max(np.asarray(r.value(k) or 0.0, dtype=float)))  # noqa: E731
+    room = v("memory.capacity_bytes") - v("memory.weights_bytes") - v("memory.draft_bytes")
+    return int(room // (v("memory.kv_bytes") / DEFAULT_BATCH))
 
 
 def to_json(r, explain: bool = False) -> dict:

@@ -1060,6 +1060,23 @@ def _mamba2_mixer(c: _Cfg, top: _Fields, D: int, n_layers: int) -> LinearAttenti
                            state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
 
 
+def _mamba1_mixer(n_layers: int, d_in: int, S: int, r_dt: int, conv: int) -> LinearAttention:
+    """A Mamba1 mixer (Jamba, Mamba, Falcon Mamba): in_proj D → 2·d_inner (x, z), a conv-tap convolution over x,
+    x_proj d_inner → r_dt + 2·S (dt, B, C), dt_proj r_dt → d_inner, A of d_inner × S, out_proj d_inner → D; a
+    state of d_inner × S (FP32) per sequence: one value channel per head, the x_proj, dt_proj and A as extra."""
+    return LinearAttention(kind="mamba1", n_layers=n_layers, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
+                           gates_per_head=0, conv_kernel=conv, state_dtype="fp32", state_flop_per_element=5.0,
+                           extra_params=float(d_in * (r_dt + 2 * S) + r_dt * d_in + d_in * S))
+
+
+def _experts_per_token(c: _Cfg, E: int) -> int:
+    """num_experts_per_tok, which must pick 1 to E experts."""
+    k = c.key("k")
+    if not 1 <= k <= E:
+        raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) must be from 1 to the {E} experts")
+    return k
+
+
 def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
     """(layers, Mamba2 mixer, MoE, dense-MLP layers, d_ff or None) of the Mamba2/attention hybrids that
     transformers names itself:
@@ -1098,9 +1115,7 @@ def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[
     F_sh = c.int("shared_intermediate_size")
     if E == 0:
         return L, lin, None, None, F_sh
-    k = c.key("k")
-    if not 1 <= k <= E:
-        raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) must be from 1 to the {E} experts")
+    k = _experts_per_token(c, E)
     notes.append("a shared MLP of shared_intermediate_size runs beside the routed experts on every layer (counted "
                  "as one shared expert).")
     return L, lin, MoE(n_routed_experts=E, experts_per_token=k, n_shared_experts=1, d_ff_expert=c.key("F"),
@@ -1110,27 +1125,21 @@ def _mamba2_hybrid(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[
 def _jamba(c: _Cfg, top: _Fields, L: int, D: int, notes: list[str]):
     """(layers, Mamba1 mixer, MoE, None, None) of Jamba: attention where i % attn_layer_period ==
     attn_layer_offset, Mamba1 elsewhere; experts of intermediate_size where i % expert_layer_period ==
-    expert_layer_offset, a dense MLP of the same width elsewhere (transformers 4.57.1 JambaConfig). A Mamba1
-    mixer: in_proj D → 2·d_inner (x, z), a d_conv-tap convolution over x, x_proj d_inner → r_dt + 2·d_state
-    (dt, B, C), dt_proj r_dt → d_inner, A of d_inner × d_state, out_proj d_inner → D; its state d_inner ×
-    d_state (FP32) per sequence. d_inner = mamba_expand · D, r_dt = ceil(D / 16) where 'auto'."""
+    expert_layer_offset, a dense MLP of the same width elsewhere (transformers 4.57.1 JambaConfig); the Mamba1
+    mixer (_mamba1_mixer) of d_inner = mamba_expand · D, r_dt = ceil(D / 16) where 'auto'."""
     p_a, o_a = c.int("attn_layer_period", default=8), c.int("attn_layer_offset", default=4)
     p_e, o_e = c.int("expert_layer_period", default=2), c.int("expert_layer_offset", default=1)
     for what, p, o in (("attn", p_a, o_a), ("expert", p_e, o_e)):
         if o >= p:
             raise CatalogError(f"{c.path}: field {c.prefix + what + '_layer_offset'!r} ({o}) must be below its period ({p})")
     n_attn = sum(i % p_a == o_a for i in range(L))
-    d_in, S = c.int("mamba_expand", default=2) * D, c.int("mamba_d_state", default=16)
-    r_dt = c.int("mamba_dt_rank", default=math.ceil(D / 16))
-    lin = LinearAttention(kind="mamba1", n_layers=L - n_attn, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
-                          gates_per_head=0, conv_kernel=c.int("mamba_d_conv", default=4), state_dtype="fp32",
-                          state_flop_per_element=5.0, extra_params=float(d_in * (r_dt + 2 * S) + r_dt * d_in + d_in * S))
+    lin = _mamba1_mixer(L - n_attn, c.int("mamba_expand", default=2) * D, c.int("mamba_d_state", default=16),
+                        c.int("mamba_dt_rank", default=math.ceil(D / 16)), c.int("mamba_d_conv", default=4))
     moe_layers = [i for i in range(L) if i % p_e == o_e]
     moe = None
     if moe_layers and c.key("E", default=0) > 1:
-        E, k = c.key("E"), c.key("k")
-        if not 1 <= k <= E:
-            raise CatalogError(f"{c.path}: field {c.prefix + 'num_experts_per_tok'!r} ({k}) must be from 1 to the {E} experts")
+        E = c.key("E")
+        k = _experts_per_token(c, E)
         first, lstep, note = _layer_step(L, moe_layers)
         notes += [note] if note else []
         moe = MoE(n_routed_experts=E, experts_per_token=k, d_ff_expert=c.key("F"), first_dense_layers=first,
@@ -1182,11 +1191,8 @@ def _state_space(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[st
                               value_heads=heads, value_dim=head, gates_per_head=1, conv_kernel=conv,
                               state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
     else:
-        d_in = c.key("F", default=c.int("expand", default=2) * D)
-        r_dt = c.int("time_step_rank", default=math.ceil(D / 16))
-        lin = LinearAttention(kind="mamba1", n_layers=L, key_heads=0, key_dim=S, value_heads=d_in, value_dim=1,
-                              gates_per_head=0, conv_kernel=conv, state_dtype="fp32", state_flop_per_element=5.0,
-                              extra_params=float(d_in * (r_dt + 2 * S) + r_dt * d_in + d_in * S))
+        lin = _mamba1_mixer(L, c.key("F", default=c.int("expand", default=2) * D), S,
+                            c.int("time_step_rank", default=math.ceil(D / 16)), conv)
     notes.append(f"a state-space model: {L} {lin.kind} layers, no attention (no KV cache, a fixed state per "
                  "sequence) and no MLP.")
     return L, lin, None, 0, D
