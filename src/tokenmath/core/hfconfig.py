@@ -1023,10 +1023,8 @@ def _nemotron_h(c: _Cfg, top: _Fields, L_blocks: int, notes: list[str]):
     if n["attention"] == 0 or n["mlp"] + n["moe"] > L:
         raise CatalogError(f"{c.path}: block pattern with {n['attention']} attention, {n['mamba']} Mamba, {n['mlp']} "
                            f"MLP and {n['moe']} MoE blocks cannot be paired into attention/Mamba layers")
-    lin = LinearAttention(kind="mamba2", n_layers=n["mamba"], key_heads=c.int("n_groups"),
-                          key_dim=c.int("ssm_state_size"), value_heads=c.int("mamba_num_heads"),
-                          value_dim=c.int("mamba_head_dim"), gates_per_head=1, conv_kernel=c.int("conv_kernel"),
-                          state_dtype=_state_dtype(c, top, "mamba_ssm_cache_dtype"), state_flop_per_element=5.0)
+    lin = _mamba2_layer(n["mamba"], c.int("n_groups"), c.int("ssm_state_size"), c.int("mamba_num_heads"),
+                        c.int("mamba_head_dim"), c.int("conv_kernel"), _state_dtype(c, top, "mamba_ssm_cache_dtype"))
     moe = None
     if n["moe"]:
         E, k = c.key("E"), c.key("k")
@@ -1039,6 +1037,15 @@ def _nemotron_h(c: _Cfg, top: _Fields, L_blocks: int, notes: list[str]):
     notes.append(f"{len(blocks)} blocks: {n['mamba']} Mamba2, {n['attention']} attention, {n['mlp']} MLP, "
                  f"{n['moe']} MoE.")
     return L, lin, moe, (n["mlp"] if n["mlp"] != L - n["moe"] else None)
+
+
+def _mamba2_layer(n_layers: int, groups: int, S: int, heads: int, head: int, conv: int, state: str) -> LinearAttention:
+    """A Mamba2 mixer (Nemotron-H, Bamba, Granite 4.0-H, Falcon-H1, Mamba2): B and C of groups × S (the keys), x of
+    heads × head (the values), z the output gate, one dt per head, a conv-tap convolution; decay·h + dt·x⊗B 3 +
+    C·h 2 = 5 FLOP per state element a token."""
+    return LinearAttention(kind="mamba2", n_layers=n_layers, key_heads=groups, key_dim=S, value_heads=heads,
+                           value_dim=head, gates_per_head=1, conv_kernel=conv, state_dtype=state,
+                           state_flop_per_element=5.0)
 
 
 def _mamba2_mixer(c: _Cfg, top: _Fields, D: int, n_layers: int) -> LinearAttention:
@@ -1054,10 +1061,8 @@ def _mamba2_mixer(c: _Cfg, top: _Fields, D: int, n_layers: int) -> LinearAttenti
     if head * heads != width:
         raise CatalogError(f"{c.path}: field {c.prefix + 'mamba_d_head'!r} ({head}) × {heads} heads is not the Mamba "
                            f"width {width}")
-    return LinearAttention(kind="mamba2", n_layers=n_layers, key_heads=c.int("mamba_n_groups", default=1),
-                           key_dim=c.int("mamba_d_state"), value_heads=heads, value_dim=head, gates_per_head=1,
-                           conv_kernel=c.int("mamba_d_conv", default=4),
-                           state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
+    return _mamba2_layer(n_layers, c.int("mamba_n_groups", default=1), c.int("mamba_d_state"), heads, head,
+                         c.int("mamba_d_conv", default=4), _state_dtype(c, top, "mamba_ssm_dtype"))
 
 
 def _mamba1_mixer(n_layers: int, d_in: int, S: int, r_dt: int, conv: int) -> LinearAttention:
@@ -1187,9 +1192,8 @@ def _state_space(fam: str, c: _Cfg, top: _Fields, L: int, D: int, notes: list[st
         if heads * head != width:
             raise CatalogError(f"{c.path}: fields {c.prefix + 'num_heads'!r} × {c.prefix + 'head_dim'!r} ({heads} × "
                                f"{head}) must equal expand × hidden_size ({width})")
-        lin = LinearAttention(kind="mamba2", n_layers=L, key_heads=c.int("n_groups", default=8), key_dim=S,
-                              value_heads=heads, value_dim=head, gates_per_head=1, conv_kernel=conv,
-                              state_dtype=_state_dtype(c, top, "mamba_ssm_dtype"), state_flop_per_element=5.0)
+        lin = _mamba2_layer(L, c.int("n_groups", default=8), S, heads, head, conv,
+                            _state_dtype(c, top, "mamba_ssm_dtype"))
     else:
         lin = _mamba1_mixer(L, c.key("F", default=c.int("expand", default=2) * D), S,
                             c.int("time_step_rank", default=math.ceil(D / 16)), conv)
