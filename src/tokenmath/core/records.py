@@ -647,11 +647,16 @@ class Intervals(Record):
     method: str = ""
     groups: dict[str, IntervalGroup]
 
+    @staticmethod
+    def lookup_order(generation: str, phase: str, precision: str) -> tuple[str, ...]:
+        """Group names from the most specific to `*|*|*`, the phase kept before the precision."""
+        g, p, q = generation, phase, precision
+        return f"{g}|{p}|{q}", f"{g}|{p}|*", f"{g}|*|{q}", f"{g}|*|*", "*|*|*"
+
     def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
         """The most specific stored group for these keys, and its name."""
         gen = generation or "spec-sheet"
-        for key in (f"{gen}|{phase}|{precision}", f"{gen}|{phase}|*", f"{gen}|*|{precision}", f"{gen}|*|*",
-                    "*|*|*"):
+        for key in self.lookup_order(gen, phase, precision):
             if key in self.groups:
                 return key, self.groups[key]
         raise ValueError(f"{self.file or self.name}: no interval group for {gen}|{phase}|{precision} (nor *|*|*)")

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.load import PACKAGE_CATALOG
+from ..core.records import Intervals
 
 __all__ = ["NOMINAL", "PSEUDO_ROWS", "phase_of", "derive", "coverage", "intervals_yaml", "write_intervals",
            "residual_rows", "relabel", "prior_shifts", "widen"]
@@ -163,10 +164,9 @@ def derive(rows: list[dict], nominal: float = NOMINAL) -> dict[str, dict]:
 
 
 def _lookup(table: dict[str, dict], key: tuple[str, str, str]) -> dict | None:
-    g, p, q = key
-    for k in ((g, p, q), (g, p, "*"), (g, "*", q), (g, "*", "*"), ("*", "*", "*")):
-        if "|".join(k) in table:
-            return table["|".join(k)]
+    for k in Intervals.lookup_order(*key):  # the order serve and validate read the stored table in
+        if k in table:
+            return table[k]
     return None
 
 
