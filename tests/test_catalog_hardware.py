@@ -23,6 +23,7 @@ EXPECTED_CHIPS = {
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
     "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd", "rtx-3090",
+    "a10g", "l20", "h20-141gb", "rtx-5090", "gb10", "mi300a",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -31,11 +32,12 @@ EXPECTED_SYSTEMS = {
     "pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
     "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1", "pcie-rtx-6000-ada-8", "pcie-a40-8",
-    "pcie-mi210-8", "mi250-node", "pcie-rtx-3090-8",
+    "pcie-mi210-8", "mi250-node", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "hgx-h20-141gb", "pcie-rtx-5090-8",
+    "dgx-spark", "mi300a-4",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8", "pcie-rtx-6000-ada-8", "pcie-a40-8",
-                "pcie-mi210-8", "pcie-rtx-3090-8"]
+                "pcie-mi210-8", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "pcie-rtx-5090-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -230,7 +232,7 @@ def test_pcie_parts_run_on_pcie_and_their_priors():
     share stays below it. Only the A100 PCIe (the A100 SXM's silicon and clocks) takes measured kernel priors."""
     links = {"l4": 32e9, "a30": 32e9, "a100-pcie": 32e9, "h100-pcie": 64e9, "rtx-pro-6000-server": 64e9, "b60": 32e9,
              "a10": 32e9, "rtx-4090": 32e9, "rtx-a6000": 32e9, "l40": 32e9, "rtx-6000-ada": 32e9, "a40": 32e9,
-             "mi210": 32e9, "rtx-3090": 32e9}
+             "mi210": 32e9, "rtx-3090": 32e9, "a10g": 32e9, "l20": 32e9, "rtx-5090": 64e9}
     for name, bw in links.items():
         chip = load_chip(name)
         assert chip.scaleup_bandwidth_bytes_per_s == pytest.approx(bw), name
@@ -362,8 +364,10 @@ def test_a10_rtx4090_rtx_a6000_names_resolve_and_serve(name, entry):
     ("A100", "hgx-a100"), ("A100 80GB", "hgx-a100"), ("A100 PCIe", "pcie-a100-8"), ("NVIDIA A10 PCIe", "pcie-a10-8"),
     ("1x RTX 4090 24GB", "pcie-rtx-4090-8"), ("2x RTX A6000 (NVLink)", "pcie-rtx-a6000-8"),
     ("RTX PRO 6000", "pcie-rtx-pro-6000-8"), ("RTX PRO 6000 Blackwell", "pcie-rtx-pro-6000-8"),
-    # other parts: AWS's A10G (G5 instances) is not the A10; RTX 6000 Ada (its own entry) and A5000 are not the A6000
-    ("A10G", None), ("NVIDIA A10G", None), ("A10G 24GB", None), ("AWS g5.xlarge (A10G)", None),
+    # other parts: AWS's A10G (G5 instances, its own entry) is not the A10; RTX 6000 Ada (its own entry) and A5000 are not
+    # the A6000
+    ("A10G", "pcie-a10g-8"), ("NVIDIA A10G", "pcie-a10g-8"), ("A10G 24GB", "pcie-a10g-8"),
+    ("AWS g5.xlarge (A10G)", "pcie-a10g-8"),
     ("RTX 6000 Ada", "pcie-rtx-6000-ada-8"), ("RTX 6000 Ada Generation 48GB", "pcie-rtx-6000-ada-8"),
     ("RTX A5000", None), ("RTX 4080", None),
 ])
@@ -626,7 +630,7 @@ def test_rtx_6000_ada_a40_mi210_mi250_figures():
     ("MI300X", "mi300x-8"),
     # parts not in the catalog: the Turing Quadro RTX 6000, RTX 5000 Ada, A4000; an MI250 stated by its package's memory
     ("RTX 6000", None), ("Quadro RTX 6000", None), ("RTX 5000 Ada", None), ("RTX A4000", None),
-    ("AMD Instinct MI250 128GB", None), ("A10G", None), ("L20", None),
+    ("AMD Instinct MI250 128GB", None), ("A10G", "pcie-a10g-8"), ("L20", "pcie-l20-8"),
 ])
 def test_rtx_6000_ada_a40_mi210_mi250_names(text, entry):
     from tokenmath.measure.validate.match import Aliases
@@ -662,9 +666,65 @@ def test_rtx_3090_is_ga102_at_the_fp32_accumulate_rate_and_its_ti_is_another_boa
     ("a2-highgpu-4g", "hgx-a100-40gb"), ("a2-ultragpu-8g", "hgx-a100"), ("g2-standard-8", "pcie-l4-8"),
     # Azure's NC A100 v4 is the PCIe card, not the SXM board the 'A100' in its name would match
     ("Standard_NC24ads_A100_v4", "pcie-a100-8"), ("Standard_NC40ads_H100_v5", "pcie-h100-nvl-8"),
-    ("g5.12xlarge", None),  # A10G: not in the catalog
+    ("g5.12xlarge", "pcie-a10g-8"), ("g5.xlarge", "pcie-a10g-8"),
 ])
 def test_cloud_instance_names_resolve_to_their_parts(text, entry):
     from tokenmath.measure.validate.match import Aliases
     s, note = Aliases().system(text)
     assert (s.name if s else None) == entry, note
+
+
+def test_a10g_l20_h20_141gb_rtx_5090_gb10_mi300a_figures():
+    """The A10G's peaks are GA102 estimates (80 SMs x 1,710 MHz x 1,024 flop/clock/SM); the RTX 5090's tensor peaks are
+    GeForce's FP32-accumulate rates (half the FP16-accumulate ones); the H20 141GB is the H20's GPU with HBM3e (its
+    bandwidth the H200's, an estimate); GB10 and MI300A share their memory with the CPU, one GB10 per DGX Spark."""
+    expect = {  # bf16, capacity GiB, bandwidth, estimates that must be marked
+        "a10g": (140.1e12, 24, 600e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp32"}),
+        "l20": (119.5e12, 48, 864e9, set()),
+        "h20-141gb": (148e12, 141, 4.8e12, {"hbm_bandwidth_bytes_per_s"}),
+        "rtx-5090": (209.5e12, 32, 1792e9, {"peak_flop_per_s.fp4"}),
+        "gb10": (125e12, 128, 273e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp8"}),
+        "mi300a": (980.6e12, 128, 5.3e12, {"scaleup_bandwidth_bytes_per_s"}),
+    }
+    for name, (bf16, gib, bw, estimates) in expect.items():
+        c = load_chip(name)
+        assert c.peak("bf16") == pytest.approx(bf16), name
+        assert c.hbm_capacity_bytes == gib * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(bw), name
+        assert estimates <= set(c.estimates), name
+    assert load_chip("a10g").peak("bf16") == pytest.approx(80 * 1.71e9 * 1024, rel=1e-3)
+    assert load_chip("a10g").peak("fp8") == load_chip("a10g").peak("bf16")  # no FP8 on Ampere
+    h20, h20e = load_chip("h20"), load_chip("h20-141gb")
+    assert h20.hbm_capacity_bytes == 96 * 2**30 and h20.peak_flop_per_s == h20e.peak_flop_per_s
+    assert load_chip("rtx-5090").peak("fp8") == pytest.approx(2 * load_chip("rtx-5090").peak("bf16"))
+    assert load_chip("gb10").peak("fp4") == pytest.approx(1e15 / 2)  # 1 PFLOP FP4 with sparsity
+    assert (load_system("dgx-spark").domain_chips, load_system("mi300a-4").domain_chips,
+            load_system("hgx-h20-141gb").domain_chips) == (1, 4, 8)
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("A10G", "pcie-a10g-8"), ("1x NVIDIA A10G (g5.xlarge)", "pcie-a10g-8"), ("4x A10G (g5.12xlarge)", "pcie-a10g-8"),
+    ("g5.48xlarge", "pcie-a10g-8"), ("NVIDIA L20", "pcie-l20-8"), ("L20 48GB", "pcie-l20-8"),
+    ("H20 141GB", "hgx-h20-141gb"), ("H20-141G", "hgx-h20-141gb"), ("8x NVIDIA H20 141GB", "hgx-h20-141gb"),
+    ("RTX 5090", "pcie-rtx-5090-8"), ("NVIDIA GeForce RTX 5090", "pcie-rtx-5090-8"), ("RTX5090", "pcie-rtx-5090-8"),
+    ("DGX Spark", "dgx-spark"), ("NVIDIA DGX Spark", "dgx-spark"), ("NVIDIA GB10", "dgx-spark"),
+    ("MI300A", "mi300a-4"), ("AMD Instinct MI300A", "mi300a-4"),
+    # their neighbours keep their own entries
+    ("H20", "hgx-h20"), ("NVIDIA H20 96GB", "hgx-h20"), ("H200 SXM 141GB", "hgx-h200"), ("A10", "pcie-a10-8"),
+    ("L40", "pcie-l40-8"), ("L4", "pcie-l4-8"), ("RTX 4090", "pcie-rtx-4090-8"), ("GB200", "gb200-nvl72"),
+    ("DGX H100", "hgx-h100"), ("MI300X", "mi300x-8"), ("RTX 5080", None),
+])
+def test_a10g_l20_h20_141gb_rtx_5090_gb10_mi300a_names(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
+
+
+@pytest.mark.parametrize("name, system", [("g5.xlarge", "pcie-a10g-8"), ("H20-141G", "h20-141gb"),
+                                          ("DGX Spark", "dgx-spark"), ("MI300A", "mi300a")])
+def test_serve_and_show_a10g_h20_141gb_dgx_spark_mi300a(name, system):
+    r = run("catalog", "show", name, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["name"] == system
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
