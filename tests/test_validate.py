@@ -364,6 +364,24 @@ def test_another_table_with_a_byte_order_mark_other_case_and_fewer_columns(tmp_p
     assert any("precision not stated: the checkpoint's own, bf16" in a for a in r.assumptions)
 
 
+@pytest.mark.parametrize("sep", ["\t", ";"])
+def test_a_tab_or_semicolon_export_with_spaced_headers_reads_as_the_csv(tmp_path, sep):
+    """A spreadsheet's tab- or semicolon-separated export, headers written as words ("N Chips", "Input Len"):
+    read as the comma-separated table (before: a missing-column refusal, or the spaced columns read empty)."""
+    head = ["ID", "Model", "Hardware", "N Chips", "Batch", "Input Len", "Output-Len", "Metric", "Value", "Unit"]
+    cells = ["X-1", "Llama 3.1 8B", "H100 SXM 80GB", "1", "1", "60000", "128", "decode_tokens_per_s_per_user", "150",
+             "tokens/s"]
+    f = tmp_path / "t.tsv"
+    f.write_text(sep.join(head) + "\n" + sep.join(cells) + "\n", encoding="utf-8")
+    (r,) = validate_table(f).rows
+    g = tmp_path / "t.csv"
+    g.write_text(",".join(h.lower().replace(" ", "_").replace("-", "_") for h in head) + "\n" + ",".join(cells)
+                 + "\n", encoding="utf-8")
+    (want,) = validate_table(g).rows
+    (short,) = validate_table(g.write_text(g.read_text().replace(",60000,", ",128,")) and g).rows
+    assert r.predicted == pytest.approx(want.predicted) and short.predicted > 1.1 * want.predicted
+
+
 def test_serving_rows_are_known_by_what_they_measure_not_by_their_id():
     rows = [{**TRT, "id": "HID-001"}, {**BS1, "id": "ZZ-9"}, {**GEMM, "id": "HID-002"}]
     s = validate(rows).summary()
