@@ -466,6 +466,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
 
     eta_attn = eta_flop
     prefill_curve = phase == "prefill" and not spec and has("eta_attn_prefill", "bf16")
+    attn_kf = kv if f"eta_attn_prefill.{kv}" in pri.curves else "bf16"  # the context kernel for this KV format
     if pri.matmul_m_half and not spec:
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
         M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * n_new,
@@ -513,7 +514,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         flop_mm = matmul_flop(pc.matmul, T)
         eta_mm = eta_mm_at("eta_mm", T)
         if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
-            eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
+            eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
         if eta_mm is eta_flop and eta_attn is eta_flop:
             t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
         else:
@@ -546,7 +547,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
-            kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe)
+            kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf)
         extras.update(more)
 
     if spec:
@@ -688,7 +689,8 @@ def _interval(t, pri, reads, extrapolated: bool):
 
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
-                   kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None):
+                   kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None,
+                   attn_kf: str = "bf16"):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -718,7 +720,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     flop_dense = dense_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), T_dp, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
     if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
-        eta_attn = c("eta_attn", "eta_attn_prefill", "bf16", np.asarray(value_of(flop_attn), float) / m.n_layers)
+        eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / m.n_layers)
     kf_dense, F_dense = kf_dense or prec, F_mm if F_dense is None else F_dense
     eta_mm = eta_mm_at("eta_mm", T_dp, kf_dense)  # dense GEMMs: M = the DP group's tokens
     eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)

@@ -455,24 +455,35 @@ def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """Flash attention over a prompt, by the KV cache's format.
+
+    With an FP8 cache an engine runs its FP8 context kernel (Q, K, V in FP8 on the FP8 tensor cores) where it
+    has one, as aiconfigurator-core infers for an FP8/NVFP4 checkpoint (sdk/models/helpers.py
+    `_infer_quant_modes_from_raw_config`: fmha_quant_mode fp8), else its BF16 kernel reading the FP8 cache (vLLM:
+    the same file falls back to bfloat16 FMHA). Both are read against the BF16 peak, the F_attn a step uses.
+    """
     files = _newest(root / "data" / sysdir / "attention", "context_attention_perf.parquet")
     F = chip.peak("bf16")
-    per, used = [], []
-    for eng, f in files.items():
-        df = _full_attention(_read(f))
-        d = df[(df.attn_dtype == "bfloat16") & (df.kv_cache_dtype == "bfloat16") & (df.isl >= 128)]
-        if len(d) == 0:
-            continue
-        S = d.isl.to_numpy(dtype=float)
-        flop = d.batch_size.to_numpy() * S * 2 * d.num_heads.to_numpy() * 2 * d.head_dim.to_numpy() * (S + 1) / 2
-        t = d.latency.to_numpy() * 1e-3
-        pts = _binned(flop, flop / (F * t), True, F)
-        if pts:
-            per.append(pts)
-            used.append(eng)
-    _store_curves(out, "eta_attn_prefill.bf16", per, used, (
-        f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({{engines}}; BF16, causal): FLOP / (F·t) "
-        f"by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}"))
+    for fmt_, tab_fmt in KV_FORMATS.items():
+        per, used = [], []
+        for eng, f in files.items():
+            df = _full_attention(_read(f))
+            d = df[(df.kv_cache_dtype == tab_fmt) & (df.isl >= 128)]
+            attn = tab_fmt if (d.attn_dtype == tab_fmt).any() else "bfloat16"
+            d = d[d.attn_dtype == attn]
+            if len(d) == 0:
+                continue
+            S = d.isl.to_numpy(dtype=float)
+            flop = d.batch_size.to_numpy() * S * 2 * d.num_heads.to_numpy() * 2 * d.head_dim.to_numpy() * (S + 1) / 2
+            t = d.latency.to_numpy() * 1e-3
+            pts = _binned(flop, flop / (F * t), True, F)
+            if pts:
+                per.append(pts)
+                used.append(eng if fmt_ == "bf16" else f"{eng} {attn} kernel")
+        kernels = "BF16" if fmt_ == "bf16" else "KV FP8: the engine's FP8 kernel where measured, else BF16 over FP8 KV"
+        _store_curves(out, f"eta_attn_prefill.{fmt_}", per, used, (
+            f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({{engines}}; {kernels}, causal): FLOP / "
+            f"(F·t) by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}"))
 
 
 # ---- all-reduce ----------------------------------------------------------------------------------
