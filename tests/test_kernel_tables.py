@@ -72,6 +72,13 @@ def test_engine_curves_replace_the_median_only_where_that_engine_was_measured():
     assert trt.curves["eta_kv_bytes.fp8"] != pri.curves["eta_kv_bytes.fp8"]
     assert not any("@" in k for k in trt.curves)
     assert pri.for_engine(None) is pri and load_priors("default").for_engine("vllm").curves == {}
+    # a dense GEMM is one library kernel in every engine: its curves and fixed cost keep the engines' median,
+    # while the per-engine tables stay in the file as the evidence (vLLM's block-FP8 GEMM on Hopper: a large
+    # fixed cost the others do not show)
+    vllm = pri.for_engine("vllm")
+    assert vllm.curves["eta_bw.fp8"] == pri.curves["eta_bw.fp8"] != pri.curves["eta_bw.fp8@vllm"]
+    assert vllm.kernel_overhead("fp8_block") == pri.kernel_overhead("fp8_block")
+    assert pri.kernel_overhead_fmt["fp8_block@vllm"] > 5 * pri.kernel_overhead_fmt["fp8_block@sglang"]
 
 
 def test_validation_reads_the_engine_a_row_names():
