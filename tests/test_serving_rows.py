@@ -235,6 +235,10 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     # a bare pair after a word naming another quantity is not ISL/OSL (it was 32k in, 128k out)
     (("", ""), "context 32k/128k", (None, None)), (("", ""), "max batch 1k/2k", (None, None)),
     (("", ""), "ctx: 32k/128k, InferenceMAX 8k/1k", (8192, 1024)),
+    # an arrow from prompt to output; TGI's 'sequence length … decode length'; words in the length columns
+    (("", ""), "2K→256", (2048, 256)), (("", ""), "2048 -> 128", (2048, 128)), (("", ""), "latency 120 → 80 ms", (None, None)),
+    (("", ""), "sequence length 512, decode length 128", (512, 128)), (("", ""), "sequence length 2048", (None, None)),
+    (("input 1024", "output 256"), "", (1024, 256)), (("~550", "150 tokens"), "", (550, 150)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -259,11 +263,16 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                parallelism="TP1", batch="request rate 4 req/s", input_len="512", output_len="128", context_len="",
                metric="median TTFT", value="40", unit="ms", confidence="verbatim", notes="vLLM")
     assert under_load(row).rate_per_s == 4.0 and under_load({**row, "batch": "64 users"}).concurrency == 64
+    for said in ("--num-concurrent-requests 8", "num_concurrent_requests=8", "c=8"):  # LLMPerf's flags; was batch 1
+        assert under_load({**row, "batch": said}).concurrency == 8, said
     r = predict_row(row, Aliases())
     assert r.kind == "concurrency" and "Poisson arrivals at 4 requests/s" in r.why[0]
     assert under_load({**row, "batch": "", "metric": "request throughput", "unit": "req/s"}) is None  # measured, not driven
     for metric in ("TPS per user", "tokens per second per user", "interactivity (tok/s/user)"):
         assert quantity_of(metric, "tok/s")[0] == "tokens_per_s_per_user"
+    # TGI's benchmark: 'decode latency' is one decode step (was an end-to-end latency, 200x off), 'prefill latency'
+    # the prefill that yields the first token
+    assert quantity_of("Decode latency p50", "ms")[0] == "tpot_s" and quantity_of("Prefill latency (p50)", "ms")[0] == "ttft_s"
 
 
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),

@@ -69,7 +69,7 @@ def _limit(what: str, text: str) -> re.Match | None:
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
     text = row_text(row, ("batch", "parallelism", "metric", "notes"))
-    conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t requests|t users)\s*(?:of|=|:|at)?\s*(\d+)|"
+    conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t[-_ ]requests|t[-_ ]users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
                      r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
@@ -176,8 +176,11 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
-    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m):  # '25 ms/token', 'latency per token'
+    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token|(?:decod(?:e|ing)|next[\s_-]token)[\s_-]*(?:step[\s_-]*)?"
+                 r"latency", u + " " + m):  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
         return "tpot_s", stat, False
+    if re.search(r"prefill[\s_-]*(?:step[\s_-]*)?latency|prompt[\s_-]*processing[\s_-]*latency", m):
+        return "ttft_s", stat, False  # TGI's 'prefill latency': the prefill step that yields the first token
     if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at

@@ -108,6 +108,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, spec)
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
+    if scope == "core":
+        return Unexpressed(rid, g, f"unit {row['unit']!r}: a rate per core of a chip (NeuronCore, TensorCore); the "
+                                   "catalog's parts are whole chips and do not say how a rate shares out over cores")
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
