@@ -412,3 +412,19 @@ def test_drafts_and_draft_models_are_read_as_tables_write_them(text, K, draft):
     s = speculation_of(row, None, al=Aliases())
     assert not isinstance(s, str), s
     assert s.K == K and (s.draft.name if s.draft else None) == draft
+
+
+def test_llama_bench_tests_and_gguf_formats_are_read():
+    """llama-bench's 'pp512' is one 512-token prompt's prefill rate, 'tg128' 128 tokens decoded at batch 1; Q4_0
+    weights stream at 4.5 bits (both were refused: unit 't/s', precision 'Q4_0')."""
+    from tokenmath.core.units import PRECISION_BYTES
+
+    row = dict(id="LC-1", source="llama.cpp", model="llama 7B Q4_0", precision="Q4_0", hardware="RTX 4090",
+               n_chips="1", parallelism="", batch="", input_len="", output_len="", context_len="", metric="tg128",
+               value="155 ± 1", unit="t/s", confidence="approx", notes="")
+    tg, pp = predict_row(row, Aliases()), predict_row({**row, "metric": "pp512", "value": "11800"}, Aliases())
+    assert tg.kind == "decode" and "decode at context 65" in " ".join(tg.why)
+    assert pp.kind == "prefill" and "prefill 1 prompt(s) of 512" in pp.why[0]
+    assert PRECISION_BYTES["gguf_q4_0"] == 4.5 / 8 and "gguf_q4_0" in " ".join(tg.why)
+    f16 = predict_row({**row, "precision": "F16"}, Aliases())
+    assert 0.25 < f16.predicted / tg.predicted < 0.4  # a weight-bound step: 16 bits a weight against 4.5

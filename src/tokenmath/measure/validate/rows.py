@@ -20,7 +20,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "hardware_count", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "hardware_count", "lengths_of", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
@@ -122,6 +122,13 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
+
+
+def bench_test_of(row: dict) -> tuple[str, int] | None:
+    """llama-bench's test named in the metric: 'pp512' (prompt processing: one prompt of 512 tokens, input tokens/s)
+    -> ('prefill', 512); 'tg128' (text generation: 128 tokens at batch 1 from an empty context) -> ('decode', 128)."""
+    m = re.fullmatch(r"\s*(pp|tg)\s*(\d{2,})\s*(?:\(.*\))?\s*", row.get("metric", "") or "", re.I)
+    return ("prefill" if m.group(1).lower() == "pp" else "decode", int(m.group(2))) if m else None
 
 
 def context_of(row: dict) -> int | None:
