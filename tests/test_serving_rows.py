@@ -27,6 +27,7 @@ LLAMA = load_model("llama-3.1-70b")
     ("--tp 8 --dp 8 --enable-dp-attention", {"tp": 8, "dp": 8}),
     ("DEP8", {"dep": 8}),
     ("TP64 EP8 MoE-TP8", {"tp": 64, "ep": 8, "moe_tp": 8}),
+    ("TP1 x 8 replicas", {"tp": 1, "dp": 8}),  # was one replica of one chip at the row's whole concurrency
 ])
 def test_split_texts(text, want):
     assert split_of(text) == want
@@ -239,6 +240,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "2K→256", (2048, 256)), (("", ""), "2048 -> 128", (2048, 128)), (("", ""), "latency 120 → 80 ms", (None, None)),
     (("", ""), "sequence length 512, decode length 128", (512, 128)), (("", ""), "sequence length 2048", (None, None)),
     (("input 1024", "output 256"), "", (1024, 256)), (("~550", "150 tokens"), "", (550, 150)),
+    (("", ""), "128 input tokens and 2048 output tokens", (128, 2048)), (("", ""), "in/out 128/2048", (128, 2048)),
+    (("", ""), "prompt 2048 / gen 128", (2048, 128)), (("", ""), "mean; 2K/128", (2048, 128)),
+    (("", ""), "PCIe Gen5, 1/8 of a node", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -265,6 +269,10 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
     assert under_load(row).rate_per_s == 4.0 and under_load({**row, "batch": "64 users"}).concurrency == 64
     for said in ("--num-concurrent-requests 8", "num_concurrent_requests=8", "c=8"):  # LLMPerf's flags; was batch 1
         assert under_load({**row, "batch": said}).concurrency == 8, said
+    # a request rate measured at a stated QPS is driven at it (it ran at the engine's max load); one that only
+    # restates the measured value is not
+    driven = {**row, "batch": "QPS 16", "metric": "request throughput", "unit": "req/s"}
+    assert under_load({**driven, "value": "12.5"}).rate_per_s == 16 and under_load({**driven, "value": "16"}) is None
     r = predict_row(row, Aliases())
     assert r.kind == "concurrency" and "Poisson arrivals at 4 requests/s" in r.why[0]
     assert under_load({**row, "batch": "", "metric": "request throughput", "unit": "req/s"}) is None  # measured, not driven

@@ -76,8 +76,10 @@ def under_load(row: dict) -> LoadRegime | None:
     rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
                      r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
     R = next((float(x) for x in rate.groups() if x), None) if rate and C is None else None
-    if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I):
-        R = None  # a request rate the row measures, not one it was driven at
+    measured = parse_measured(row.get("value", ""))
+    if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I) and (
+            rate.group(1) is None or measured is None or abs(R - measured.value) <= 0.01 * R):
+        R = None  # a request rate the row measures, not one it was driven at ('QPS 16' measured at 12.5 req/s is)
     per_user_metric = "per_user" in row["metric"].lower() or "/user" in row["unit"].lower()
     speed = None
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +

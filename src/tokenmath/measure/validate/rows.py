@@ -95,13 +95,15 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     if isl is not None and osl is not None:
         return isl, osl, ""
     text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
-    pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
+    pats = [(rf"\b(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
             # an arrow from prompt to output ('2K→256', '2048 -> 128'), not a change of a value ('120 → 80 ms')
             (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.,])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/))", 1, 2),
-            (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
+            # a bare pair with a 'k' on either side
+            (r"(?<![\w./])(?=\d+(?:\.\d+)?\s*[kK]\s*/|\d+\s*/\s*\d+(?:\.\d+)?\s*[kK](?![\w/]))(\d+(?:\.\d+)?\s*[kK]?)\s*/\s*"
+             r"(\d+(?:\.\d+)?\s*[kK]?)(?![\w/.])(?!\s*(?:%|m?s\b|tok\w*\s*/))", 1, 2)]  # '8k/1k'
     for k, (pat, a, b) in enumerate(pats):
         m = next((x for x in re.finditer(pat, text, re.I) if k < len(pats) - 1 or not re.search(
             r"\b(?:context|ctx|window|batch|bs|vocab(?:ulary)?|max|seq(?:uence)?s?(?:[ \t]*len(?:gth)?s?)?)[ \t]*(?:[:=]|of)?"
@@ -110,11 +112,14 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
     mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
+        rf"{_LEN}[- ]?(?:input|prompt)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
         rf"[ \t]*{_LEN}", text, re.I)
+    # TGI's 'decode length 128', 'max_new_tokens 128', 'gen 128' (not PCIe 'Gen5')
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
-        rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)  # TGI's 'decode length 128'
+        rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
+        rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}", text, re.I)
     if mi is None and mo is not None:  # 'sequence length 512, decode length 128': with the output apart, the prompt
         mi = re.search(rf"\bseq(?:uence)?[ \t_-]*len(?:gth)?[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
     i = isl if isl is not None else (_length(mi.group(1)) if mi else None)
