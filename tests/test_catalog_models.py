@@ -1060,3 +1060,190 @@ def test_a_stated_size_must_fit_the_entry(text, entry):
     assert (m.name if m else None) == entry, note
     if entry is None:
         assert "a different model" in note
+
+
+# ---- round 8: Cohere, AI21, Baidu, Tencent, Phi-3 medium and Nemotron Nano 2 models that serving tables name -----------
+# Shapes from each model's config.json as published (not re-read here; each YAML names its source).
+
+CFG8 = {  # the keys the reader uses, values as published
+    "command-r-plus": {  # CohereForAI/c4ai-command-r-plus
+        "architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 12288, "intermediate_size": 33792,
+        "logit_scale": 0.8333333333333334, "max_position_embeddings": 8192, "num_attention_heads": 96,
+        "num_hidden_layers": 64, "num_key_value_heads": 8, "torch_dtype": "float16", "use_qk_norm": True,
+        "vocab_size": 256000},
+    "command-a": {  # CohereForAI/c4ai-command-a-03-2025
+        "architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "head_dim": 128, "hidden_size": 12288,
+        "intermediate_size": 36864, "num_attention_heads": 96, "num_hidden_layers": 64, "num_key_value_heads": 8,
+        "sliding_window": 4096, "sliding_window_pattern": 4, "torch_dtype": "bfloat16", "vocab_size": 256000},
+    "jamba-1.5-mini": {  # ai21labs/AI21-Jamba-1.5-Mini
+        "architectures": ["JambaForCausalLM"], "model_type": "jamba", "attn_layer_offset": 4, "attn_layer_period": 8,
+        "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_size": 4096, "intermediate_size": 14336,
+        "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2,
+        "max_position_embeddings": 262144, "num_attention_heads": 32, "num_experts": 16, "num_experts_per_tok": 2,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "vocab_size": 65536},
+    "ernie-4.5-300b-a47b": {  # baidu/ERNIE-4.5-300B-A47B-PT
+        "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 8192,
+        "intermediate_size": 28672, "max_position_embeddings": 131072, "moe_intermediate_size": 3584, "moe_k": 8,
+        "moe_layer_end_index": 53, "moe_layer_interval": 1, "moe_layer_start_index": 3, "moe_num_experts": 64,
+        "moe_num_shared_experts": 0, "num_attention_heads": 64, "num_hidden_layers": 54, "num_key_value_heads": 8,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 103424},
+    "ernie-4.5-21b-a3b": {  # baidu/ERNIE-4.5-21B-A3B-PT
+        "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560,
+        "intermediate_size": 12288, "max_position_embeddings": 131072, "moe_intermediate_size": 1536, "moe_k": 6,
+        "moe_layer_end_index": 27, "moe_layer_interval": 1, "moe_layer_start_index": 1, "moe_num_experts": 64,
+        "moe_num_shared_experts": 2, "num_attention_heads": 20, "num_hidden_layers": 28, "num_key_value_heads": 4,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 103424},
+    "hunyuan-a13b": {  # tencent/Hunyuan-A13B-Instruct: moe_topk and moe_intermediate_size written once per layer
+        "architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "head_dim": 128,
+        "hidden_size": 4096, "intermediate_size": 3072, "max_position_embeddings": 32768,
+        "moe_intermediate_size": [3072] * 32, "moe_topk": [8] * 32, "num_attention_heads": 32, "num_experts": 64,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "num_shared_expert": [1] * 32, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16", "use_qk_norm": True, "vocab_size": 128167},
+    "phi-3-medium": {  # microsoft/Phi-3-medium-4k-instruct
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920,
+        "max_position_embeddings": 4096, "num_attention_heads": 40, "num_hidden_layers": 40, "num_key_value_heads": 10,
+        "sliding_window": 2047, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32064},
+    "nemotron-nano-9b-v2": {  # nvidia/NVIDIA-Nemotron-Nano-9B-v2
+        "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "conv_kernel": 4, "head_dim": 128,
+        "hidden_size": 4480, "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        "intermediate_size": 15680, "mamba_head_dim": 80, "mamba_num_heads": 128, "max_position_embeddings": 131072,
+        "n_groups": 8, "num_attention_heads": 40, "num_hidden_layers": 56, "num_key_value_heads": 8,
+        "ssm_state_size": 128, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 131072},
+}
+CFG8["jamba-1.5-large"] = {**CFG8["jamba-1.5-mini"], "hidden_size": 8192, "intermediate_size": 24576,  # -Large
+                           "mamba_dt_rank": 512, "num_attention_heads": 64, "num_hidden_layers": 72}
+CFG8["phi-3-medium-128k"] = {**CFG8["phi-3-medium"], "max_position_embeddings": 131072,  # -128k-instruct
+                             "sliding_window": 131072}
+
+CARD_COUNTS8 = {  # entry: (total, active or None where no active count is tested), as the YAML's sources say
+    "command-r-plus": (104e9, None), "command-a": (111e9, None), "jamba-1.5-mini": (52e9, 12e9),
+    "jamba-1.5-large": (398e9, 94e9), "ernie-4.5-300b-a47b": (300e9, None), "hunyuan-a13b": (80e9, None),
+    "phi-3-medium": (14e9, None), "phi-3-medium-128k": (14e9, None),
+}
+# no count in a source here: the size in the name, a rounded label (ERNIE's 21B: computed 21.83B; 9B: 8.89B)
+NAMED_SIZE8 = {"ernie-4.5-21b-a3b": 21e9, "nemotron-nano-9b-v2": 9e9}
+
+# transformers 4.57.1's parameters of two or more dimensions besides the embedding tables, each model built from
+# CFG8 on the meta device, and what arch.param_counts leaves out of them (transformers has no nemotron_h model)
+TRANSFORMERS_MATMUL8 = {
+    "command-r-plus": (100_664_147_968, 64 * (96 + 8) * 128),  # q_norm and k_norm weights, (heads, head_dim) each
+    "command-a": (107_911_053_312, 0),
+    "jamba-1.5-mini": (51_032_489_984, 0), "jamba-1.5-large": (397_477_085_184, 0),
+    "ernie-4.5-300b-a47b": (297_788_771_520, 51 * 64),  # the routers' score-correction biases, 1 × E per MoE layer
+    "ernie-4.5-21b-a3b": (21_560_526_528, 27 * 64),
+    "hunyuan-a13b": (79_867_936_768, 0),
+    "phi-3-medium": (13_631_488_000, 0), "phi-3-medium-128k": (13_631_488_000, 0),
+}
+ROUND8 = set(CFG8)
+
+
+def test_round8_entries_present():
+    assert ROUND8 <= set(MODELS) and set(CARD_COUNTS8) | set(NAMED_SIZE8) == ROUND8
+    assert set(TRANSFORMERS_MATMUL8) == ROUND8 - {"nemotron-nano-9b-v2"}
+
+
+@pytest.mark.parametrize("name", sorted(ROUND8))
+def test_round8_counts_against_the_model_card_and_transformers(name):
+    """Totals with the embedding tables within 1.5 % of the card's figure (5 % of a size in the name); the count
+    without them is transformers' own, less the 2-D norm weights and router biases it holds as matrices."""
+    m = load_model(name)
+    p = param_counts(m)
+    if name in CARD_COUNTS8:
+        total, active = CARD_COUNTS8[name]
+        assert (m.published_total_params, m.published_active_params) == (total, active)
+        assert float(p.total) == pytest.approx(total, rel=0.015), f"{name}: {p.total / 1e9:.2f}B"
+    else:
+        assert m.published_total_params is None and "no published" in m.notes.lower()
+        assert float(p.total) == pytest.approx(NAMED_SIZE8[name], rel=0.05), f"{name}: {p.total / 1e9:.2f}B"
+    if name in TRANSFORMERS_MATMUL8:
+        theirs, left_out = TRANSFORMERS_MATMUL8[name]
+        assert p.total_matmul == theirs - left_out
+
+
+@pytest.mark.parametrize("name", sorted(ROUND8))
+def test_round8_reader_and_entry_agree(tmp_path, name):
+    """The config reader, given each config.json as published, gives the entry's counts, KV and layouts (the entries
+    that take the card's longer context aside: Command R+, Command A, Hunyuan-A13B; the 128K Phi-3 medium's window
+    is its whole context, kept by the reader, dropped by the entry)."""
+    m, cat = load_model(str(_write(tmp_path, name, CFG8[name]))), load_model(name)
+    mine, theirs = param_counts(m), param_counts(cat)
+    assert (float(mine.total), float(mine.active)) == (float(theirs.total), float(theirs.active))
+    assert kv_bytes_per_token(m, "bf16") == kv_bytes_per_token(cat, "bf16")
+    assert float(kv_stored_bytes(m, 131072.0)) == float(kv_stored_bytes(cat, 131072.0))
+    assert (n_moe_layers(m), m.family, m.weight_dtype, m.qk_norm) == (n_moe_layers(cat), cat.family, cat.weight_dtype,
+                                                                        cat.qk_norm)
+    assert (m.linear_attention is None) == (cat.linear_attention is None)
+    if name not in ("command-r-plus", "command-a", "hunyuan-a13b"):
+        assert m.max_context == cat.max_context
+
+
+def test_round8_shapes_by_hand():
+    """KV bytes per token (BF16: attention layers · 2 · KV heads · head_dim · 2 B): Jamba keeps a KV cache on one
+    layer in eight, Nemotron Nano 2 on 4 of its 31 mixer layers; Command A's 48 local layers hold 4,096 tokens."""
+    kv = {"command-r-plus": 64 * 2 * 8 * 128 * 2, "command-a": 64 * 2 * 8 * 128 * 2, "jamba-1.5-mini": 4 * 2 * 8 * 128 * 2,
+          "jamba-1.5-large": 9 * 2 * 8 * 128 * 2, "ernie-4.5-300b-a47b": 54 * 2 * 8 * 128 * 2,
+          "ernie-4.5-21b-a3b": 28 * 2 * 4 * 128 * 2, "hunyuan-a13b": 32 * 2 * 8 * 128 * 2,
+          "phi-3-medium": 40 * 2 * 10 * 128 * 2, "nemotron-nano-9b-v2": 4 * 2 * 8 * 128 * 2}
+    for name, want in kv.items():
+        assert kv_bytes_per_token(load_model(name), "bf16") == want, name
+    for name, (E, k, shared, L_moe) in {"jamba-1.5-mini": (16, 2, 0, 16), "jamba-1.5-large": (16, 2, 0, 36),
+                                         "ernie-4.5-300b-a47b": (64, 8, 0, 51), "ernie-4.5-21b-a3b": (64, 6, 1, 27),
+                                         "hunyuan-a13b": (64, 8, 1, 32)}.items():
+        m = load_model(name)
+        assert (m.moe.n_routed_experts, m.moe.experts_per_token, m.moe.n_shared_experts, n_moe_layers(m)) == \
+            (E, k, shared, L_moe), name
+    a = load_model("command-a")
+    S = 65536.0
+    assert float(kv_stored_bytes(a, S)) == 2 * 8 * 128 * 2 * (48 * 4096 + 16 * S)
+    assert (load_model("phi-3-medium").n_sliding_layers, load_model("phi-3-medium-128k").n_sliding_layers) == (40, 0)
+    for name, n_lin in {"jamba-1.5-mini": 28, "jamba-1.5-large": 63, "nemotron-nano-9b-v2": 27}.items():
+        assert load_model(name).linear_attention.n_layers == n_lin, name
+
+
+def test_round8_reader_takes_one_value_per_layer_only_when_they_agree(tmp_path):
+    cfg = {**CFG8["hunyuan-a13b"], "moe_topk": [8] * 31 + [2]}
+    with pytest.raises(CatalogError, match="moe_topk"):
+        load_model(str(_write(tmp_path, "hunyuan-mixed", cfg)))
+
+
+@pytest.mark.parametrize("text, entry", [
+    # Command R+ and Command A; Command R (v01) keeps its entry, its 08-2024 release and R7B are refused
+    ("Command R+", "command-r-plus"), ("Command R+ 104B", "command-r-plus"), ("Command R Plus", "command-r-plus"),
+    ("CohereForAI/c4ai-command-r-plus", "command-r-plus"), ("Command A", "command-a"), ("Command A 111B", "command-a"),
+    ("CohereForAI/c4ai-command-a-03-2025", "command-a"), ("Command R", "command-r-v01"),
+    ("c4ai-command-r-v01", "command-r-v01"), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None),
+    ("Command R7B", None),
+    # Jamba 1.5 by size (Jamba v0.1 has the Mini's shapes); a size the entry cannot carry is refused
+    ("Jamba-1.5-Large", "jamba-1.5-large"), ("ai21labs/AI21-Jamba-1.5-Large", "jamba-1.5-large"),
+    ("Jamba 1.5 Mini", "jamba-1.5-mini"), ("AI21-Jamba-1.5-Mini", "jamba-1.5-mini"), ("Jamba-v0.1", "jamba-1.5-mini"),
+    ("Jamba 1.5 Mini 398B", None),
+    # ERNIE 4.5 MoE by size; the dense 0.3B and the vision-language models are refused
+    ("ERNIE-4.5-300B-A47B", "ernie-4.5-300b-a47b"), ("baidu/ERNIE-4.5-300B-A47B-PT", "ernie-4.5-300b-a47b"),
+    ("ERNIE-4.5-21B-A3B", "ernie-4.5-21b-a3b"), ("ERNIE-4.5-21B-A3B-Thinking", "ernie-4.5-21b-a3b"),
+    ("ERNIE-4.5-0.3B", None), ("ERNIE-4.5-VL-28B-A3B", None),
+    # Hunyuan-A13B and its releases; Tencent's other Hunyuan models refused
+    ("Hunyuan-A13B-Instruct", "hunyuan-a13b"), ("tencent/Hunyuan-A13B-Instruct-FP8", "hunyuan-a13b"),
+    ("Hunyuan-7B-Instruct", None), ("Hunyuan-Large", None),
+    # Phi-3 medium by context; mini and small keep theirs
+    ("Phi-3-medium-4k-instruct", "phi-3-medium"), ("Phi-3-medium 14B", "phi-3-medium"),
+    ("microsoft/Phi-3-medium-128k-instruct", "phi-3-medium-128k"), ("Phi-3-mini", "phi-3-mini"),
+    ("Phi-3-small-8k-instruct", None),
+    # Nemotron Nano 9B v2; its 12B base and the Llama-based Nemotron Nano 8B are not it
+    ("NVIDIA-Nemotron-Nano-9B-v2", "nemotron-nano-9b-v2"), ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron-nano-9b-v2"),
+    ("NVIDIA-Nemotron-Nano-12B-v2", None), ("Llama-3.1-Nemotron-Nano-8B-v1", "llama-3.1-8b"),
+    # fine-tunes of the same architecture (names.yaml)
+    ("Llama-3.1-Nemotron-70B-Instruct", "llama-3.1-70b"), ("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", "llama-3.1-70b"),
+    ("Llama 3.2 11B Vision", None), ("Llama-3.2-90B-Vision-Instruct", None),
+])
+def test_round8_names_resolve_and_neighbours_are_refused(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
+@pytest.mark.parametrize("name", ["jamba-1.5-mini", "Hunyuan-A13B-Instruct", "ERNIE-4.5-21B-A3B-PT"])
+def test_round8_serve_runs(name):
+    from clirun import run
+    r = run("serve", name, "--on", "hgx-h100")
+    assert r.exit_code == 0, r.output

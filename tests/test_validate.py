@@ -305,8 +305,8 @@ def test_scored_hardware_matcher(text, entry):
     ("Falcon 7B", "falcon-7b"), ("tiiuae/falcon-7b", "falcon-7b"), ("Falcon-7B-Instruct", "falcon-7b"),
     ("Falcon 3 7B", None), ("Falcon3-7B", None), ("Falcon-40B", "falcon-40b"), ("GPT-NeoX 20B", "gpt-neox-20b"),
     ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("Command R", "command-r-v01"), ("Command-R (35B)", "command-r-v01"),
-    ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("Command R+", None), ("Command R Plus", None),
-    ("c4ai-command-r-plus", None), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None), ("Command R7B", None),
+    ("CohereForAI/c4ai-command-r-v01", "command-r-v01"), ("Command R+", "command-r-plus"), ("Command R Plus", "command-r-plus"),
+    ("c4ai-command-r-plus", "command-r-plus"), ("Command R 08-2024", None), ("c4ai-command-r-08-2024", None), ("Command R7B", None),
     ("OLMo 7B", "olmo-7b"), ("allenai/OLMo-7B-hf", "olmo-7b"), ("OLMo 2 7B", None), ("OLMo-2-1124-7B", None),
     ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", "gemma-2-9b"),
     ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"), ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
@@ -362,6 +362,24 @@ def test_another_table_with_a_byte_order_mark_other_case_and_fewer_columns(tmp_p
     assert not rep.unexpressed, rep.unexpressed
     (r,) = rep.rows
     assert any("precision not stated: the checkpoint's own, bf16" in a for a in r.assumptions)
+
+
+@pytest.mark.parametrize("sep", ["\t", ";"])
+def test_a_tab_or_semicolon_export_with_spaced_headers_reads_as_the_csv(tmp_path, sep):
+    """A spreadsheet's tab- or semicolon-separated export, headers written as words ("N Chips", "Input Len"):
+    read as the comma-separated table (before: a missing-column refusal, or the spaced columns read empty)."""
+    head = ["ID", "Model", "Hardware", "N Chips", "Batch", "Input Len", "Output-Len", "Metric", "Value", "Unit"]
+    cells = ["X-1", "Llama 3.1 8B", "H100 SXM 80GB", "1", "1", "60000", "128", "decode_tokens_per_s_per_user", "150",
+             "tokens/s"]
+    f = tmp_path / "t.tsv"
+    f.write_text(sep.join(head) + "\n" + sep.join(cells) + "\n", encoding="utf-8")
+    (r,) = validate_table(f).rows
+    g = tmp_path / "t.csv"
+    g.write_text(",".join(h.lower().replace(" ", "_").replace("-", "_") for h in head) + "\n" + ",".join(cells)
+                 + "\n", encoding="utf-8")
+    (want,) = validate_table(g).rows
+    (short,) = validate_table(g.write_text(g.read_text().replace(",60000,", ",128,")) and g).rows
+    assert r.predicted == pytest.approx(want.predicted) and short.predicted > 1.1 * want.predicted
 
 
 def test_serving_rows_are_known_by_what_they_measure_not_by_their_id():

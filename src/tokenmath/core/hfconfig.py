@@ -144,6 +144,16 @@ def _int(lo: int, hi: int):
     return Annotated[int, BeforeValidator(_integral), Field(ge=lo, le=hi)]
 
 
+def _same_per_layer(v: Any) -> Any:
+    """A value written once per layer (Hunyuan-A13B's moe_topk and moe_intermediate_size, which transformers'
+    HunYuanMoEV1 indexes by layer): read where every layer has the same one."""
+    if not isinstance(v, list):
+        return v
+    if not v or any(x != v[0] for x in v):
+        raise ValueError("must be one value, or the same value for every layer")
+    return v[0]
+
+
 Size = _int(1, 2**20)  # widths: d_model, heads, head dim, d_ff, ranks
 Count = _int(0, 2**16)  # counts that may be zero (dense layers, shared experts)
 Layers = _int(1, 4096)
@@ -240,7 +250,7 @@ class _Fields(BaseModel):
     num_experts_per_tok: Count | None = None  # 0: Granite 4.0-H dense models
     experts_per_token: Experts | None = None
     moe_top_k: Experts | None = None
-    moe_topk: Experts | None = None
+    moe_topk: Annotated[Experts, BeforeValidator(_same_per_layer)] | None = None
     moe_k: Experts | None = None
     moe_num_experts: Experts | None = None
     moe_num_shared_experts: Count | None = None
@@ -250,7 +260,7 @@ class _Fields(BaseModel):
     moe_layer_interval: Step | None = None
     is_moe: StrictBool | None = None
     n_shared_experts: Count | None = None
-    moe_intermediate_size: Size | None = None
+    moe_intermediate_size: Annotated[Size, BeforeValidator(_same_per_layer)] | None = None
     shared_expert_intermediate_size: _int(0, 2**20) | None = None
     first_k_dense_replace: _int(0, 4096) | None = None
     moe_layer_freq: Annotated[Any, BeforeValidator(_layer_freq)] = None  # a step, or one 0/1 per layer (MiMo-V2-Flash)

@@ -415,12 +415,16 @@ def load_alias_model(name: str) -> Model | None:
 
 
 def read_table(path: str | Path) -> list[dict[str, str]]:
-    """A CSV table with a header row, as one dict per row (column name -> text, stripped)."""
+    """A CSV table with a header row (comma-, tab- or semicolon-separated), as one dict per row (column name ->
+    text, stripped)."""
     import csv
 
     p = Path(path)
+    text = read_text(p, MAX_TABLE_BYTES)
+    header = text.lstrip("\ufeff").split("\n", 1)[0]
+    delimiter = max(",\t;", key=header.count)  # a tab- or semicolon-separated export; a tie keeps the comma
     try:
-        rows = list(csv.DictReader(io.StringIO(read_text(p, MAX_TABLE_BYTES), newline="")))
+        rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter))
     except csv.Error as e:
         raise CatalogError(f"{p}: malformed CSV ({e})") from None
     # a byte-order mark (spreadsheets' "CSV UTF-8") would otherwise stick to the first column's name

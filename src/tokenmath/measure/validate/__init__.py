@@ -54,8 +54,10 @@ def validate_table(path: str | Path | None = None, *, basis: str = "prior", grou
                    ids: list[str] | None = None, progress=None) -> ValidationReport:
     """Read a measurement table (default: the repository's validation/public_measurements.csv) and validate it."""
     p = Path(path) if path else PACKAGE_TABLE
-    # column names in any case; the columns a table leaves out read as empty cells
-    rows = [{**{c: "" for c in COLUMNS}, **{k.lower(): v for k, v in r.items()}} for r in read_table(p)]
+    # column names in any case, words joined by spaces or hyphens ("N Chips"); the columns a table leaves out read
+    # as empty cells
+    rows = [{**{c: "" for c in COLUMNS}, **{re.sub(r"[\s\-]+", "_", k.strip().lower()): v for k, v in r.items()}}
+            for r in read_table(p)]
     if not rows:
         raise InputError(f"{p}: no rows under the header; nothing to validate")
     if rows:

@@ -46,8 +46,9 @@ __all__ = ["Aliases", "Match", "score_name", "tokens", "MIN_SCORE"]
 
 MIN_SCORE = 0.8
 _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4", "sxm5", "pcie", "instinct",
-         "instruct", "chat", "base", "hf", "it", "the", "gpu", "gpus", "per", "x", "a", "of", "and", "with",
+         "instruct", "chat", "base", "hf", "it", "the", "gpu", "gpus", "per", "x", "of", "and", "with",
          "oam", "board", "node", "nodes", "pod", "slice", "platform", "total", "active", "b", "params"}
+# (the weights are a name's: a lone 'a' there is a model's letter, Command A's, as strong as Command R's 'r')
 # words that name a smaller (or, plus, a larger) sibling of a model or chip: present in the string but not in the
 # name, they refuse it
 _VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus"}
