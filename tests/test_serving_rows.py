@@ -27,6 +27,7 @@ LLAMA = load_model("llama-3.1-70b")
     ("--tp 8 --dp 8 --enable-dp-attention", {"tp": 8, "dp": 8}),
     ("DEP8", {"dep": 8}),
     ("TP64 EP8 MoE-TP8", {"tp": 64, "ep": 8, "moe_tp": 8}),
+    ("TP1 x 8 replicas", {"tp": 1, "dp": 8}),  # was one replica of one chip at the row's whole concurrency
 ])
 def test_split_texts(text, want):
     assert split_of(text) == want
@@ -233,6 +234,13 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     # a bare pair after a word naming another quantity is not ISL/OSL (it was 32k in, 128k out)
     (("", ""), "context 32k/128k", (None, None)), (("", ""), "max batch 1k/2k", (None, None)),
     (("", ""), "ctx: 32k/128k, InferenceMAX 8k/1k", (8192, 1024)),
+    # an arrow from prompt to output; TGI's 'sequence length … decode length'; words in the length columns
+    (("", ""), "2K→256", (2048, 256)), (("", ""), "2048 -> 128", (2048, 128)), (("", ""), "latency 120 → 80 ms", (None, None)),
+    (("", ""), "sequence length 512, decode length 128", (512, 128)), (("", ""), "sequence length 2048", (None, None)),
+    (("input 1024", "output 256"), "", (1024, 256)), (("~550", "150 tokens"), "", (550, 150)),
+    (("", ""), "128 input tokens and 2048 output tokens", (128, 2048)), (("", ""), "in/out 128/2048", (128, 2048)),
+    (("", ""), "prompt 2048 / gen 128", (2048, 128)), (("", ""), "mean; 2K/128", (2048, 128)),
+    (("", ""), "PCIe Gen5, 1/8 of a node", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -257,11 +265,20 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                parallelism="TP1", batch="request rate 4 req/s", input_len="512", output_len="128", context_len="",
                metric="median TTFT", value="40", unit="ms", confidence="verbatim", notes="vLLM")
     assert under_load(row).rate_per_s == 4.0 and under_load({**row, "batch": "64 users"}).concurrency == 64
+    for said in ("--num-concurrent-requests 8", "num_concurrent_requests=8", "c=8"):  # LLMPerf's flags; was batch 1
+        assert under_load({**row, "batch": said}).concurrency == 8, said
+    # a request rate measured at a stated QPS is driven at it (it ran at the engine's max load); one that only
+    # restates the measured value is not
+    driven = {**row, "batch": "QPS 16", "metric": "request throughput", "unit": "req/s"}
+    assert under_load({**driven, "value": "12.5"}).rate_per_s == 16 and under_load({**driven, "value": "16"}) is None
     r = predict_row(row, Aliases())
     assert r.kind == "concurrency" and "Poisson arrivals at 4 requests/s" in r.why[0]
     assert under_load({**row, "batch": "", "metric": "request throughput", "unit": "req/s"}) is None  # measured, not driven
     for metric in ("TPS per user", "tokens per second per user", "interactivity (tok/s/user)"):
         assert quantity_of(metric, "tok/s")[0] == "tokens_per_s_per_user"
+    # TGI's benchmark: 'decode latency' is one decode step (was an end-to-end latency, 200x off), 'prefill latency'
+    # the prefill that yields the first token
+    assert quantity_of("Decode latency p50", "ms")[0] == "tpot_s" and quantity_of("Prefill latency (p50)", "ms")[0] == "ttft_s"
 
 
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
@@ -401,3 +418,19 @@ def test_drafts_and_draft_models_are_read_as_tables_write_them(text, K, draft):
     s = speculation_of(row, None, al=Aliases())
     assert not isinstance(s, str), s
     assert s.K == K and (s.draft.name if s.draft else None) == draft
+
+
+def test_llama_bench_tests_and_gguf_formats_are_read():
+    """llama-bench's 'pp512' is one 512-token prompt's prefill rate, 'tg128' 128 tokens decoded at batch 1; Q4_0
+    weights stream at 4.5 bits (both were refused: unit 't/s', precision 'Q4_0')."""
+    from tokenmath.core.units import PRECISION_BYTES
+
+    row = dict(id="LC-1", source="llama.cpp", model="llama 7B Q4_0", precision="Q4_0", hardware="RTX 4090",
+               n_chips="1", parallelism="", batch="", input_len="", output_len="", context_len="", metric="tg128",
+               value="155 ± 1", unit="t/s", confidence="approx", notes="")
+    tg, pp = predict_row(row, Aliases()), predict_row({**row, "metric": "pp512", "value": "11800"}, Aliases())
+    assert tg.kind == "decode" and "decode at context 65" in " ".join(tg.why)
+    assert pp.kind == "prefill" and "prefill 1 prompt(s) of 512" in pp.why[0]
+    assert PRECISION_BYTES["gguf_q4_0"] == 4.5 / 8 and "gguf_q4_0" in " ".join(tg.why)
+    f16 = predict_row({**row, "precision": "F16"}, Aliases())
+    assert 0.25 < f16.predicted / tg.predicted < 0.4  # a weight-bound step: 16 bits a weight against 4.5

@@ -697,3 +697,19 @@ def test_tpu_chip_scopes_paren_units_and_paren_spreads():
     assert with_unit(_row(value="9.5", metric="TPOT (ms) p99", unit=""))["unit"] == "ms"
     assert parse_measured("320 (±15)") == parse_measured("320 ± 15")
     assert parse_measured("320 (±15)").low == 305
+
+
+def test_units_and_scopes_as_other_tables_write_them():
+    """Round-12 probes: llama-bench's 't/s', a metric that is its unit ('TFLOPs' with the unit column empty), a time
+    per token under any metric name, 'x faster' as a ratio, Gaudi's per-HPU / per-card rates, a rate per core."""
+    from tokenmath.measure.validate.rows import prediction_dimension, ratio_reason, row_kind, unit_scale, unit_scope, with_unit
+    assert unit_scale("t/s") == 1.0 and row_kind({"metric": "tg128", "model": "x", "unit": "t/s"}) == "serving"
+    assert with_unit(_row(value="855", metric="TFLOPs", unit=""))["unit"] == "TFLOPs"
+    assert row_kind({"metric": "Decode", "model": "x", "unit": "ms/token"}) == "serving"
+    assert prediction_dimension("serving", "Decode", "ms/token") == "time"
+    for unit in ("x faster", "× faster", "times higher", "x"):
+        assert "ratio between two setups" in ratio_reason(dict(TRT, value="2.5", unit=unit)), unit
+    for unit in ("tokens/s/HPU", "tokens/s per card", "tok/s/NPU"):
+        assert unit_scope(unit, "throughput") == "gpu", unit  # was the whole setup's: 8× off on 8 Gaudis
+    out = predict_row(dict(TRT, unit="tok/s per NeuronCore"), Aliases())
+    assert isinstance(out, Unexpressed) and "a rate per core of a chip" in out.reason

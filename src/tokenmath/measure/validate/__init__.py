@@ -149,7 +149,7 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
         return skip(reason)
     if kind == "unknown":
         return skip(unknown_reason(row))
-    have, want = dimension_of_unit(row["unit"]), prediction_dimension(kind, row["metric"])
+    have, want = dimension_of_unit(row["unit"]), prediction_dimension(kind, row["metric"], row["unit"])
     if have is not None and want is not None and have != want:
         return skip(f"the row measures a {have.replace('_', ' ')} ({row['unit']}) but metric {row['metric']!r} is "
                     f"predicted as a {want.replace('_', ' ')}: quantities of different dimensions are never compared")

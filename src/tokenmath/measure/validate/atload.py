@@ -69,15 +69,17 @@ def _limit(what: str, text: str) -> re.Match | None:
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
     text = row_text(row, ("batch", "parallelism", "metric", "notes"))
-    conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t requests|t users)\s*(?:of|=|:|at)?\s*(\d+)|"
+    conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t[-_ ]requests|t[-_ ]users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
                      r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
     rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
                      r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
     R = next((float(x) for x in rate.groups() if x), None) if rate and C is None else None
-    if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I):
-        R = None  # a request rate the row measures, not one it was driven at
+    measured = parse_measured(row.get("value", ""))
+    if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I) and (
+            rate.group(1) is None or measured is None or abs(R - measured.value) <= 0.01 * R):
+        R = None  # a request rate the row measures, not one it was driven at ('QPS 16' measured at 12.5 req/s is)
     per_user_metric = "per_user" in row["metric"].lower() or "/user" in row["unit"].lower()
     speed = None
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
@@ -176,8 +178,11 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
-    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m):  # '25 ms/token', 'latency per token'
+    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token|(?:decod(?:e|ing)|next[\s_-]token)[\s_-]*(?:step[\s_-]*)?"
+                 r"latency", u + " " + m):  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
         return "tpot_s", stat, False
+    if re.search(r"prefill[\s_-]*(?:step[\s_-]*)?latency|prompt[\s_-]*processing[\s_-]*latency", m):
+        return "ttft_s", stat, False  # TGI's 'prefill latency': the prefill step that yields the first token
     if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at

@@ -20,7 +20,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "hardware_count", "lengths_of", "context_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "hardware_count", "lengths_of", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
@@ -37,6 +37,7 @@ _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), 
                (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
+               (r"^t\s*/\s*s$", 1.0),  # llama-bench writes 't/s'
                (r"^(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b", 1.0),
                (r"^(?:qps|rps)\b", 1.0),
                (r"^(?:msecs?|millisec(?:ond)?s?)$", 1e-3), (r"^(?:usecs?|microsec(?:ond)?s?)$", 1e-6),
@@ -66,6 +67,17 @@ def _length(text: str) -> int | None:
     return int(round(x)) if x >= 1 else None
 
 
+def _column_length(text: str) -> int | None:
+    """A length column as tables fill it: '1024', '1k', or with words around the count ('input 1024', '~1000',
+    '1024 tokens', 'mean 550')."""
+    n = _length(text)
+    if n is not None or not (text or "").strip():
+        return n
+    m = re.fullmatch(r"\s*(?:(?:input|output|isl|osl|prompt|mean|avg|average)\s*[:=]?\s*|[~≈]\s*)?"
+                     r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)\s*(?:tokens?|toks?)?\s*", text, re.I)
+    return _length(m.group(1)) if m else None
+
+
 def batch_of(row: dict) -> int | None:
     """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'."""
     b = to_int(row.get("batch", ""))
@@ -79,15 +91,19 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k'), else the row's text
     ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'). A 'k' after a power-of-two
     count is 1,024 (1k, 8k: the benchmarks' 1,024 and 8,192), else 1,000 (1.5k)."""
-    isl, osl = _length(row.get("input_len", "")), _length(row.get("output_len", ""))
+    isl, osl = _column_length(row.get("input_len", "")), _column_length(row.get("output_len", ""))
     if isl is not None and osl is not None:
         return isl, osl, ""
     text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
-    pats = [(rf"\bISL\s*/\s*OSL\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
+    pats = [(rf"\b(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
-            (r"(?<![\w./])(\d+(?:\.\d+)?\s*[kK])\s*/\s*(\d+(?:\.\d+)?\s*[kK])(?![\w/])", 1, 2)]  # '8k/1k'
+            # an arrow from prompt to output ('2K→256', '2048 -> 128'), not a change of a value ('120 → 80 ms')
+            (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.,])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/))", 1, 2),
+            # a bare pair with a 'k' on either side
+            (r"(?<![\w./])(?=\d+(?:\.\d+)?\s*[kK]\s*/|\d+\s*/\s*\d+(?:\.\d+)?\s*[kK](?![\w/]))(\d+(?:\.\d+)?\s*[kK]?)\s*/\s*"
+             r"(\d+(?:\.\d+)?\s*[kK]?)(?![\w/.])(?!\s*(?:%|m?s\b|tok\w*\s*/))", 1, 2)]  # '8k/1k'
     for k, (pat, a, b) in enumerate(pats):
         m = next((x for x in re.finditer(pat, text, re.I) if k < len(pats) - 1 or not re.search(
             r"\b(?:context|ctx|window|batch|bs|vocab(?:ulary)?|max|seq(?:uence)?s?(?:[ \t]*len(?:gth)?s?)?)[ \t]*(?:[:=]|of)?"
@@ -96,15 +112,28 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
     mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
+        rf"{_LEN}[- ]?(?:input|prompt)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
         rf"[ \t]*{_LEN}", text, re.I)
+    # TGI's 'decode length 128', 'max_new_tokens 128', 'gen 128' (not PCIe 'Gen5')
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
-        rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
+        rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
+        rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
+        rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}", text, re.I)
+    if mi is None and mo is not None:  # 'sequence length 512, decode length 128': with the output apart, the prompt
+        mi = re.search(rf"\bseq(?:uence)?[ \t_-]*len(?:gth)?[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
     i = isl if isl is not None else (_length(mi.group(1)) if mi else None)
     o = osl if osl is not None else (_length(mo.group(1)) if mo else None)
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
+
+
+def bench_test_of(row: dict) -> tuple[str, int] | None:
+    """llama-bench's test named in the metric: 'pp512' (prompt processing: one prompt of 512 tokens, input tokens/s)
+    -> ('prefill', 512); 'tg128' (text generation: 128 tokens at batch 1 from an empty context) -> ('decode', 128)."""
+    m = re.fullmatch(r"\s*(pp|tg)\s*(\d{2,})\s*(?:\(.*\))?\s*", row.get("metric", "") or "", re.I)
+    return ("prefill" if m.group(1).lower() == "pp" else "decode", int(m.group(2))) if m else None
 
 
 def context_of(row: dict) -> int | None:
@@ -212,6 +241,8 @@ def with_unit(row: dict) -> dict:
                         metric, re.I)  # 'Offline samples/s', 'requests per second'
     if counted:
         return {**row, "unit": f"{counted.group(1).lower()}/s"}
+    if re.fullmatch(r"\s*[A-Za-zµ/]{2,12}\s*", metric) and unit_scale(metric) is not None:  # the metric is its unit: 'TFLOPs'
+        return {**row, "unit": metric.strip()}
     return row
 
 
@@ -234,7 +265,8 @@ def row_kind(row: dict) -> str:
         return "training"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
     if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
-                                     r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s", unit):
+                                     r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s|t\s*/\s*s$"
+                                     r"|(?:[mµu]?s|msecs?)\s*/\s*tok", unit):  # a time per token ('ms/token'): a TPOT
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
@@ -314,7 +346,9 @@ def ratio_reason(row: dict) -> str | None:
     """Why a row is a ratio, not a measurement of its setup: a value such as '2.7x' or '+498%', a unit 'x', or a
     metric naming a speedup or a comparison ('speedup over v0.5.3', 'throughput relative to H100'); else None."""
     value, unit, metric = (row.get(c, "") or "" for c in ("value", "unit", "metric"))
-    if re.fullmatch(r"\s*[~≈]?\s*[\d.,]+\s*[x×]\s*", value) or re.fullmatch(r"\s*[x×]\s*", unit):
+    if re.fullmatch(r"\s*[~≈]?\s*[\d.,]+\s*[x×]\s*", value) or re.fullmatch(
+            r"\s*(?:[x×]|times)(?:\s+(?:faster|slower|higher|lower|more|less|better|speed[\s-]?up|over\b.*|vs\b.*))?\s*",
+            unit, re.I):  # 'x', 'x faster', 'times higher'
         what = f"measured value {value!r}" + (f" {unit!r}" if unit.strip() else "")
     elif re.fullmatch(r"\s*[+-]\s*[\d.,]+\s*%\s*", value):
         what = f"measured value {value!r} (a relative change)"
@@ -410,7 +444,7 @@ def parse_measured(text: str) -> Measured | None:
 
 # ---- dimensions and scopes -----------------------------------------------------------------------------
 
-_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b", "token_rate"),
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b|^t\s*/\s*s$", "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]bit/s", "bandwidth"),
                 (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time")]
@@ -447,8 +481,9 @@ def measured_part(metric: str) -> str:
         else metric
 
 
-def prediction_dimension(kind: str, metric: str) -> str | None:
-    """The dimension of what tokenmath predicts for a row of this kind and metric."""
+def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
+    """The dimension of what tokenmath predicts for a row of this kind and metric (and unit: a time per token is a
+    TPOT whatever the metric calls it, 'Decode' in ms/token)."""
     m = measured_part(metric).lower()
     if kind == "stream" and "kernel_time" in m:
         return "time"
@@ -458,8 +493,9 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
         if re.search(r"latency|\btime\b|duration", m):
             return "time"
         return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
-    if kind == "serving" and re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|time.to.first|inter.token|time.between|end.to.end|latency|"
-                                       r"time.per.(?:output.)?token", m):
+    if kind == "serving" and (re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|time.to.first|inter.token|time.between|end.to.end|"
+                                        r"latency|time.per.(?:output.)?token", m) or re.match(r"(?:[mµu]?s|msecs?)\s*/\s*tok",
+                                                                                           unit.strip().lower())):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
     if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s|samples/s|quer(?:y|ies).per.s|quer(?:y|ies)/s", m):
         return None  # a request rate: no unit dimension of its own here
@@ -467,7 +503,8 @@ def prediction_dimension(kind: str, metric: str) -> str | None:
 
 
 def unit_scope(unit: str, metric: str) -> str:
-    """'gpu', 'node', 'user' or 'total': what one unit of the measurement covers."""
+    """'gpu', 'node', 'user', 'core' (a core of a chip: NeuronCore, TensorCore) or 'total': what one unit of the
+    measurement covers."""
     # the unit speaks first: a metric may name a per-user speed as its target ('throughput per GPU at 50
     # tok/s/user') while its unit says what one number covers
     for text in (unit.lower(), metric.lower()):
@@ -475,9 +512,11 @@ def unit_scope(unit: str, metric: str) -> str:
             return "user"
         if re.search(r"/\s*(?:node|rack|nvl\d+)|per[ _](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
-        if re.search(r"/\s*(?:tpu[ _-]?)?(gpu|chip|device|accelerator)|/\s*tpu\b|per[ _](?:tpu[ _-]?)?(gpu|chip|device)"
-                     r"|per[ _]tpu\b", text):
-            return "gpu"
+        if re.search(r"/\s*[a-z]*cores?\b|per[ _](?:[a-z]*[ _-]?)?cores?\b", text):
+            return "core"  # 'tok/s per NeuronCore', '/TensorCore': a share of a chip
+        if re.search(r"/\s*(?:tpu[ _-]?)?(gpu|chip|device|accelerator|hpu|card|npu|xpu)|/\s*tpu\b"
+                     r"|per[ _](?:tpu[ _-]?)?(gpu|chip|device|accelerator|hpu|card|npu|xpu)|per[ _]tpu\b", text):
+            return "gpu"  # Gaudi tables write 'tokens/s/HPU' and 'per card'
     return "total"
 
 
@@ -540,7 +579,7 @@ def chips_of(row: dict) -> tuple[int | None, str]:
         return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
     if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
         return glued, glued_how
-    stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?)\b", row.get("hardware", ""), re.I)
+    stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?|hpus?|cards?)\b", row.get("hardware", ""), re.I)
     if not nc.strip() and stated:  # 'GB200 NVL72 (72 GPUs)'
         return int(stated.group(1)), f"hardware {row['hardware']!r}: {stated.group(1)} chips"
     return None, ""

@@ -41,7 +41,7 @@ from ..intervals import phase_of
 from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (BEST_CASE, K_UNSTATED, batch_of, chips_of, context_of, disaggregated, group_of, lengths_of,
+from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
                    output_len_from_samples, output_len_per_request, parse_measured, per_node_of, to_int, unit_scope)
 
 __all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
@@ -106,11 +106,19 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     spec = speculation_of(row, m, best_case=point, al=al)
     if isinstance(spec, str):
         return Unexpressed(rid, g, spec)
+    bench = bench_test_of(row)
+    if bench:  # one sequence: a prompt of n tokens prefilled, or n tokens decoded after a one-token prompt
+        row = {**row, "batch": row["batch"] or "1", "input_len": str(bench[1] if bench[0] == "prefill" else 1),
+               "output_len": str(1 if bench[0] == "prefill" else bench[1])}
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
+    if scope == "core":
+        return Unexpressed(rid, g, f"unit {row['unit']!r}: a rate per core of a chip (NeuronCore, TensorCore); the "
+                                   "catalog's parts are whole chips and do not say how a rate shares out over cores")
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
+    phase = bench[0] if bench else phase
     if _unsized_request_rate(row, metric) and lower is not None:
         osl, how_osl = output_len_per_request(row, measured * scale)
         if osl is not None:  # the same run's tokens/s beside its samples/s: the mean output per sample
@@ -139,6 +147,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     ISL, OSL, how = lengths_of(row)
     if how:
         assumptions.append(how)
+    if bench:
+        assumptions.append(f"llama-bench's {row['metric'].strip()!r}: " + (
+            f"one prompt of {ISL} tokens prefilled, input tokens/s" if bench[0] == "prefill" else
+            f"{OSL} tokens decoded at batch 1 after a one-token prompt, output tokens/s"))
     if how_osl:
         assumptions.append(how_osl)
     if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
@@ -391,6 +403,7 @@ def split_of(par: str) -> dict[str, int | bool]:
         p = re.sub(rf"\b{word}[- ]?parallel(?:ism)?(?:[- ]?size)?\s*(?:=|:|of)?\s*(\d+)", rf"{short}\1", p)
         p = re.sub(rf"\b(\d+)[- ]way[- ](?:{short}\b|{word}[- ]?parallel(?:ism)?)", rf"{short}\1", p)
         p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
+    p = re.sub(r"\b(\d+)\s*(?:independent\s+|data[- ]parallel\s+)?replicas\b", r"dp\1", p)  # 'TP1 x 8 replicas'
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
@@ -573,8 +586,8 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         value = 1 / t if mode == "per_user" else su.n_rep * B / t
         return value, why, (st.t_step if explain else None)
     dp = int(su.layout.dp(G))  # attention DP: each rank's scheduler fills its own token budget
-    if mode == "prefill":
-        B_p = _prompts_per_step(dp, tokens_max, su.ISL)
+    if mode == "prefill":  # the engine's token budget, or fewer prompts where the row states its batch
+        B_p = min(su.B or math.inf, _prompts_per_step(dp, tokens_max, su.ISL))
         st = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", explain=explain, **kw)
         t = float(st.v("t_step"))
         why.append(f"prefill {B_p} prompt(s) of {su.ISL} per step: {st.bound}-bound")
