@@ -262,6 +262,14 @@ def test_fp16_runs_at_the_bf16_rate():
     assert load_chip("a100-80gb").peak("fp8") == load_chip("a100-80gb").peak("bf16")
 
 
+def test_4bit_integer_weights_multiply_at_16_bits():
+    """AWQ/GPTQ/gpt-fast int4 (W4A16) dequantise in the kernel and multiply 16-bit activations: the 16-bit rate,
+    not FP8's (an H100 prefill of an AWQ model was priced at 1,979 TFLOP/s) nor a T4's INT8."""
+    for name in ("h100-sxm", "b200", "l40s", "mi300x", "a100-80gb", "t4"):
+        chip = load_chip(name)
+        assert chip.peak("int4") == chip.peak("int4_g128") == chip.peak("bf16"), name
+
+
 def test_v100_has_fp16_only_and_bf16_runs_at_that_rate():
     """Volta tensor cores take FP16 only: BF16 (the 16-bit sibling) and FP8 (the next wider listed format) run at
     the FP16 peak, not refused; the 16 GB part differs from the 32 GB one in memory only."""
