@@ -53,6 +53,9 @@ _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4",
 # name, they refuse it
 _VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus"}
 _SXM = ("sxm", "sxm4", "sxm5")
+_ACTIVE = re.compile(r"a[0-9]+(?:\.[0-9]+)?b")  # a mixture-of-experts name's active size: the 'A22B' of Qwen3-235B-A22B
+# words naming a token mixer with a recurrent state: a string saying one is no attention-only entry ('Falcon-Mamba-7B')
+_RECURRENT = {"mamba", "mamba2", "rwkv", "ssm", "xlstm"}
 
 
 def tokens(text: str, split_family: bool = False) -> list[str]:
@@ -66,6 +69,9 @@ def tokens(text: str, split_family: bool = False) -> list[str]:
     # a decimal size keeps its unit ('3.8b', '0.5b'): split, its number would read as a version of the name's
     out = re.findall(r"[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
     if split_family:
+        # a version glued to a letter names another model of the family: 'GLM-4.5V' (a vision model) is not 'GLM-4.5'
+        out = re.findall(r"[0-9]+\.[0-9]+[a-z]+(?![a-z0-9.])|[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?",
+                         re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
         glued = [re.fullmatch(r"([a-z]{2,})([0-9]+(?:\.[0-9]+)?)", w) for w in out]
         out = [p for w, g in zip(out, glued) for p in (g.groups() if g else (w,))]
     return out
@@ -90,13 +96,18 @@ def _weight(t: str) -> float:
     return 3.0 if any(c.isdigit() for c in t) else 2.0
 
 
+# a generation after a family word: a bare number ('OLMo 2'), or a number and a letter glued either way that is no
+# size ('Falcon-H1', 'Gemma-3n', 'GLM-Z1'; not '7B', '1.5M', '128K', '1T')
+_GENERATION = r"[0-9]+(?:\.[0-9]+)?|[a-z][0-9]+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?[ac-jln-su-z]"
+
+
 def _other_generation(want: list[str], text: str) -> bool:
-    """True when the string puts a bare number right after one of the name's words (packaging words aside) and the
-    name has neither that number, the two joined, nor a version it begins ("olmo 2" against OLMo-7B: another
-    generation; "llama 3" against Llama-3.1 is not one)."""
+    """True when the string puts a generation right after one of the name's words (packaging words aside) and the
+    name has neither it, the two joined, nor a version it begins ("olmo 2" against OLMo-7B, "falcon h1" against
+    Falcon-7B: another generation; "llama 3" against Llama-3.1 is not one)."""
     raw = tokens(text, split_family=True)
     for a, b in zip(raw, raw[1:]):
-        if (a.isalpha() and a in want and a not in _WEAK and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", b)
+        if (a.isalpha() and a in want and a not in _WEAK and re.fullmatch(_GENERATION, b)
                 and b not in want and a + b not in want and not any(w.startswith(b + ".") for w in want)):
             return True
     return False
@@ -109,6 +120,9 @@ def score_name(name: str, text: str, generations: bool = False) -> float:
     want = tokens(name)
     if not want or (have & _VARIANT) - set(want):
         return 0.0
+    # a model name's sibling word is part of the model: 'Phi-3-medium' is not any Phi-3, 'GLM-4.5-Air' not GLM 4.5
+    if generations and (set(want) & _VARIANT) - have:
+        return 0.0
     if generations and _other_generation(want, text):
         return 0.0
     if ("pcie" in want) != ("pcie" in have) and ("pcie" in want or any(t in want for t in _SXM)):
@@ -118,6 +132,9 @@ def score_name(name: str, text: str, generations: bool = False) -> float:
         total += _weight("pcie")  # the string's form, absent from the name
     for t in dict.fromkeys(want):
         w = _weight(t)
+        if generations and _ACTIVE.fullmatch(t) and not any(_ACTIVE.fullmatch(h) for h in have) and any(
+                re.fullmatch(r"[0-9]+(?:\.[0-9]+)?b", u) and u in have for u in want):
+            w = _weight("active")  # 'Qwen3 235B' names Qwen3-235B-A22B by its total; a string's other 'A3B' refuses
         total += w
         if t in have:
             got += w
@@ -195,7 +212,7 @@ class Aliases:
         rec = _model(m.entry)
         if rec is None:
             return None, f"model {m.entry!r} is neither in the catalog nor among the alias fallbacks"
-        clash = _size_clash(text, rec) if rule is None else None
+        clash = (_size_clash(text, rec) or _mixer_clash(text, rec)) if rule is None else None
         if clash:
             return None, clash
         self.matched["model"] = m.to_dict()
@@ -287,6 +304,15 @@ def _size_clash(text: str, m: Model) -> str | None:
     said = ", ".join(f"{s / 1e9:g}B" for s in sizes)
     return (f"model {text!r} states {said}; the nearest catalog match, {m.name}, has {float(pc.total) / 1e9:.3g}B "
             f"({float(pc.active) / 1e9:.3g}B active): a different model")
+
+
+def _mixer_clash(text: str, m: Model) -> str | None:
+    """Why a string naming a recurrent token mixer (Mamba, RWKV) cannot be an entry that has only attention layers."""
+    said = _token_set(text, split_family=True) & _RECURRENT
+    if said and m.linear_attention is None:
+        return (f"model {text!r} names a recurrent token mixer ({', '.join(sorted(said))}); the nearest catalog match, "
+                f"{m.name}, has attention layers only: a different model")
+    return None
 
 
 @lru_cache(maxsize=None)
