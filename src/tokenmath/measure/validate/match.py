@@ -285,6 +285,8 @@ class Aliases:
 
 # a size a model string states: '671B', '1.5b', '70B-chat' (not '8x7B', an expert count, nor 'A22B', nor '35GB')
 _SIZE = re.compile(r"(?<![x×\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![a-zA-Z0-9])")
+# the unit as the decimal point: 'bloom-7b1' is 7.1B, 'bloom-1b7' 1.7B, 'bloom-560m' as above
+_SIZE_POINT = re.compile(r"(?<![x×\w.])(\d+)([bBmM])(\d)(?![a-zA-Z0-9])")
 SIZE_TOLERANCE = 1.3  # a stated size is a rounded label: within 1.3× of a count (0.494B reads as 0.5B, 9.24B as 9B)
 
 
@@ -293,6 +295,7 @@ def _size_clash(text: str, m: Model) -> str | None:
     entry's total or active parameter count (with or without the embedding tables). 'DeepSeek-Prover-V2-671B' names
     DeepSeek-V2 by its tokens, but 671B is DeepSeek-V3's size, not V2's 236B."""
     sizes = [float(n) * (1e9 if u in "bB" else 1e6) for n, u in _SIZE.findall(text)]
+    sizes += [float(f"{n}.{d}") * (1e9 if u in "bB" else 1e6) for n, u, d in _SIZE_POINT.findall(text)]
     if not sizes:
         return None
     from ...core import arch
