@@ -310,7 +310,7 @@ def test_scored_hardware_matcher(text, entry):
     ("OLMo 7B", "olmo-7b"), ("allenai/OLMo-7B-hf", "olmo-7b"), ("OLMo 2 7B", None), ("OLMo-2-1124-7B", None),
     ("Gemma 7B", "gemma-7b"), ("google/gemma-7b-it", "gemma-7b"), ("Gemma 2 7B", None), ("Gemma 2 9B", "gemma-2-9b"),
     ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"), ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
-    ("Qwen2-57B-A14B", None), ("StarCoder2-7B", None), ("MPT-7b", "mpt-7b"),
+    ("Qwen2-57B-A14B", "qwen2-57b-a14b"), ("StarCoder2-7B", None), ("MPT-7b", "mpt-7b"),
     ("Llama 3 405B (dense, GQA)", "llama-3.1-405b"),  # 'Llama 3' for a name's 3.1: half credit, not another generation
 ])
 def test_scored_model_matcher(text, entry):
@@ -329,6 +329,26 @@ def test_another_generation_refuses_a_model_name_only():
     assert score_name("Gemma-3-27B", "Gemma 3 27B", generations=True) == 1.0  # the name's own generation
     # a number after a packaging word is a release date, not a generation
     assert score_name("Kimi-K2-Instruct", "Kimi-K2-Instruct-0711", generations=True) == 1.0
+
+
+def test_model_names_say_their_sibling_their_generation_and_their_mixer():
+    """A name's sibling word is part of the model ('Phi-3-medium' is not any Phi-3 with a 128k context); a letter and
+    digit after the family word ('Falcon-H1') or a letter glued to the version ('GLM-4.5V') is another model; a string
+    naming Mamba is no attention-only entry; a MoE name's active size ('A22B') weighs little beside its stated total;
+    'bloom-7b1' states 7.1B."""
+    from tokenmath.measure.validate.match import score_name
+    assert score_name("Phi-3-medium-128k-instruct", "Phi-3-vision-128k-instruct", generations=True) == 0.0
+    assert score_name("Phi-3-medium-128k-instruct", "Phi-3-vision-128k-instruct") > 0.8  # hardware: not applied
+    assert score_name("falcon-7b", "Falcon-H1-7B", generations=True) == 0.0
+    assert score_name("glm-4.5", "GLM-4.5V", generations=True) == 0.0
+    assert score_name("glm-4.5", "GLM-4.5-FP8", generations=True) == 1.0
+    assert score_name("qwen3-235b-a22b", "Qwen3 235B", generations=True) > 0.95
+    assert score_name("qwen3-235b-a22b", "Qwen3-235B-A3B", generations=True) == 0.0
+    assert score_name("hunyuan-a13b", "Hunyuan-Large", generations=True) < 0.8  # no total stated: the A13B counts
+    for text in ("tiiuae/falcon-mamba-7b", "bigscience/bloom-7b1"):
+        m, note = Aliases().model(text)
+        assert m is None and "a different model" in note
+    assert Aliases().model("Jamba (Mamba hybrid) 1.5 Mini")[0].name == "jamba-1.5-mini"  # its mixer is a recurrent one
 
 
 @pytest.mark.parametrize("text,entry", [
