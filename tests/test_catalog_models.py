@@ -1340,6 +1340,10 @@ def test_round9_shapes_by_hand():
     # another model of the family: a vision model glued to its version, a hybrid or recurrent mixer, a sibling word
     ("GLM-4.5V", None), ("tiiuae/falcon-mamba-7b", None), ("Falcon-H1-7B-Instruct", None), ("gemma-3n-E4B-it", None),
     ("Phi-3-vision-128k-instruct", None),
+    # a version written with a 'v' (NVIDIA's tables) and MLPerf's benchmark names
+    ("Llama v3.1 8B", "llama-3.1-8b"), ("Llama v3.3 70B", "llama-3.3-70b"), ("Llama v2 70B", "llama-2-70b"),
+    ("Llama v4 Maverick", "llama-4-maverick"), ("gptj-99", "gpt-j-6b"), ("llama3.1-8b-edge", "llama-3.1-8b"),
+    ("deepseek-r1-interactive", "deepseek-v3"), ("DeepSeek V3.1", "deepseek-v3"), ("DeepSeek-V2", "deepseek-v2"),
 ])
 def test_round9_names_resolve_and_neighbours_are_refused(text, entry):
     from tokenmath.measure.validate.match import Aliases

@@ -83,6 +83,8 @@ def _token_set(text: str, split_family: bool = False) -> set[str]:
     for a, b in zip(raw, raw[1:]):  # "gaudi 3" -> gaudi3, "tpu v4" keeps v4, "llama 4" -> llama4
         if a.isalpha() and b[0].isdigit():
             out.add(a + b)
+        if split_family and a.isalpha() and re.fullmatch(r"v[0-9]+(?:\.[0-9]+)?", b):
+            out.add(b[1:])  # a model's version written with a 'v': "Llama v3.1 8B" is Llama 3.1 8B
     return out
 
 
@@ -108,7 +110,8 @@ def _other_generation(want: list[str], text: str) -> bool:
     raw = tokens(text, split_family=True)
     for a, b in zip(raw, raw[1:]):
         if (a.isalpha() and a in want and a not in _WEAK and re.fullmatch(_GENERATION, b)
-                and b not in want and a + b not in want and not any(w.startswith(b + ".") for w in want)):
+                and b not in want and a + b not in want and not any(w.startswith(b + ".") for w in want)
+                and not (b[0] == "v" and b[1].isdigit() and (b[1:] in want or any(w.startswith(b[1:] + ".") for w in want)))):
             return True
     return False
 
