@@ -23,7 +23,7 @@ EXPECTED_CHIPS = {
     "gaudi3", "trainium2", "trainium3", "h20", "l40s", "l4", "a30", "a100-pcie", "h100-pcie", "rtx-pro-6000-server", "b60",
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
     "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd", "rtx-3090",
-    "a10g", "l20", "h20-141gb", "rtx-5090", "gb10", "mi300a",
+    "a10g", "l20", "h20-141gb", "rtx-5090", "gb10", "mi300a", "inferentia2", "trainium1", "ascend-910b", "ascend-910c",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -33,7 +33,7 @@ EXPECTED_SYSTEMS = {
     "dgx1-v100", "dgx1-v100-16gb", "tpu-v3-pod", "gaudi2-8", "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8",
     "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1", "pcie-rtx-6000-ada-8", "pcie-a40-8",
     "pcie-mi210-8", "mi250-node", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "hgx-h20-141gb", "pcie-rtx-5090-8",
-    "dgx-spark", "mi300a-4",
+    "dgx-spark", "mi300a-4", "inf2-12", "trn1-16", "atlas-800t-a2", "cloudmatrix-384",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8", "pcie-rtx-6000-ada-8", "pcie-a40-8",
@@ -736,3 +736,71 @@ def test_serve_and_show_a10g_h20_141gb_dgx_spark_mi300a(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system
+
+
+def test_inferentia2_trainium1_ascend_figures_and_neuron_cores():
+    """Inferentia2 and Trainium1 share NeuronCore-v2 and their memory (32 GiB at 820 GB/s); Trainium1's peaks are
+    estimates (AWS's instance figure / 16); the 910B's rate is one bin's, an estimate; the 910C is two 910B-class
+    dies. Neuron's TP counts cores: 2 a chip on NeuronCore-v2 parts, 4 logical ones on Trainium2 (LNC=2)."""
+    expect = {  # bf16, capacity GiB, bandwidth, estimates that must be marked
+        "inferentia2": (190e12, 32, 820e9, {"scaleup_bandwidth_bytes_per_s"}),
+        "trainium1": (210e12, 32, 820e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp8"}),
+        "ascend-910b": (376e12, 64, 1.6e12, {"peak_flop_per_s.bf16", "hbm_bandwidth_bytes_per_s"}),
+        "ascend-910c": (752e12, 128, 3.2e12, {"scaleup_bandwidth_bytes_per_s"}),
+    }
+    for name, (bf16, gib, bw, estimates) in expect.items():
+        c = load_chip(name)
+        assert c.peak("bf16") == pytest.approx(bf16), name
+        assert c.hbm_capacity_bytes == gib * 2**30 and c.hbm_bandwidth_bytes_per_s == pytest.approx(bw), name
+        assert estimates <= set(c.estimates), name
+    assert load_chip("ascend-910b").peak("fp8") == load_chip("ascend-910b").peak("bf16")  # no FP8 cube units
+    assert load_chip("ascend-910c").hbm_bandwidth_bytes_per_s == 2 * load_chip("ascend-910b").hbm_bandwidth_bytes_per_s
+    assert {c: load_chip(c).ranks_per_chip for c in ("inferentia2", "trainium1", "trainium2", "h100-sxm")} == \
+        {"inferentia2": 2, "trainium1": 2, "trainium2": 4, "h100-sxm": None}
+    assert [load_system(s).domain_chips for s in ("inf2-12", "trn1-16", "atlas-800t-a2", "cloudmatrix-384")] == \
+        [12, 16, 8, 384]
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("inf2.48xlarge", "inf2-12"), ("inf2.xlarge", "inf2-12"), ("AWS Inferentia2", "inf2-12"), ("Inferentia2", "inf2-12"),
+    ("Trn1", "trn1-16"), ("trn1.32xlarge", "trn1-16"), ("trn1n.32xlarge", "trn1-16"), ("AWS Trainium1", "trn1-16"),
+    ("Ascend 910B", "atlas-800t-a2"), ("8x Ascend 910B NPU", "atlas-800t-a2"), ("Huawei Ascend 910B", "atlas-800t-a2"),
+    ("Atlas 800T A2", "atlas-800t-a2"), ("Ascend 910C", "cloudmatrix-384"), ("CloudMatrix 384", "cloudmatrix-384"),
+    ("HL-325L", "gaudi3-8"), ("HL-338", "gaudi3-8"), ("Intel Gaudi 3", "gaudi3-8"),
+    # their neighbours keep their own entries; parts and bins not in the catalog stay refused
+    ("Trn2", "trn2-16"), ("Trainium2", "trn2-16"), ("trn2.48xlarge", "trn2-16"), ("HL-225B", "gaudi2-8"),
+    ("AWS Inferentia", None), ("Trainium", None), ("Ascend 910B3", None), ("Ascend 910", None), ("MI308X", None),
+    ("H800 PCIe", None),
+])
+def test_neuron_ascend_gaudi3_card_names(text, entry):
+    from tokenmath.measure.validate.match import Aliases
+    s, note = Aliases().system(text)
+    assert (s.name if s else None) == entry, note
+
+
+@pytest.mark.parametrize("name, system", [("inf2.48xlarge", "inf2-12"), ("Trn1", "trainium1"),
+                                          ("Ascend 910B", "ascend-910b"), ("HL-325L", "gaudi3")])
+def test_serve_and_show_inferentia2_trainium1_ascend_gaudi3_cards(name, system):
+    r = run("catalog", "show", name, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["name"] == system
+    r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["system"] == system
+
+
+@pytest.mark.parametrize("hw, par, chips", [("trn2.48xlarge", "TP64", 16), ("inf2.48xlarge", "TP24", 12),
+                                            ("Trn1", "TP32", 16), ("AWS Inferentia2", "TP2", 1),
+                                            ("8x Ascend 910B NPU", "TP8", 8), ("H100", "TP8", 8)])
+def test_a_neuron_tp_degree_counts_neuroncores(hw, par, chips):
+    """Neuron's tp_degree counts NeuronCores (catalog ranks_per_chip): a trn2.48xlarge TP64 is 16 chips of 4 logical
+    cores; other parts' TP counts chips. A TP that is a share of a chip (TP1 on Inferentia2's 2 cores) is refused."""
+    from tokenmath.core.load import load_model
+    from tokenmath.measure.validate.match import Aliases
+    from tokenmath.measure.validate.serving import _layout
+    system = Aliases().system(hw)[0]
+    said: list[str] = []
+    G = _layout({"parallelism": par}, load_model("llama-3.1-70b"), system, "bf16", None, None, Aliases(), said)[0]
+    assert G == chips and (("in chips" in " ".join(said)) == (system.chip.ranks_per_chip is not None)), said
+    with pytest.raises(ValueError, match="share of a chip"):
+        _layout({"parallelism": "TP1"}, load_model("llama-3.1-8b"), load_system("inf2-12"), "bf16", 1, None, Aliases())

@@ -238,6 +238,16 @@ def test_a_default_moe_split_that_crowds_out_the_batch_names_the_split_that_hold
     assert tp["batch"] == 128 and tp["memory"]["fits"]
 
 
+def test_a_moe_whose_default_split_does_not_fit_names_the_split_that_does():
+    """DeepSeek-V3 FP8 on 8 H100s: data-parallel attention holds 807 GB of weights on 687 GB; the failure line says
+    that tensor-parallel attention beside the experts fits, and how many sequences it leaves room for."""
+    r = run("serve", "deepseek-v3", "--on", "hgx-h100")
+    assert r.exit_code != 0
+    line = r.output.strip().splitlines()[-1]
+    assert "does not fit" in line and "--split 'TP8 EP8' fits" in line and "sequences of 4096 tokens" in line
+    assert run("serve", "deepseek-v3", "--on", "hgx-h100", "--split", "TP8 EP8").exit_code == 0
+
+
 def test_a_state_space_model_serves_sweeps_and_simulates_with_no_kv(tmp_path):
     """No attention layer: no KV per token (the KV crossover context is ∞, left out of the JSON), a fixed state per
     sequence held and read every step; every command answers."""

@@ -72,27 +72,36 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
                                       spec=sp, layout=layout)
     r = run(DEFAULT_BATCH if batch is None else batch)
     fit = _most_that_fit(r) if batch is None and not r.fits else 0  # no batch asked for: the most whose KV fits
+    G = s.domain_chips if chips is None else chips
+    # the default MoE split keeps the non-expert weights on every chip (attention data-parallel): where that
+    # crowds the sequences out, say what tensor-parallel attention beside the experts would hold instead
+    alt = split is None and m.moe is not None and G > 1 and sp is None and not r.fits
+    tp, alt_fit = _tp_split_fit(run, m, G) if alt else ("", 0)
     if fit >= 1:
         r = run(fit)
         r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
                                    f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
-        G = s.domain_chips if chips is None else chips
-        if split is None and m.moe is not None and G > 1 and sp is None:
-            # the default MoE split keeps the non-expert weights on every chip (attention data-parallel):
-            # say how many sequences tensor-parallel attention beside the experts would hold instead
-            tp = f"TP{G} EP{G}"
-            try:
-                alt_fit = _most_that_fit(run(DEFAULT_BATCH, layout_of(tp, m, G)))
-            except InputError:  # a split this model or chip count does not take: no hint
-                alt_fit = 0
-            if alt_fit > fit:
-                r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
-                                            f"the non-expert weights; --split '{tp}' holds {min(alt_fit, DEFAULT_BATCH)}"
-                                            f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
+        if alt_fit > fit:
+            r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
+                                        f"the non-expert weights; --split '{tp}' holds {min(alt_fit, DEFAULT_BATCH)}"
+                                        f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
+    elif alt_fit >= 1:
+        r.numbers["split_note"] = (f"--split '{tp}' fits: attention tensor-parallel holds the non-expert weights "
+                                   f"once across the {G} chips, not on each (the default, data-parallel attention), "
+                                   f"and leaves room for {alt_fit:,} sequences of {context} tokens")
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
     return r
+
+
+def _tp_split_fit(run, m, G: int) -> tuple[str, int]:
+    """('TP{G} EP{G}', the most sequences it holds), or ('', 0) where the model or chip count does not take it."""
+    tp = f"TP{G} EP{G}"
+    try:
+        return tp, max(_most_that_fit(run(DEFAULT_BATCH, layout_of(tp, m, G))), 0)
+    except InputError:
+        return "", 0
 
 
 def _most_that_fit(r) -> int:
@@ -115,7 +124,7 @@ def warnings(r) -> list[str]:
     return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
             f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
             f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
-            f"or a narrower --precision"]
+            f"or a narrower --precision" + (f"; or {v('split_note')}" if v("split_note") else "")]
 
 
 def _print(r) -> None:

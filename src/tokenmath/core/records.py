@@ -115,6 +115,7 @@ class Chip(Record):
     llc_bytes: float | None = None  # last-level cache in front of memory (a calibrated profile: fitted tier)
     llc_bandwidth_bytes_per_s: float | None = None
     llc_hit_exponent: float | None = None  # h = min(1, C/ws)^p of a cyclic stream (p = 1: random replacement)
+    ranks_per_chip: int | None = None  # ranks a parallel degree counts per chip where it counts cores (AWS Neuron)
     priors: str = "default"  # name of the Priors entry that applies
 
     # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
@@ -122,7 +123,7 @@ class Chip(Record):
               "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "power_w": "(0, 1e6]",
               "rental_usd_per_hour": "(0, 1e4]", "host_memory_bytes": "[1e6, 1e16]",
-              "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]"}
+              "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]", "ranks_per_chip": "[1, 64]"}
 
     @field_validator("peak_flop_per_s")
     @classmethod

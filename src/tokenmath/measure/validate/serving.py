@@ -432,7 +432,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     p streams of a pipeline (roofline.Layout.pp), which spans G·p of the row's chips: each choice above is made
     within n_chips / p, and a pipeline wider than the row's chips is refused (ValueError)."""
     par = row["parallelism"].lower()
-    s = split_of(par)
+    s = _chips_of_ranks(split_of(par), system, row["parallelism"], said)
     inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
     if "dep" in s:
         s.setdefault("dp", s["dep"])
@@ -497,6 +497,27 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
+
+
+def _chips_of_ranks(s: dict, system: System, par: str, said: list[str] | None) -> dict:
+    """The split in chips where the chip's software counts cores (catalog `ranks_per_chip`: AWS Neuron's TP
+    counts NeuronCores, 2 a chip on Inferentia2 / Trainium1, 4 logical ones on Trainium2): the tensor- and
+    expert-parallel ways over the cores of whole chips, divided by r; data-parallel replicas and pipeline
+    stages count replicas, not cores. A way that is not a whole number of chips (a TP1 on one of a chip's
+    cores) is refused (ValueError)."""
+    r = system.chip.ranks_per_chip or 1
+    ways = {k: s[k] for k in ("tp", "ep", "moe_tp") if isinstance(s.get(k), int) and s[k] > 0}
+    if r == 1 or not ways:
+        return s
+    bad = [f"{k.upper()}{v}" for k, v in ways.items() if v % r]
+    if bad:
+        raise ValueError(f"parallelism {par!r}: {', '.join(bad)} on {system.chip.name} counts its cores, {r} a chip "
+                         f"(catalog ranks_per_chip): not a whole number of chips (a share of a chip is not expressed)")
+    if said is not None:
+        said.append(f"{', '.join(f'{k.upper()}{v}' for k, v in ways.items())} counts {system.chip.name} cores, "
+                    f"{r} a chip ({system.chip.source_of('ranks_per_chip')}): "
+                    f"{', '.join(f'{k.upper()}{v // r}' for k, v in ways.items())} in chips")
+    return {**s, **{k: v // r for k, v in ways.items()}}
 
 
 def _attention_dp_stated(par: str, s: dict) -> bool:
