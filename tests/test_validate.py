@@ -349,6 +349,8 @@ def test_model_names_say_their_sibling_their_generation_and_their_mixer():
         m, note = Aliases().model(text)
         assert m is None and "a different model" in note
     assert Aliases().model("Jamba (Mamba hybrid) 1.5 Mini")[0].name == "jamba-1.5-mini"  # its mixer is a recurrent one
+    m, note = Aliases().model("Llama 3 4090")  # a chip's other name ('4090') names no model
+    assert m is None and "rtx-4090" not in note
 
 
 @pytest.mark.parametrize("text,entry", [

@@ -340,8 +340,10 @@ def _model_candidates() -> dict[str, list[tuple[str, str]]]:
         if n not in out and load_alias_model(n) is not None:
             fb = load_alias_model(n)
             out[n] = [(n, "alias fallback"), (fb.display_name, "alias fallback")]
+    models = _other_names().get("models") or {}
     for n, extra in _extra_names().items():
-        out.setdefault(n, []).extend((x, "alias name") for x in extra)
+        if n in models:  # a chip's or system's other names ('V100', 'v3-8', '4090') name no model
+            out.setdefault(n, []).extend((x, "alias name") for x in extra)
     return out
 
 
