@@ -40,8 +40,9 @@ def register(app: typer.Typer) -> None:
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
-        engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the kernels measured on "
-                                   "that engine where the chip's priors have them (default: the engines' median)."),
+        engine: str = typer.Option(None, "--engine", help="trtllm, sglang or vllm: use the attention, MoE and "
+                                   "communication kernels measured on that engine where the chip's priors have them "
+                                   "(default: the engines' median; dense GEMMs always read the median)."),
         allow_extrapolation: bool = ALLOW_EXTRAPOLATION_OPTION,
         split: str = SPLIT_OPTION,
     ) -> None:
