@@ -860,7 +860,7 @@ def test_round6_deepseek_v2_and_nemotron_4_read_alike_from_config_json(tmp_path)
         assert n_moe_layers(m) == n_moe_layers(cat), name
 
 
-@pytest.mark.parametrize("text, entry", [
+ROUND6_NAMES = [
     # DeepSeek-V2 and -V2-Lite, and their chat releases; V2.5 merges V2-Chat and Coder-V2 in the same shapes
     ("DeepSeek-V2", "deepseek-v2"), ("deepseek-ai/DeepSeek-V2-Chat", "deepseek-v2"), ("DeepSeek V2 236B", "deepseek-v2"),
     ("DeepSeek-V2-Chat-0628", "deepseek-v2"), ("DeepSeek-V2-Lite", "deepseek-v2-lite"),
@@ -890,18 +890,10 @@ def test_round6_deepseek_v2_and_nemotron_4_read_alike_from_config_json(tmp_path)
     # Qwen2-7B has Qwen2.5-7B's shapes (an alias, as Qwen2-72B); Qwen2-57B-A14B is not in the catalog
     ("Qwen2-7B", "qwen2.5-7b"), ("Qwen/Qwen2-7B-Instruct", "qwen2.5-7b"), ("Qwen2-57B-A14B", "qwen2-57b-a14b"),
     ("Qwen2-1.5B", None),
-])
-def test_round6_names_resolve_and_neighbours_are_refused(text, entry):
-    from tokenmath.measure.validate.match import Aliases
-    m, note = Aliases().model(text)
-    assert (m.name if m else None) == entry, note
+]
 
 
-@pytest.mark.parametrize("name", ["deepseek-v2-lite", "gemma-3-1b", "opt-13b", "Qwen2-7B-Instruct"])
-def test_round6_serve_runs(name):
-    from clirun import run
-    r = run("serve", name, "--on", "hgx-h100")
-    assert r.exit_code == 0, r.output
+ROUND6_SERVED = ["deepseek-v2-lite", "gemma-3-1b", "opt-13b", "Qwen2-7B-Instruct"]
 
 
 # ---- round 7: open models that published serving benchmarks run (GLM-4.5-Air, Qwen3-Next, small Qwen2.5, Gemma 2 2B)
@@ -1009,7 +1001,7 @@ def test_round7_glm_air_and_qwen3_next_read_alike_from_config_json(tmp_path):
         assert (n_moe_layers(m), m.max_context) == (n_moe_layers(cat), cat.max_context), name
 
 
-@pytest.mark.parametrize("text, entry", [
+ROUND7_NAMES = [
     # GLM-4.5-Air and its FP8 release; GLM-4.5 itself is not the Air, nor the Air GLM-4.5
     ("GLM-4.5-Air", "glm-4.5-air"), ("GLM-4.5-Air-FP8", "glm-4.5-air"), ("zai-org/GLM-4.5-Air", "glm-4.5-air"),
     ("GLM 4.5 Air", "glm-4.5-air"), ("GLM-4.5", "glm-4.5"), ("GLM-4.5-FP8", "glm-4.5"), ("GLM-4.6", "glm-4.7"),
@@ -1028,18 +1020,10 @@ def test_round7_glm_air_and_qwen3_next_read_alike_from_config_json(tmp_path):
     # Phi-4-mini; Phi-4 (14B) and Phi-3 mini keep their entries, the flash (hybrid) model is refused
     ("Phi-4-mini", "phi-4-mini"), ("microsoft/Phi-4-mini-instruct", "phi-4-mini"), ("Phi-4", "phi-4"),
     ("Phi-3-mini", "phi-3-mini"), ("Phi-4-mini-flash-reasoning", None),
-])
-def test_round7_names_resolve_and_neighbours_are_refused(text, entry):
-    from tokenmath.measure.validate.match import Aliases
-    m, note = Aliases().model(text)
-    assert (m.name if m else None) == entry, note
+]
 
 
-@pytest.mark.parametrize("name", ["GLM-4.5-Air-FP8", "Qwen3-Next-80B-A3B-Instruct", "Qwen2.5-1.5B-Instruct"])
-def test_round7_serve_runs(name):
-    from clirun import run
-    r = run("serve", name, "--on", "hgx-h100")
-    assert r.exit_code == 0, r.output
+ROUND7_SERVED = ["GLM-4.5-Air-FP8", "Qwen3-Next-80B-A3B-Instruct", "Qwen2.5-1.5B-Instruct"]
 
 
 @pytest.mark.parametrize("text, entry", [
@@ -1207,7 +1191,7 @@ def test_round8_reader_takes_one_value_per_layer_only_when_they_agree(tmp_path):
         load_model(str(_write(tmp_path, "hunyuan-mixed", cfg)))
 
 
-@pytest.mark.parametrize("text, entry", [
+ROUND8_NAMES = [
     # Command R+ and Command A; Command R (v01) keeps its entry, its 08-2024 release and R7B are refused
     ("Command R+", "command-r-plus"), ("Command R+ 104B", "command-r-plus"), ("Command R Plus", "command-r-plus"),
     ("CohereForAI/c4ai-command-r-plus", "command-r-plus"), ("Command A", "command-a"), ("Command A 111B", "command-a"),
@@ -1235,18 +1219,10 @@ def test_round8_reader_takes_one_value_per_layer_only_when_they_agree(tmp_path):
     # fine-tunes of the same architecture (names.yaml)
     ("Llama-3.1-Nemotron-70B-Instruct", "llama-3.1-70b"), ("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", "llama-3.1-70b"),
     ("Llama 3.2 11B Vision", None), ("Llama-3.2-90B-Vision-Instruct", None),
-])
-def test_round8_names_resolve_and_neighbours_are_refused(text, entry):
-    from tokenmath.measure.validate.match import Aliases
-    m, note = Aliases().model(text)
-    assert (m.name if m else None) == entry, note
+]
 
 
-@pytest.mark.parametrize("name", ["jamba-1.5-mini", "Hunyuan-A13B-Instruct", "ERNIE-4.5-21B-A3B-PT"])
-def test_round8_serve_runs(name):
-    from clirun import run
-    r = run("serve", name, "--on", "hgx-h100")
-    assert r.exit_code == 0, r.output
+ROUND8_SERVED = ["jamba-1.5-mini", "Hunyuan-A13B-Instruct", "ERNIE-4.5-21B-A3B-PT"]
 
 
 # ---- round 9: MoE and dense models of 2024 that serving tables still name (Qwen2 / Qwen1.5, DeepSeekMoE, OLMoE) ----
@@ -1336,7 +1312,7 @@ def test_round9_shapes_by_hand():
             (E, k, shared, L_moe), name
 
 
-@pytest.mark.parametrize("text, entry", [
+ROUND9_NAMES = [
     # the new entries by their Hugging Face ids, chat releases and quantisations; their neighbours keep theirs
     ("Qwen/Qwen2-57B-A14B-Instruct", "qwen2-57b-a14b"), ("Qwen2-57B", "qwen2-57b-a14b"),
     ("Qwen1.5-110B-Chat", "qwen1.5-110b"), ("Qwen1.5-72B-Chat", "qwen1.5-72b"), ("Qwen1.5-7B", None),
@@ -1360,15 +1336,22 @@ def test_round9_shapes_by_hand():
     ("Llama v3.1 8B", "llama-3.1-8b"), ("Llama v3.3 70B", "llama-3.3-70b"), ("Llama v2 70B", "llama-2-70b"),
     ("Llama v4 Maverick", "llama-4-maverick"), ("gptj-99", "gpt-j-6b"), ("llama3.1-8b-edge", "llama-3.1-8b"),
     ("deepseek-r1-interactive", "deepseek-v3"), ("DeepSeek V3.1", "deepseek-v3"), ("DeepSeek-V2", "deepseek-v2"),
-])
-def test_round9_names_resolve_and_neighbours_are_refused(text, entry):
+]
+
+
+ROUND9_SERVED = ["Qwen2-57B-A14B-Instruct", "deepseek-moe-16b", "olmoe-1b-7b"]
+
+
+@pytest.mark.parametrize("text, entry", ROUND6_NAMES + ROUND7_NAMES + ROUND8_NAMES + ROUND9_NAMES)
+def test_each_rounds_names_resolve_and_neighbours_are_refused(text, entry):
+    """Rounds 6-9: the names tables write for each round's entries resolve to them, their neighbours do not."""
     from tokenmath.measure.validate.match import Aliases
     m, note = Aliases().model(text)
     assert (m.name if m else None) == entry, note
 
 
-@pytest.mark.parametrize("name", ["Qwen2-57B-A14B-Instruct", "deepseek-moe-16b", "olmoe-1b-7b"])
-def test_round9_serve_runs(name):
+@pytest.mark.parametrize("name", ROUND6_SERVED + ROUND7_SERVED + ROUND8_SERVED + ROUND9_SERVED)
+def test_each_rounds_entries_serve(name):
     from clirun import run
     r = run("serve", name, "--on", "hgx-h100")
     assert r.exit_code == 0, r.output
