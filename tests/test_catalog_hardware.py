@@ -270,6 +270,15 @@ def test_4bit_integer_weights_multiply_at_16_bits():
         assert chip.peak("int4") == chip.peak("int4_g128") == chip.peak("bf16"), name
 
 
+def test_gguf_blocks_multiply_at_the_int8_rate():
+    """llama.cpp's quantised matmul quantises the activations to q8_1 and runs int8 dot products: GGUF Q4_0 and Q8_0
+    both at the INT8 rate where a chip lists one (not the W4A16 16-bit rate of AWQ/GPTQ), else the 16-bit one."""
+    for name in ("l40s", "t4", "rtx-4090"):
+        chip = load_chip(name)
+        want = chip.peak("int8") if "int8" in chip.peak_flop_per_s else chip.peak("bf16")
+        assert chip.peak("gguf_q4_0") == chip.peak("gguf_q8_0") == want, name
+
+
 def test_v100_has_fp16_only_and_bf16_runs_at_that_rate():
     """Volta tensor cores take FP16 only: BF16 (the 16-bit sibling) and FP8 (the next wider listed format) run at
     the FP16 peak, not refused; the 16 GB part differs from the 32 GB one in memory only."""

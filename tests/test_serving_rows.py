@@ -241,6 +241,10 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "128 input tokens and 2048 output tokens", (128, 2048)), (("", ""), "in/out 128/2048", (128, 2048)),
     (("", ""), "prompt 2048 / gen 128", (2048, 128)), (("", ""), "mean; 2K/128", (2048, 128)),
     (("", ""), "PCIe Gen5, 1/8 of a node", (None, None)),
+    # an arrow or a 'gen' that is no length: a change of another quantity, a GPU generation's memory
+    (("", ""), "concurrency raised 32 → 64", (None, None)), (("", ""), "scaled 4 -> 8 GPUs", (None, None)),
+    (("", ""), "throughput 2,400 -> 4,000 after v0.6", (None, None)), (("", ""), "Llama 70B 2048 -> 128, TP8", (2048, 128)),
+    (("", ""), "4th gen 80GB HBM3", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -279,6 +283,7 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
     # TGI's benchmark: 'decode latency' is one decode step (was an end-to-end latency, 200x off), 'prefill latency'
     # the prefill that yields the first token
     assert quantity_of("Decode latency p50", "ms")[0] == "tpot_s" and quantity_of("Prefill latency (p50)", "ms")[0] == "ttft_s"
+    assert quantity_of("decode latency (e2e)", "s")[0] == quantity_of("end-to-end latency incl. prefill latency", "s")[0] == "e2e_s"
 
 
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
@@ -432,5 +437,6 @@ def test_llama_bench_tests_and_gguf_formats_are_read():
     assert tg.kind == "decode" and "decode at context 65" in " ".join(tg.why)
     assert pp.kind == "prefill" and "prefill 1 prompt(s) of 512" in pp.why[0]
     assert PRECISION_BYTES["gguf_q4_0"] == 4.5 / 8 and "gguf_q4_0" in " ".join(tg.why)
+    assert predict_row({**row, "batch": "512"}, Aliases()).predicted == tg.predicted  # llama-bench's n_batch: tokens
     f16 = predict_row({**row, "precision": "F16"}, Aliases())
     assert 0.25 < f16.predicted / tg.predicted < 0.4  # a weight-bound step: 16 bits a weight against 4.5

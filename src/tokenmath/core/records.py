@@ -142,7 +142,7 @@ class Chip(Record):
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
         if precision == "int4" and precision not in self.peak_flop_per_s:
-            # 4-bit integer weights (AWQ, GPTQ, gpt-fast, GGUF Q4) are dequantised inside the kernel and multiplied
+            # 4-bit integer weights (AWQ, GPTQ, gpt-fast) are dequantised inside the kernel and multiplied
             # with 16-bit activations (W4A16: Marlin, Machete, AWQ's GEMM): the 16-bit tensor-core rate, not FP8's
             precision = "bf16"
         if precision in self.peak_flop_per_s:

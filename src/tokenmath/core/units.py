@@ -28,7 +28,9 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # WeightOnlyInt4QuantHandler, groupsize 32) one BF16 scale and one BF16 zero per 32 = 4 + 32/32 = 5 bits;
 # AWQ/GPTQ at group 128 an FP16 scale and a 4-bit zero per 128 = 4 + 20/128 bits.
 # llama.cpp's GGUF blocks (ggml-common.h: block_q4_0 = one FP16 scale + 32 4-bit values, 18 bytes; block_q8_0 = one FP16
-# scale + 32 int8 values, 34 bytes): 4.5 and 8.5 bits a weight; their matmuls run at the 4- and 8-bit integer rates.
+# scale + 32 int8 values, 34 bytes): 4.5 and 8.5 bits a weight. Both multiply at the 8-bit integer rate: llama.cpp's CUDA
+# matmul for quantised weights (ggml-cuda/mmq.cuh) quantises the activations to q8_1 and runs int8 dot products (int8 MMA,
+# dp4a) over the unpacked weights, W8A8 for Q4_0 as for Q8_0 (recalled from the source, not re-read here).
 PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
                    "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8_block": 1.0 + 4.0 / (128 * 128),
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8,
@@ -36,7 +38,7 @@ PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.
 
 # storage formats -> the tensor-core format whose peak their matmuls run at
 COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
-                  "gguf_q4_0": "int4", "gguf_q8_0": "int8"}
+                  "gguf_q4_0": "int8", "gguf_q8_0": "int8"}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}

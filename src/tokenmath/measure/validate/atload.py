@@ -178,12 +178,13 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
-    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token|(?:decod(?:e|ing)|next[\s_-]token)[\s_-]*(?:step[\s_-]*)?"
-                 r"latency", u + " " + m):  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
-        return "tpot_s", stat, False
-    if re.search(r"prefill[\s_-]*(?:step[\s_-]*)?latency|prompt[\s_-]*processing[\s_-]*latency", m):
+    e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
+    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m) or not e2e and re.search(
+            r"(?:decod(?:e|ing)|next[\s_-]token)[\s_-]*(?:step[\s_-]*)?latency", m):
+        return "tpot_s", stat, False  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
+    if not e2e and re.search(r"prefill[\s_-]*(?:step[\s_-]*)?latency|prompt[\s_-]*processing[\s_-]*latency", m):
         return "ttft_s", stat, False  # TGI's 'prefill latency': the prefill step that yields the first token
-    if re.search(r"e2e|end.to.end|request.latency|(?<![a-z])latency", m):
+    if e2e or re.search(r"(?<![a-z])latency", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
     if re.search(r"/\s*user", u) or (re.search(r"per[ _]user|/\s*user|interactivity", m) and not target):

@@ -87,6 +87,15 @@ def batch_of(row: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# what an arrow's pair of counts may follow to be prompt -> output lengths: the start of a clause, a length word, a
+# preposition, or a word with a digit (a model's '70B', 'TP8'); after another word it is a change of that quantity
+# ('concurrency raised 32 → 64', 'throughput 2,400 -> 4,000')
+_ARROW_LEAD = re.compile(r"(?:^|[,;|(\[:]|\b(?:isl|osl|in(?:put)?|out(?:put)?|lengths?|tokens?|prompts?|seq(?:uence)?s?|"
+                         r"at|with|for|on|of)|\w*\d\w*|[→/-])\s*$", re.I)
+# counted things a pair of numbers may be, not lengths: '4 -> 8 GPUs'
+_COUNTED = r"\s*(?:gpus?|chips?|nodes?|cards?|devices?|users?|clients?|requests?|reqs?|replicas?|concurren\w*|ways?|layers?|experts?)\b"
+
+
 def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k'), else the row's text
     ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'). A 'k' after a power-of-two
@@ -100,14 +109,16 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
             # an arrow from prompt to output ('2K→256', '2048 -> 128'), not a change of a value ('120 → 80 ms')
-            (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.,])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/))", 1, 2),
+            (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.,])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/|"
+             rf"{_COUNTED}))", 1, 2),
             # a bare pair with a 'k' on either side
             (r"(?<![\w./])(?=\d+(?:\.\d+)?\s*[kK]\s*/|\d+\s*/\s*\d+(?:\.\d+)?\s*[kK](?![\w/]))(\d+(?:\.\d+)?\s*[kK]?)\s*/\s*"
              r"(\d+(?:\.\d+)?\s*[kK]?)(?![\w/.])(?!\s*(?:%|m?s\b|tok\w*\s*/))", 1, 2)]  # '8k/1k'
     for k, (pat, a, b) in enumerate(pats):
-        m = next((x for x in re.finditer(pat, text, re.I) if k < len(pats) - 1 or not re.search(
+        m = next((x for x in re.finditer(pat, text, re.I) if (k < len(pats) - 1 or not re.search(
             r"\b(?:context|ctx|window|batch|bs|vocab(?:ulary)?|max|seq(?:uence)?s?(?:[ \t]*len(?:gth)?s?)?)[ \t]*(?:[:=]|of)?"
-            r"[ \t]*$", text[:x.start()], re.I)), None)  # a bare '8k/1k', not a 'context 32k/128k' or 'batch 1k/2k'
+            r"[ \t]*$", text[:x.start()], re.I)) and (k != len(pats) - 2 or _ARROW_LEAD.search(text[:x.start()]))),
+                 None)  # a bare '8k/1k', not a 'context 32k/128k' or 'batch 1k/2k'; an arrow not after 'concurrency 32'
         if m:
             i, o = _length(m.group(a)), _length(m.group(b))
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
@@ -119,7 +130,8 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
         rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
-        rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}", text, re.I)
+        rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}"
+        r"(?![\w.])(?!\s*(?:[kmgtp]i?b|[kmg]?hz|w|watts?|%|gbps|gb/s|tb/s)(?![\w/]))", text, re.I)  # not '4th gen 80GB'
     if mi is None and mo is not None:  # 'sequence length 512, decode length 128': with the output apart, the prompt
         mi = re.search(rf"\bseq(?:uence)?[ \t_-]*len(?:gth)?[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
     i = isl if isl is not None else (_length(mi.group(1)) if mi else None)

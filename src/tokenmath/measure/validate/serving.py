@@ -107,8 +107,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if isinstance(spec, str):
         return Unexpressed(rid, g, spec)
     bench = bench_test_of(row)
-    if bench:  # one sequence: a prompt of n tokens prefilled, or n tokens decoded after a one-token prompt
-        row = {**row, "batch": row["batch"] or "1", "input_len": str(bench[1] if bench[0] == "prefill" else 1),
+    if bench:  # one sequence: a prompt of n tokens prefilled, or n tokens decoded after a one-token prompt; a
+        # batch beside llama-bench's test is its n_batch / n_ubatch (tokens per compute batch), not sequences
+        row = {**row, "batch": "1", "input_len": str(bench[1] if bench[0] == "prefill" else 1),
                "output_len": str(1 if bench[0] == "prefill" else bench[1])}
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
