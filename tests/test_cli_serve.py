@@ -1,6 +1,7 @@
 """`tokenmath serve` and `tokenmath catalog` end to end, through typer's runner, including bad input."""
 
 import json
+import re
 
 import pytest
 from clirun import one_line_error as _one_line_error
@@ -246,6 +247,11 @@ def test_a_moe_whose_default_split_does_not_fit_names_the_split_that_does():
     line = r.output.strip().splitlines()[-1]
     assert "does not fit" in line and "--split 'TP8 EP8' fits" in line and "sequences of 4096 tokens" in line
     assert run("serve", "deepseek-v3", "--on", "hgx-h100", "--split", "TP8 EP8").exit_code == 0
+    # with a --batch the split does not hold, it names the batch that fits (it said 'fits', and following it failed)
+    line = run("serve", "deepseek-v3", "--on", "hgx-h100", "--batch", "256").output.strip().splitlines()[-1]
+    n = int(re.search(r"--split 'TP8 EP8' with --batch (\d+) fits", line).group(1))
+    assert run("serve", "deepseek-v3", "--on", "hgx-h100", "--split", "TP8 EP8", "--batch", str(n)).exit_code == 0
+    assert run("serve", "deepseek-v3", "--on", "hgx-h100", "--split", "TP8 EP8", "--batch", str(n + 1)).exit_code != 0
 
 
 def test_a_state_space_model_serves_sweeps_and_simulates_with_no_kv(tmp_path):

@@ -86,8 +86,9 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
             r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
                                         f"the non-expert weights; --split '{tp}' holds {min(alt_fit, DEFAULT_BATCH)}"
                                         f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
-    elif alt_fit >= 1:
-        r.numbers["split_note"] = (f"--split '{tp}' fits: attention tensor-parallel holds the non-expert weights "
+    elif alt_fit >= 1:  # with a --batch it does not hold, the split fits only at a smaller batch: say which
+        fits = f"--split '{tp}'" + (f" fits" if batch is None or alt_fit >= batch else f" with --batch {alt_fit:,} fits")
+        r.numbers["split_note"] = (f"{fits}: attention tensor-parallel holds the non-expert weights "
                                    f"once across the {G} chips, not on each (the default, data-parallel attention), "
                                    f"and leaves room for {alt_fit:,} sequences of {context} tokens")
     if m.max_context and context > m.max_context:
