@@ -811,3 +811,10 @@ def test_a_neuron_tp_degree_counts_neuroncores(hw, par, chips):
     assert G == chips and (("in chips" in " ".join(said)) == (system.chip.ranks_per_chip is not None)), said
     with pytest.raises(ValueError, match="share of a chip"):
         _layout({"parallelism": "TP1"}, load_model("llama-3.1-8b"), load_system("inf2-12"), "bf16", 1, None, Aliases())
+    # a chip count equal to the split's span in cores counts cores: one replica, not r of them (n_chips 64 on a
+    # trn2.48xlarge TP64 read as 4 instances, 4x the rate); a count the split tiles in chips keeps its replicas
+    for n, par, want in ((64, "TP64", (16, 1)), (16, "TP64", (16, 1)), (12, "TP8", (4, 3)), (24, "TP8, 3 replicas", (4, 3))):
+        G, n_rep = _layout({"parallelism": par}, load_model("llama-3.1-70b"), load_system("trn2-16" if n != 12 and n != 24
+                                                                                          else "inf2-12"),
+                           "bf16", n, None, Aliases())[:2]
+        assert (G, n_rep) == want, (n, par)

@@ -433,7 +433,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     p streams of a pipeline (roofline.Layout.pp), which spans G·p of the row's chips: each choice above is made
     within n_chips / p, and a pipeline wider than the row's chips is refused (ValueError)."""
     par = row["parallelism"].lower()
-    s = _chips_of_ranks(split_of(par), system, row["parallelism"], said)
+    s, G_row = _chips_of_ranks(split_of(par), system, row["parallelism"], said, G_row)
     inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
     if "dep" in s:
         s.setdefault("dp", s["dep"])
@@ -500,16 +500,18 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
 
 
-def _chips_of_ranks(s: dict, system: System, par: str, said: list[str] | None) -> dict:
-    """The split in chips where the chip's software counts cores (catalog `ranks_per_chip`: AWS Neuron's TP
-    counts NeuronCores, 2 a chip on Inferentia2 / Trainium1, 4 logical ones on Trainium2): the tensor- and
-    expert-parallel ways over the cores of whole chips, divided by r; data-parallel replicas and pipeline
-    stages count replicas, not cores. A way that is not a whole number of chips (a TP1 on one of a chip's
-    cores) is refused (ValueError)."""
+def _chips_of_ranks(s: dict, system: System, par: str, said: list[str] | None,
+                    G_row: int | None = None) -> tuple[dict, int | None]:
+    """The split in chips, and the row's chip count, where the chip's software counts cores (catalog
+    `ranks_per_chip`: AWS Neuron's TP counts NeuronCores, 2 a chip on Inferentia2 / Trainium1, 4 logical ones on
+    Trainium2): the tensor- and expert-parallel ways over the cores of whole chips, divided by r; data-parallel
+    replicas and pipeline stages count replicas, not cores. A chip count equal to the split's span in cores
+    ('TP32' on 32 of a trn1.32xlarge's) counts cores too: one replica, not r. A way that is not a whole number of
+    chips (a TP1 on one of a chip's cores) is refused (ValueError)."""
     r = system.chip.ranks_per_chip or 1
     ways = {k: s[k] for k in ("tp", "ep", "moe_tp") if isinstance(s.get(k), int) and s[k] > 0}
     if r == 1 or not ways:
-        return s
+        return s, G_row
     bad = [f"{k.upper()}{v}" for k, v in ways.items() if v % r]
     if bad:
         raise ValueError(f"parallelism {par!r}: {', '.join(bad)} on {system.chip.name} counts its cores, {r} a chip "
@@ -518,7 +520,13 @@ def _chips_of_ranks(s: dict, system: System, par: str, said: list[str] | None) -
         said.append(f"{', '.join(f'{k.upper()}{v}' for k, v in ways.items())} counts {system.chip.name} cores, "
                     f"{r} a chip ({system.chip.source_of('ranks_per_chip')}): "
                     f"{', '.join(f'{k.upper()}{v // r}' for k, v in ways.items())} in chips")
-    return {**s, **{k: v // r for k, v in ways.items()}}
+    span = max(ways.get("tp", 1), ways.get("ep", 1) * ways.get("moe_tp", 1)) * max(1, int(s.get("pp", 1) or 1)) * \
+        max(1, int(s.get("dp", 1) or 1))
+    if G_row is not None and G_row == span and G_row % r == 0:
+        if said is not None:
+            said.append(f"n_chips {G_row} is the split's span in {system.chip.name} cores: {G_row // r} chips")
+        G_row //= r
+    return {**s, **{k: v // r for k, v in ways.items()}}, G_row
 
 
 def _attention_dp_stated(par: str, s: dict) -> bool:
