@@ -402,6 +402,9 @@ def test_a_tab_or_semicolon_export_with_spaced_headers_reads_as_the_csv(tmp_path
     (want,) = validate_table(g).rows
     (short,) = validate_table(g.write_text(g.read_text().replace(",60000,", ",128,")) and g).rows
     assert r.predicted == pytest.approx(want.predicted) and short.predicted > 1.1 * want.predicted
+    # a semicolon export writes decimals with a comma ('150,5'); it was read as 1,505, ten times the figure
+    f.write_text(sep.join(head) + "\n" + sep.join(cells[:-2] + ["150,5", "tokens/s"]) + "\n", encoding="utf-8")
+    assert sep != ";" or validate_table(f).rows[0].measured == 150.5
 
 
 def test_serving_rows_are_known_by_what_they_measure_not_by_their_id():

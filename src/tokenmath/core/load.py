@@ -428,7 +428,17 @@ def read_table(path: str | Path) -> list[dict[str, str]]:
     except csv.Error as e:
         raise CatalogError(f"{p}: malformed CSV ({e})") from None
     # a byte-order mark (spreadsheets' "CSV UTF-8") would otherwise stick to the first column's name
-    return [{k.replace("\ufeff", "").strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
+    out = [{k.replace("\ufeff", "").strip(): (v or "").strip() for k, v in r.items() if k is not None} for r in rows]
+    if delimiter == ";":  # a locale whose list separator is ';' writes decimals with a comma: '150,5' is 150.5
+        out = [{k: _decimal_comma(v) for k, v in r.items()} for r in out]
+    return out
+
+
+def _decimal_comma(cell: str) -> str:
+    """'150,5' or '0,125' -> the number with a decimal point; a group of three after the comma ('1,024') is left
+    as written, a thousands separator as readily as a decimal."""
+    m = re.fullmatch(r"([~≈<>]?\s*-?\d+),(\d+)", cell)
+    return f"{m.group(1)}.{m.group(2)}" if m and (len(m.group(2)) != 3 or m.group(1).lstrip("~≈<> -") == "0") else cell
 
 
 # ---- price sheets, memory tiers, inference assumptions ---------------------------------------
