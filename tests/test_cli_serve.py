@@ -239,6 +239,16 @@ def test_a_default_moe_split_that_crowds_out_the_batch_names_the_split_that_hold
     assert tp["batch"] == 128 and tp["memory"]["fits"]
 
 
+def test_context_as_users_type_it():
+    """`serve -S 32k` as sweep, place and fastmode take it (it was refused as 'not a valid integer'); a fraction
+    of a token is refused in one line."""
+    a = json.loads(run("serve", "llama-3.1-8b", "--on", "h100", "-S", "32k", "--json").stdout)
+    b = json.loads(run("serve", "llama-3.1-8b", "--on", "h100", "-S", "32000", "--json").stdout)
+    assert a["context"] == b["context"] == 32000 and a["decode"] == b["decode"]
+    r = run("serve", "llama-3.1-8b", "--on", "h100", "-S", "1.5")
+    assert r.exit_code != 0 and "not a whole number of tokens" in r.output and "Traceback" not in r.output
+
+
 def test_a_moe_whose_default_split_does_not_fit_names_the_split_that_does():
     """DeepSeek-V3 FP8 on 8 H100s: data-parallel attention holds 807 GB of weights on 687 GB; the failure line says
     that tensor-parallel attention beside the experts fits, and how many sequences it leaves room for."""

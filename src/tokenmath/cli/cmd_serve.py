@@ -9,6 +9,7 @@ from rich.table import Table
 from ..serving.serve import serve
 from ..core.errors import InputError
 from ..core.units import fmt
+from .grid_args import parse_number
 from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SPLIT_OPTION,
                            layout_of, speculation)
 from .common import (
@@ -29,7 +30,8 @@ def register(app: typer.Typer) -> None:
         chips: int = CHIPS_OPTION,
         batch: int = typer.Option(None, "--batch", "-B", help="Sequences in flight (decode tokens per step; default "
                                   "128, or the most whose KV fits beside the weights where 128 do not)."),
-        context: int = typer.Option(4096, "--context", "-S", help="KV length per sequence (prompt length in prefill)."),
+        context: str = typer.Option("4096", "--context", "-S", help="KV length per sequence (prompt length in "
+                                    "prefill; 32k, 1M accepted)."),
         precision: str = PRECISION_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = BASIS_OPTION,
@@ -61,9 +63,18 @@ def register(app: typer.Typer) -> None:
             fail(w)
 
 
+def _tokens(text: str, name: str) -> int:
+    """A token count as users type it ('4096', '32k', '1M'): a whole number, else one line."""
+    x = parse_number(text, name)
+    if x != int(x):
+        raise InputError(f"{name} {text!r} is not a whole number of tokens")
+    return int(x)
+
+
 def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain, set_, engine=None, mtp=None,
             acceptance=None, acceptance_length=None, draft=None, allow_extrapolation=False, split=None):
     """`serve` from its options, checked as the command line checks them (the web API calls it too)."""
+    context = _tokens(str(context), "--context")  # '32k' as the command line and the web take it
     m, s, priors = load_triple(model, on, set_)
     priors = extrapolation(priors, allow_extrapolation, precision or m.weight_dtype, kv_dtype)
     sp = speculation(mtp, acceptance, acceptance_length, draft)
