@@ -77,13 +77,12 @@ def main() -> None:
     cov = coverage(measured)
     if silicon:  # each table's rows, with every (model, hardware) cluster of both left out in turn
         ids = {x["id"] for x in silicon}
-        for name, part in (("public", [x for x in measured if x["id"] not in ids]),
-                           ("silicon", [x for x in measured if x["id"] in ids])):
+        pub = [x for x in measured if x["id"] not in ids]
+        sil = [x for x in measured if x["id"] in ids]
+        for name, part in (("public", pub), ("silicon", sil)):
             c = _coverage_of(measured, part)
             print(f"  {name}: {c:.1%} of {len(part)} rows inside their left-out-cluster interval")
         # a table the intervals never saw: each table's rows inside intervals derived from the other table alone
-        pub = [x for x in measured if x["id"] not in ids]
-        sil = [x for x in measured if x["id"] in ids]
         for name, train, test in (("public", sil, pub), ("silicon", pub, sil)):
             c, n = _cross_coverage(train, test)
             print(f"  {name}: {c:.1%} of {n} rows inside intervals derived from the other table alone")

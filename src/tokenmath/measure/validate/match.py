@@ -66,12 +66,12 @@ def tokens(text: str, split_family: bool = False) -> list[str]:
     t = text.lower().replace("×", "x")
     t = re.sub(r"(?<![a-z0-9])(\d+)\s*x(?=[a-z])", r"\1 x ", t)  # a count glued to the part: "8xH200", "4xa100"
     t = re.sub(r"(?<=[a-z0-9])\+(?![a-z0-9])", " plus ", t)  # a '+' closing a word names the larger sibling: "R+"
+    t = re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t)  # a point only between digits
     # a decimal size keeps its unit ('3.8b', '0.5b'): split, its number would read as a version of the name's
-    out = re.findall(r"[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?", re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
+    word = r"[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?"
+    # a version glued to a letter names another model of the family: 'GLM-4.5V' (a vision model) is not 'GLM-4.5'
+    out = re.findall((r"[0-9]+\.[0-9]+[a-z]+(?![a-z0-9.])|" if split_family else "") + word, t)
     if split_family:
-        # a version glued to a letter names another model of the family: 'GLM-4.5V' (a vision model) is not 'GLM-4.5'
-        out = re.findall(r"[0-9]+\.[0-9]+[a-z]+(?![a-z0-9.])|[a-z0-9]+(?:\.[0-9]+(?:[bm](?![a-z0-9]))?)?",
-                         re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", t))
         glued = [re.fullmatch(r"([a-z]{2,})([0-9]+(?:\.[0-9]+)?)", w) for w in out]
         out = [p for w, g in zip(out, glued) for p in (g.groups() if g else (w,))]
     return out
