@@ -89,7 +89,7 @@ def test_chip_figures_are_sane(name):
     assert 1e11 <= chip.hbm_bandwidth_bytes_per_s <= 1e14
     for p, x in chip.peak_flop_per_s.items():
         assert p in {"fp4", "fp8", "int8", "bf16", "fp16", "fp32"}, p
-        assert (1e12 if p == "fp32" else 1e13) <= x <= 1e17, (p, x)  # a T4's FP32 is 8.1 TFLOP/s
+        assert 1e12 <= x <= 1e17, (p, x)  # a T4's FP32 is 8.1 TFLOP/s, an M4 Pro GPU's FP16 as much
     peaks = [chip.peak_flop_per_s.get(p) for p in ("fp4", "fp8", "bf16", "fp32")]
     present = [x for x in peaks if x is not None]
     assert present == sorted(present, reverse=True), f"{name}: expected fp4 >= fp8 >= bf16 >= fp32"

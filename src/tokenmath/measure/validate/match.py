@@ -27,7 +27,9 @@ no name covers, e.g. SM90 -> the H800 node, or one that needs a note) wins where
 here is keyed to a row id.
 
 Hardware matches a chip or a system; a chip becomes the best-scoring system built of it (ties: the
-smallest scale-up domain). A scale-out fabric named in the string (InfiniBand NDR, ConnectX-7, RoCE,
+smallest scale-up domain). A GPU bin the string names ('60-core GPU', '30c') against a part whose display name
+states another is refused (Apple's bins differ in compute and sometimes bandwidth), and a Mac's 'Pro' is the
+computer's ('MacBook Pro M4' is no M4 Pro). A scale-out fabric named in the string (InfiniBand NDR, ConnectX-7, RoCE,
 EFA...) is reported, and an explicit per-GPU rate beside it ("CX7 IB 400 Gb/s") sets the system's
 scale-out rate.
 """
@@ -233,6 +235,8 @@ class Aliases:
         part = re.sub(r"(?<=[0-9A-Za-z])[x×*](?=\d+\s*$)", " x", part)
         part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
         part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory
+        # a Mac's 'Pro' is the computer's, not the chip's: 'MacBook Pro M4' is no M4 Pro
+        part = re.sub(r"\b(Mac(?:Book)?)\s*Pro\b", r"\1", part, flags=re.I)
         m = _best(part, _system_candidates()) if rule is None else \
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         extra = rule.get("note", "") if rule is not None else ""
@@ -261,6 +265,11 @@ class Aliases:
         if rule is None and suffix and not re.search(rf"\b{suffix.group(1)}\b", disp, re.I):
             return None, (f"hardware {text!r} names the {suffix.group(1)} board; the nearest catalog match, "
                           f"{sysm.chip.name} ({disp}), is the base card: a different part")
+        # a GPU bin the string names ('60-core GPU', 'M3 Max 30c') against the part's: other compute, maybe bandwidth
+        said, bin_ = _GPU_CORES.search(part), re.search(r"(\d+)-core GPU", disp)
+        if rule is None and said and bin_ and said.group(1) != bin_.group(1):
+            return None, (f"hardware {text!r} names a {said.group(1)}-core GPU; the nearest catalog match, "
+                          f"{sysm.chip.name} ({disp}), has {bin_.group(1)}: a different part")
         notes = [m.note(), extra]
         fab = _fabric(text)
         if fab is not None:
@@ -285,6 +294,9 @@ class Aliases:
         rule = self._match("precision", text)
         return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
 
+
+# a GPU's core count as tables write it: '76-core GPU', '40 GPU cores', 'M3 Max 40c' (not '16c CPU')
+_GPU_CORES = re.compile(r"(\d+)\s*-?\s*(?:core\s*gpu|gpu\s*cores?|c\b(?!\s*-?\s*cpu))", re.I)
 
 # a size a model string states: '671B', '1.5b', '70B-chat' (not '8x7B', an expert count, nor 'A22B', nor '35GB')
 _SIZE = re.compile(r"(?<![x×\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![a-zA-Z0-9])")
