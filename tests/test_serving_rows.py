@@ -334,7 +334,7 @@ def test_a_rate_per_node_or_rack_under_load_is_divided_by_the_nodes():
     assert rack == pytest.approx(total, rel=1e-9) and gpu == pytest.approx(total / 72, rel=1e-9)
 
 
-@pytest.mark.parametrize("hardware, system", [("H100 NVL", "pcie-h100-nvl-8"), ("H200 NVL", "pcie-h200-nvl-8"), ("H800 PCIe", None),
+@pytest.mark.parametrize("hardware, system", [("H100 NVL", "pcie-h100-nvl-8"), ("H200 NVL", "pcie-h200-nvl-8"), ("V100 PCIe", None),
                                               ("H100 PCIe", "pcie-h100-8"), ("A100-PCIE-80GB", "pcie-a100-8"),
                                               ("H100 SXM5", "hgx-h100"), ("GB200 NVL72", "gb200-nvl72")])
 def test_a_form_factor_that_contradicts_the_part_is_not_matched(hardware, system):
