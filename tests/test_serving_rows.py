@@ -501,3 +501,33 @@ def test_probe5_each_disaggregated_pool_reads_its_own_split():
     r = predict_row(base, Aliases())
     same = predict_row({**base, "parallelism": "PD disaggregation, decode EP72"}, Aliases())
     assert r.kind == "decode" and r.predicted == pytest.approx(same.predicted, rel=1e-9)
+
+
+def test_probe5_speed_bounds_pools_glued_units_and_shares():
+    """'TPS/user ≥ 100' holds a rate to a speed (it was a max-load run); 'token throughput' is tokens/s and 'per
+    decode GPU' per GPU (refused, and read as a total); 'xPyD' and '2 prefill (TP4) + 2 decode (TP4)' are
+    disaggregated (a max-load run of all chips); '12.3s', 'approx. 350 ms' in the value cell; a count with its nodes
+    beside it in parentheses is the whole ('H200 x 16 (2 nodes)' was 32); a p95 under load is refused (it was the
+    mean); a percentage says what it is."""
+    from tokenmath.measure.validate.atload import under_load
+    from tokenmath.measure.validate.rows import chips_of, disaggregated, measured_part, unit_scope, with_unit
+
+    row = dict(id="X-15", source="InferenceMAX", model="Llama 3.1 8B", precision="BF16", hardware="H100",
+               n_chips="1", parallelism="TP1", batch="", input_len="1024", output_len="1024", context_len="",
+               metric="throughput per GPU (TPS/user ≥ 100)", value="3300", unit="", confidence="approx", notes="")
+    assert under_load(row).user_speed == 100 and unit_scope("", row["metric"]) == "gpu"
+    assert with_unit({**row, "metric": "total token throughput per GPU"})["unit"].lower() == "tokens/s/gpu"
+    assert unit_scope("", "output tokens/s per decode GPU") == "gpu"
+    assert disaggregated({"parallelism": "xPyD: 2 prefill (TP4) + 2 decode (TP4)"})
+    assert disaggregated({"parallelism": "2 prefill (TP4) + 2 decode (TP4)"})
+    assert not disaggregated({"notes": "2 prefill steps then 128 decode steps"})
+    assert [(with_unit({"value": v, "unit": "", "metric": "TTFT"})["value"], with_unit({"value": v, "unit": "", "metric": "TTFT"})["unit"])
+            for v in ("12.3s", "approx. 350 ms", "1.2ms")] == [("12.3", "s"), ("~350", "ms"), ("1.2", "ms")]
+    assert measured_part("goodput @ P90 TTFT 2s and P90 TPOT 100ms") == "goodput"
+    assert chips_of({"n_chips": "", "hardware": "H200 x 16 (2 nodes)", "parallelism": ""})[0] == 16
+    assert chips_of({"n_chips": "", "hardware": "32 H200 (4 nodes)", "parallelism": ""})[0] == 32
+    load = {**row, "metric": "ITL p95", "unit": "ms", "value": "9.5", "batch": "concurrency 16"}
+    out = predict_row(load, Aliases())
+    assert isinstance(out, Unexpressed) and "p95" in out.reason
+    share = predict_row({**row, "metric": "SLO attainment", "value": "90%"}, Aliases())
+    assert isinstance(share, Unexpressed) and "percentage" in share.reason

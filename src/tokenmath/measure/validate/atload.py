@@ -94,7 +94,9 @@ def under_load(row: dict) -> LoadRegime | None:
     speed = None
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
                        r"\s*(?:tok(?:en)?s?|tps)\s*/\s*s(?:ec)?\s*/\s*(?:user|u)\b", text, re.I) or \
-        re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
+        re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I) or \
+        re.search(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*" + _NUM, text, re.I)
+    # ('TPS/user ≥ 100': the speed before its bound)
     if target and not per_user_metric:
         speed = float(target.group(1))
     tpot, ttft = _limit(r"(?:TPOT|ITL|TBT|time per output token|time between tokens)", text), _limit(r"(?:TTFT|time to first token)", text)

@@ -166,8 +166,11 @@ def context_of(row: dict) -> int | None:
 
 
 def disaggregated(row: dict) -> str:
-    """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D'), or ''."""
-    m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|prefill[- /]decode split",
+    """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D', 'xPyD',
+    '2 prefill (TP4) + 2 decode (TP4)'), or ''."""
+    m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|\bxPyD\b|prefill[- /]decode split|"
+                  r"\b\d+\s*prefill\b(?!\s*(?:tok|step|chunk|len|phase|time|laten))[^|]*?\b\d+\s*decode\b"
+                  r"(?!\s*(?:tok|step|chunk|len|phase|time|laten))",
                   " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
     return m.group(0) if m else ""
 
@@ -268,16 +271,20 @@ def with_unit(row: dict) -> dict:
         return row
     if (row.get("unit") or "").strip():
         return row
-    v = re.fullmatch(r"\s*([<>≤≥~≈]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)",
-                     row.get("value") or "")
+    value = re.sub(r"^\s*(?:approx(?:imately|\.)?|about|around|circa|ca\.)\s*", "~", row.get("value") or "", flags=re.I)
+    v = re.fullmatch(r"\s*([<>≤≥~≈]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)", value)
+    if v and unit_scale(v.group(2)) is not None:
+        return {**row, "value": v.group(1), "unit": v.group(2).strip()}
+    v = re.fullmatch(r"\s*([<>≤≥~≈]?=?\s*[\d.,]*\d)([A-Za-zµ/].*)", value)  # glued: '12.3s', '350ms', '1.2k tok/s'
     if v and unit_scale(v.group(2)) is not None:
         return {**row, "value": v.group(1), "unit": v.group(2).strip()}
     metric = row.get("metric") or ""
     for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
         if unit_scale(paren.group(1)) is not None:
             return {**row, "unit": paren.group(1).strip()}
-    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps)\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?",
-                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user'
+    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps|\btok(?:en)?s?\s+throughput)\b(?:\s*(?:/|per)\s*"
+                      r"(?:(?:decode|prefill|decoding)\s+)?(gpu|user|node|chip))?",
+                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user', 'token throughput'
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
     counted = re.search(r"\b(samples?|queries|quer(?:y)|req(?:uest)?s?)\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per))",
@@ -519,7 +526,7 @@ def measured_part(metric: str) -> str:
     """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
     throughput'), where what remains names a rate; else the metric as it is."""
     rest = _LIMIT.sub("", metric)
-    rest = re.sub(r"\s*(?:\band\b|,|&)\s*" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
+    rest = re.sub(r"\s*(?:\band\b|,|&)\s*(?:p\d\d\s+)?" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
     return rest if rest != metric and re.search(r"throughput|goodput|capacity|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
         else metric
 
@@ -552,7 +559,9 @@ def unit_scope(unit: str, metric: str) -> str:
     # tok/s/user') while its unit says what one number covers
     # nor does a per-user speed the metric was held at say what it covers ('throughput/GPU at 20 tok/s/user')
     metric = re.sub(r"(?:\bat|@|≥|>=)\s*[~≈]?\s*\d[\d.,]*\s*(?:tok(?:en)?s?|tps)\s*(?:/|per)\s*(?:s(?:ec(?:ond)?)?\s*"
-                    r"(?:/|per)\s*)?(?:user|u)\b", " ", metric, flags=re.I)
+                    r"(?:/|per)\s*)?(?:user|u)\b|(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*\d",
+                    " ", metric, flags=re.I)
+    metric = re.sub(r"\b(per|/)\s*(?:decode|prefill|decoding)\s+(?=gpu|chip|node)", r"\1 ", metric, flags=re.I)  # 'per decode GPU'
     for text in (unit.lower(), metric.lower()):
         if re.search(r"/\s*user|(?<![a-z])per[\s_-]user", text):
             return "user"
@@ -598,7 +607,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
         return nodes
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
         r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])", t, re.I) or re.fullmatch(
-        r"\s*(\d+)\s+(?=[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b)(?!.*\bnodes?\b).*", t, re.I)
+        r"\s*(\d+)\s+(?=[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
     # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node); a count before the part, '64 B200', the whole count
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
@@ -608,7 +617,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
             return None, ""
         n = math.prod(int(x) for x in topo.groups() if x)
         return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
-    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
+    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
     m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
@@ -632,8 +641,9 @@ def chips_of(row: dict) -> tuple[int | None, str]:
     text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
     # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
     glued, glued_how = hardware_count(row.get("hardware", ""))
-    if node_product(row.get("hardware", ""))[0] and not nc.strip():
-        return glued, glued_how  # '2x8xH100': the nodes are counted already
+    if (node_product(row.get("hardware", ""))[0] or re.search(r"\(\s*\d+\s*nodes?\s*\)", row.get("hardware", ""), re.I)) \
+            and glued and not nc.strip():
+        return glued, glued_how  # '2x8xH100', 'H200 x 16 (2 nodes)': the count is the whole, nodes said beside it
     per = per_node_of(row) or glued
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     if nodes and per:

@@ -42,7 +42,7 @@ from .atload import drafts_stated, predict_under_load, quantity_of, row_text, sp
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
-                   output_len_from_samples, output_len_per_request, parse_measured, per_node_of, to_int, unit_scope)
+                   output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, to_int, unit_scope)
 
 __all__ = ["role_split", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
@@ -211,6 +211,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec,
                                basis, measured, scale, al)
     if regime is not None:
+        other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", f"{measured_part(row['metric'])} {row['unit']}", re.I)
+        if other and other.group(1) not in ("50", "90", "99"):  # the simulator's percentiles; p95 is not the mean
+            return Unexpressed(rid, g, f"the row's statistic {other.group(0)!r} under load: the simulator reports the "
+                                       "mean, p50, p90 and p99")
         if OSL is None and key == "ttft_s":
             OSL = 2
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
