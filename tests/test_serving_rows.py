@@ -531,3 +531,18 @@ def test_probe5_speed_bounds_pools_glued_units_and_shares():
     assert isinstance(out, Unexpressed) and "p95" in out.reason
     share = predict_row({**row, "metric": "SLO attainment", "value": "90%"}, Aliases())
     assert isinstance(share, Unexpressed) and "percentage" in share.reason
+
+
+def test_probe5_the_new_rules_leave_lookalikes_alone():
+    """Lookalikes of the round's rules: a footnote saying what is left out joins no metric; a batch after 'prefill'
+    or 'chunked' in the notes is no sequence count; a sweep in the notes beside a load the batch column states is
+    the study around the row; 'TP8 (prefill) / TP4 (decode)' splits by role."""
+    from tokenmath.measure.validate.atload import swept_load
+    from tokenmath.measure.validate.rows import batch_of, without_footnote
+    from tokenmath.measure.validate.serving import role_split
+
+    r = without_footnote({"value": "1,234*", "metric": "throughput", "notes": "* excluding prefill time"})
+    assert (r["value"], r["metric"]) == ("1,234", "throughput")
+    assert batch_of({"batch": "", "notes": "chunked prefill batch 2048"}) is None
+    assert swept_load({"batch": "concurrency 64", "notes": "swept concurrency 1-256", "metric": "", "parallelism": ""}) is None
+    assert split_of(role_split("TP8 (prefill) / TP4 (decode)", "decode").lower()) == {"tp": 4}

@@ -69,10 +69,14 @@ def _limit(what: str, text: str) -> re.Match | None:
 def swept_load(row: dict) -> str | None:
     """The words that say a row spans a sweep of loads ('concurrency 1-64', 'batch sizes 1 to 256', 'QPS 1–8'), or
     None: one number measured over many loads is not the measurement of one setup (the first load is not it)."""
-    m = re.search(r"(?:concurren(?:cy|t[-_ ]requests|t[-_ ]users)|\bconc\.?|\bbatch(?:[ _-]?sizes?)?|\bbs|\busers|"
-                  r"\bclients|\bQPS|\bRPS|request[-_ ]rates?)\s*(?:of|=|:|from)?\s*\d+(?:\.\d+)?\s*(?:-|–|—|to|\.\.\.?|…)\s*"
-                  r"\d+(?:\.\d+)?(?![\d.])(?!\s*(?:[kKmM]\b|tok|%))",
-                  row_text(row, ("batch", "parallelism", "metric", "notes")), re.I)
+    pat = (r"(?:concurren(?:cy|t[-_ ]requests|t[-_ ]users)|\bconc\.?|\bbatch(?:[ _-]?sizes?)?|\bbs|\busers|"
+           r"\bclients|\bQPS|\bRPS|request[-_ ]rates?)\s*(?:of|=|:|from)?\s*\d+(?:\.\d+)?\s*(?:-|–|—|to|\.\.\.?|…)\s*"
+           r"\d+(?:\.\d+)?(?![\d.])(?!\s*(?:[kKmM]\b|tok|%))")
+    batch = row.get("batch", "") or ""
+    m = re.search(pat, batch, re.I)
+    if m is None and re.search(r"\d", batch):  # the batch column states the row's one load: a sweep in the notes is
+        return None                            # the study around it
+    m = m or re.search(pat, row_text(row, ("parallelism", "metric", "notes")), re.I)
     return m.group(0) if m else None
 
 

@@ -91,7 +91,8 @@ def batch_of(row: dict) -> int | None:
         return int(m.group(1)) if m else None
     notes = row.get("notes", "") or ""
     m = next((x for x in re.finditer(pat + r"(?!\s*(?:[-–]|to\b|k\b|tok|\.\d))", notes, re.I)
-              if not re.search(r"(?:max|maximum|micro|global|mini)[\s_-]*$", notes[:x.start()], re.I)), None)
+              if not re.search(r"(?:max|maximum|micro|global|mini|prefill|decode|chunk(?:ed)?|tokens?|eval|train(?:ing)?)"
+                               r"[\s_-]*$", notes[:x.start()], re.I)), None)
     return int(m.group(1)) if m else None
 
 
@@ -169,8 +170,8 @@ def disaggregated(row: dict) -> str:
     """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D', 'xPyD',
     '2 prefill (TP4) + 2 decode (TP4)'), or ''."""
     m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|\bxPyD\b|prefill[- /]decode split|"
-                  r"\b\d+\s*prefill\b(?!\s*(?:tok|step|chunk|len|phase|time|laten))[^|]*?\b\d+\s*decode\b"
-                  r"(?!\s*(?:tok|step|chunk|len|phase|time|laten))",
+                  r"\b\d+\s*prefill\b(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))[^|]*?\b\d+\s*decode\b"
+                  r"(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))",
                   " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
     return m.group(0) if m else ""
 
@@ -252,7 +253,8 @@ def without_footnote(row: dict) -> dict:
         return row
     out = {**row, "value": (value[:m.start()] + value[m.end():]).strip()}
     said = re.search(rf"(?:^|[;|,(]|\s){re.escape(m.group(1))}\s*[:=)]?\s*([A-Za-z(][^;|]*)", row.get("notes") or "")
-    if said:
+    # a footnote that says what is left out ('* excluding prefill time') names no quantity the row measures
+    if said and not re.search(r"\b(?:exclud\w*|without|w/o|not|except|omit\w*)\b", said.group(1), re.I):
         out["metric"] = f"{row.get('metric') or ''} ({said.group(1).strip()})"
     return out
 

@@ -439,7 +439,7 @@ def role_split(par: str, phase: str | None) -> str:
     if phase not in _ROLE or not all(re.search(r, par, re.I) for r in _ROLE.values()):
         return par
     other = _ROLE["decode" if phase == "prefill" else "prefill"]
-    parts = re.split(r"(\s*(?:[;|,]|\s\+\s|\band\b)\s*)", par)
+    parts = re.split(r"(\s*(?:[;|,]|\s[+/]\s|\band\b)\s*)", par)
     return "".join(p for p in parts if not (re.search(other, p, re.I) and not re.search(_ROLE[phase], p, re.I)))
 
 
