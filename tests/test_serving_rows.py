@@ -458,6 +458,7 @@ def test_probe5_reading_footnotes_hyphenated_scopes_and_lengths_in_one_column():
     from tokenmath.measure.validate.rows import lengths_of, unit_scope, with_unit, without_footnote
 
     assert without_footnote({"value": "~7,200†", "notes": "", "metric": "m"})["value"] == "~7,200"
+    assert without_footnote({"value": "~25 ms†", "notes": "", "metric": "m"})["value"] == "~25 ms"
     r = with_unit({"value": "12,400* tok/s", "unit": "", "notes": "TRT; * total (input+output) tokens", "metric": "throughput"})
     assert (r["value"], r["unit"]) == ("12,400", "tok/s") and quantity_of(r["metric"], r["unit"])[0] == "total_tokens_per_s"
     assert without_footnote({"value": "8*", "notes": "8*H100", "metric": "m"})["metric"] == "m"  # no footnote there

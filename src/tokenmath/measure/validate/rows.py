@@ -248,7 +248,8 @@ def without_footnote(row: dict) -> dict:
     """A value carrying a footnote mark ('7,200†', '1,234*', '12,400* tok/s') without it; where the notes hold the
     footnote ('* total (input+output) tokens'), its words join the metric, since they say what the number counts."""
     value = row.get("value") or ""
-    m = re.search(rf"(?<=[\d.kKmM%])\s*([{re.escape(_MARKS)}]+)(?![\d.])", value)
+    m = re.search(rf"(?<=[\d.kKmM%])\s*([{re.escape(_MARKS)}]+)(?![\d.])", value) or \
+        re.search(rf"(?<=[\w)])([{re.escape(_MARKS)}]+)\s*$", value)  # or after a unit: '~25 ms†'
     if not m:
         return row
     out = {**row, "value": (value[:m.start()] + value[m.end():]).strip()}
@@ -284,7 +285,7 @@ def with_unit(row: dict) -> dict:
     for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
         if unit_scale(paren.group(1)) is not None:
             return {**row, "unit": paren.group(1).strip()}
-    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps|\btok(?:en)?s?\s+throughput)\b(?:\s*(?:/|per)\s*"
+    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps|\btok(?:en)?s?\s+throughput)\b(?:\s*(?:/|per[\s_-]?)\s*"
                       r"(?:(?:decode|prefill|decoding)\s+)?(gpu|user|node|chip))?",
                       metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user', 'token throughput'
     if words:
