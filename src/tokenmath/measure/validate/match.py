@@ -233,6 +233,7 @@ class Aliases:
             part = re.sub(r"(?:gen\s*\d|\d\.0)\w*", " ", text, flags=re.I)  # 'H100 PCIe Gen5': the card's own link
         # counts and names glued to the part: 'H100x8', 'L40Sx4' (a count after it), 'RTX4090' (a name and its number)
         part = re.sub(r"(?<=[0-9A-Za-z])[x×*](?=\d+\s*$)", " x", part)
+        part = re.sub(r"^\s*(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*", r"\1 x \2 x ", part)  # '2x8xH100': nodes × chips
         part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
         part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory
         # a Mac's 'Pro' is the computer's, not the chip's: 'MacBook Pro M4' is no M4 Pro
