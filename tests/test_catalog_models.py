@@ -1499,7 +1499,7 @@ ROUND13_NAMES = [
     ("Llama-3.1-Tulu-3-405B", "llama-3.1-405b"),
 ]
 ROUND13_SERVED = ["granite-3.1-8b", "internlm2_5-20b-chat", "Falcon3-10B-Instruct", "starcoder2-15b", "smollm2-135m",
-                  "glm-4-9b", "baichuan2-13b", "nemotron-4-15b"]
+                  "glm-4-9b", "baichuan2-13b", "nemotron-4-15b", "Hermes-3-Llama-3.1-70B", "Pixtral-12B-2409"]
 
 
 @pytest.mark.parametrize("text, entry", ROUND6_NAMES + ROUND7_NAMES + ROUND8_NAMES + ROUND9_NAMES + ROUND13_NAMES)
