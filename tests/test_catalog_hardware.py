@@ -24,6 +24,8 @@ EXPECTED_CHIPS = {
     "v100-sxm2", "v100-sxm2-16gb", "tpu-v3", "gaudi2", "a10", "rtx-4090", "rtx-a6000", "a800",
     "l40", "h200-nvl", "gh200", "gh200-96gb", "rtx-6000-ada", "a40", "mi210", "mi250-gcd", "rtx-3090",
     "a10g", "l20", "h20-141gb", "rtx-5090", "gb10", "mi300a", "inferentia2", "trainium1", "ascend-910b", "ascend-910c",
+    "m1-ultra", "m2-ultra", "m3-max", "m3-ultra", "m4-max", "m4-pro", "h800-pcie", "a800-pcie", "a800-pcie-40gb", "mi308x",
+    "xeon-6980p", "xeon-8480p", "epyc-9654", "jetson-agx-orin", "jetson-agx-thor",
 }
 EXPECTED_SYSTEMS = {
     "hgx-a100", "hgx-h100", "hgx-h800", "hgx-h200", "hgx-b200", "hgx-b300", "gb200-nvl72",
@@ -34,10 +36,14 @@ EXPECTED_SYSTEMS = {
     "hgx-a800", "pcie-l40-8", "pcie-h200-nvl-8", "gh200-1", "gh200-96gb-1", "pcie-rtx-6000-ada-8", "pcie-a40-8",
     "pcie-mi210-8", "mi250-node", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "hgx-h20-141gb", "pcie-rtx-5090-8",
     "dgx-spark", "mi300a-4", "inf2-12", "trn1-16", "atlas-800t-a2", "cloudmatrix-384",
+    "mac-studio-m1-ultra", "mac-studio-m2-ultra", "macbook-pro-m3-max", "mac-studio-m3-ultra", "mac-studio-m4-max",
+    "mac-mini-m4-pro", "pcie-h800-8", "pcie-a800-8", "pcie-a800-40gb-8", "mi308x-8", "xeon-6980p-1s", "xeon-6980p-2s",
+    "xeon-8480p-1s", "xeon-8480p-2s", "epyc-9654-1s", "epyc-9654-2s", "jetson-agx-orin-1", "jetson-agx-thor-1",
 }
 PCIE_SYSTEMS = ["pcie-l40s-8", "pcie-l4-8", "pcie-a30-8", "pcie-a100-8", "pcie-h100-8", "pcie-rtx-pro-6000-8", "pcie-b60-8",
                 "pcie-a10-8", "pcie-rtx-4090-8", "pcie-rtx-a6000-8", "pcie-l40-8", "pcie-rtx-6000-ada-8", "pcie-a40-8",
-                "pcie-mi210-8", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "pcie-rtx-5090-8"]
+                "pcie-mi210-8", "pcie-rtx-3090-8", "pcie-a10g-8", "pcie-l20-8", "pcie-rtx-5090-8", "pcie-h800-8",
+                "pcie-a800-8", "pcie-a800-40gb-8"]
 
 
 def hardware_ratio(chip: Chip, precision: str) -> float:
@@ -89,7 +95,7 @@ def test_chip_figures_are_sane(name):
     assert 1e11 <= chip.hbm_bandwidth_bytes_per_s <= 1e14
     for p, x in chip.peak_flop_per_s.items():
         assert p in {"fp4", "fp8", "int8", "bf16", "fp16", "fp32"}, p
-        assert (1e12 if p == "fp32" else 1e13) <= x <= 1e17, (p, x)  # a T4's FP32 is 8.1 TFLOP/s
+        assert 1e12 <= x <= 1e17, (p, x)  # a T4's FP32 is 8.1 TFLOP/s, an M4 Pro GPU's FP16 as much
     peaks = [chip.peak_flop_per_s.get(p) for p in ("fp4", "fp8", "bf16", "fp32")]
     present = [x for x in peaks if x is not None]
     assert present == sorted(present, reverse=True), f"{name}: expected fp4 >= fp8 >= bf16 >= fp32"
@@ -469,10 +475,11 @@ def test_float32_checkpoint_runs_at_the_fp32_peak():
 
 @pytest.mark.parametrize("text, entry", [("A800", "hgx-a800"), ("NVIDIA A800-SXM4-80GB", "hgx-a800"),
                                          ("8x A800 80GB", "hgx-a800"), ("HGX A800", "hgx-a800"),
-                                         ("A800 PCIe", None), ("A800 40GB", None), ("A100", "hgx-a100")])
+                                         ("A800 PCIe", "pcie-a800-8"), ("A800 40GB", "pcie-a800-40gb-8"),
+                                         ("A100", "hgx-a100")])
 def test_the_a800_is_the_a100_with_a_slower_nvlink(text, entry):
     """The A800 SXM is the A100 80GB SXM's silicon, memory and power with NVLink cut to 400 GB/s (200 each way):
-    its own entry, the A100's measured priors; its PCIe cards (40 and 80 GB) are not it."""
+    its own entry, the A100's measured priors; its PCIe cards (40 and 80 GB) are not it (their own entries)."""
     from tokenmath.measure.validate.match import Aliases
     s, note = Aliases().system(text)
     assert (s.name if s else None) == entry, note
@@ -768,8 +775,7 @@ ROUND12_PART_NAMES = [
     ("HL-325L", "gaudi3-8"), ("HL-338", "gaudi3-8"), ("Intel Gaudi 3", "gaudi3-8"),
     # their neighbours keep their own entries; parts and bins not in the catalog stay refused
     ("Trn2", "trn2-16"), ("Trainium2", "trn2-16"), ("trn2.48xlarge", "trn2-16"), ("HL-225B", "gaudi2-8"),
-    ("AWS Inferentia", None), ("Trainium", None), ("Ascend 910B3", None), ("Ascend 910", None), ("MI308X", None),
-    ("H800 PCIe", None),
+    ("AWS Inferentia", None), ("Trainium", None), ("Ascend 910B3", None), ("Ascend 910", None),
 ]
 
 
@@ -777,16 +783,103 @@ ROUND12_PARTS_SERVED = [("inf2.48xlarge", "inf2-12"), ("Trn1", "trainium1"),
                                           ("Ascend 910B", "ascend-910b"), ("HL-325L", "gaudi3")]
 
 
-@pytest.mark.parametrize("text, entry", ROUND11_PART_NAMES + ROUND12_PART_NAMES)
+def test_apple_china_market_cpu_and_jetson_figures():
+    """Apple parts: unified memory at the vendor's bandwidth, GPU FP16 = FP32 peaks estimated (cores x 128 x 2 x clock),
+    no matrix units; H800 PCIe / A800 PCIe are the H100 PCIe / A100 PCIe with a slower bridge; the MI308X's compute is
+    the export rule's ceiling; a CPU socket's bandwidth is channels x rate x 8 B and its peaks cores x clock x flop/cycle
+    (estimates); Jetson modules share their memory with the CPU."""
+    expect = {  # bf16 (or the 16-bit rate it runs at), capacity GiB, bandwidth, estimates that must be marked
+        "m1-ultra": (21.2e12, 128, 800e9, {"peak_flop_per_s.fp16"}), "m2-ultra": (27.2e12, 192, 800e9, {"peak_flop_per_s.fp16"}),
+        "m3-max": (14.3e12, 128, 400e9, {"peak_flop_per_s.fp16"}), "m3-ultra": (28.6e12, 512, 819e9, {"peak_flop_per_s.fp16"}),
+        "m4-max": (16.2e12, 128, 546e9, {"peak_flop_per_s.fp16"}), "m4-pro": (8.1e12, 64, 273e9, {"peak_flop_per_s.fp16"}),
+        "h800-pcie": (756.5e12, 80, 2e12, set()), "a800-pcie": (312e12, 80, 1.935e12, set()),
+        "a800-pcie-40gb": (312e12, 40, 1.555e12, set()),
+        "mi308x": (300e12, 192, 5.3e12, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp8", "hbm_bandwidth_bytes_per_s"}),
+        "xeon-6980p": (262.1e12, 1536, 844.8e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.int8", "hbm_capacity_bytes"}),
+        "xeon-8480p": (114.7e12, 512, 307.2e9, {"peak_flop_per_s.bf16", "scaleup_bandwidth_bytes_per_s"}),
+        "epyc-9654": (14.75e12, 768, 460.8e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp32"}),
+        "jetson-agx-orin": (42.5e12, 64, 204.8e9, {"peak_flop_per_s.bf16"}),
+        "jetson-agx-thor": (258.75e12, 128, 273e9, {"peak_flop_per_s.bf16", "peak_flop_per_s.fp8"}),
+    }
+    _figures_are(expect)
+    clocks = {"m1-ultra": 1.296e9, "m2-ultra": 1.398e9, "m3-max": 1.398e9, "m3-ultra": 1.398e9, "m4-max": 1.578e9,
+              "m4-pro": 1.578e9}
+    for apple, clock in clocks.items():
+        c = load_chip(apple)
+        assert set(c.peak_flop_per_s) == {"fp16", "fp32"} and c.peak("fp8") == c.peak("int8") == c.peak("fp16"), apple
+        cores = int(re.search(r"(\d+)-core GPU", c.display_name).group(1))
+        assert c.peak("fp32") == pytest.approx(cores * 128 * 2 * clock, rel=0.01), apple
+    # channels x transfer rate x 8 bytes; AMX 1,024 BF16 flop per cycle per core at the 2.0 GHz base
+    assert load_chip("xeon-8480p").hbm_bandwidth_bytes_per_s == pytest.approx(8 * 4800e6 * 8)
+    assert load_chip("epyc-9654").hbm_bandwidth_bytes_per_s == pytest.approx(12 * 4800e6 * 8)
+    assert load_chip("xeon-6980p").peak("bf16") == pytest.approx(128 * 2.0e9 * 1024, rel=1e-3)
+    assert load_chip("xeon-8480p").peak("int8") == pytest.approx(2 * load_chip("xeon-8480p").peak("bf16"))
+    h800p, h100p = load_chip("h800-pcie"), load_chip("h100-pcie")
+    assert h800p.peak_flop_per_s == h100p.peak_flop_per_s and h800p.priors == h100p.priors == "default"
+    assert {load_chip(n).priors for n in ("a800-pcie", "a800-pcie-40gb")} == {"a100-80gb-kernels"}
+    assert load_chip("mi308x").peak("bf16") * 16 <= 4800e12  # TPP = dense TOPS x bit width below the export ceiling
+    assert [load_system(s).domain_chips for s in ("mac-studio-m2-ultra", "xeon-6980p-1s", "xeon-6980p-2s",
+                                                  "epyc-9654-2s", "jetson-agx-orin-1", "mi308x-8")] == [1, 1, 2, 2, 1, 8]
+
+
+ROUND13_PART_NAMES = [
+    ("Apple M2 Ultra (76-core GPU)", "mac-studio-m2-ultra"), ("M3 Max 40c", "macbook-pro-m3-max"),
+    ("Mac Studio M2 Ultra 192GB", "mac-studio-m2-ultra"), ("M1 Ultra", "mac-studio-m1-ultra"),
+    ("M3 Ultra 512GB", "mac-studio-m3-ultra"), ("MacBook Pro M4 Max", "mac-studio-m4-max"), ("M4 Pro", "mac-mini-m4-pro"),
+    ("MacBook Pro 16 M3 Max 128GB", "macbook-pro-m3-max"), ("2x Xeon 6980P", "xeon-6980p-2s"),
+    ("Xeon 6980P", "xeon-6980p-1s"), ("EPYC 9654", "epyc-9654-1s"), ("Dual AMD EPYC 9654", "epyc-9654-2s"),
+    ("Sapphire Rapids 8480+", "xeon-8480p-1s"), ("2x Intel Xeon Platinum 8480+", "xeon-8480p-2s"), ("MI308X", "mi308x-8"),
+    ("H800 PCIe", "pcie-h800-8"), ("A800 PCIe", "pcie-a800-8"), ("NVIDIA A800 40GB PCIe", "pcie-a800-40gb-8"),
+    ("Jetson AGX Orin", "jetson-agx-orin-1"), ("Jetson AGX Thor", "jetson-agx-thor-1"),
+    ("M2 Ultra 64GB", "mac-studio-m2-ultra"), ("Mac mini M4 Pro 24GB", "mac-mini-m4-pro"),
+    # their neighbours keep their own entries; bins, memory options and parts not in the catalog stay refused
+    ("H800", "hgx-h800"), ("A800", "hgx-a800"), ("MI300X", "mi300x-8"), ("H100 PCIe", "pcie-h100-8"),
+    ("M2 Ultra 60-core GPU", None), ("M3 Max 30c", None), ("M3 Max 36GB", None), ("MacBook Pro M4", None),
+    ("M2 Max", None), ("Xeon 6972P", None), ("EPYC 9754", None), ("Jetson AGX Orin 32GB", None),
+    ("Jetson Orin Nano", None), ("Command R+", None),
+]
+
+
+ROUND13_PARTS_SERVED = [("Mac Studio M2 Ultra", "mac-studio-m2-ultra"), ("M4 Pro", "m4-pro"), ("MI308X", "mi308x"),
+                        ("H800 PCIe", "h800-pcie"), ("2x Xeon 6980P", "xeon-6980p-2s"), ("EPYC 9654", "epyc-9654"),
+                        ("Jetson AGX Orin", "jetson-agx-orin")]
+
+
+def test_a_stated_memory_option_sets_the_capacity():
+    """A Mac sold with 64, 128 or 192 GB at one bandwidth: 'M2 Ultra 64GB' is the part with 64 GB (what fits
+    changes, not the speed); a size no option has (96 GB) is another part."""
+    from tokenmath.measure.validate.match import Aliases
+    system, note = Aliases().system("M2 Ultra 64GB")
+    assert system.chip.hbm_capacity_bytes == 64 * 2**30 and "memory options" in note
+    assert "memory option" in system.chip.source_of("hbm_capacity_bytes")
+    assert system.chip.hbm_bandwidth_bytes_per_s == load_chip("m2-ultra").hbm_bandwidth_bytes_per_s
+    assert Aliases().system("M2 Ultra 96GB")[0] is None
+
+
+def test_m2_ultra_decodes_llama_2_7b_q4_0_below_its_bandwidth_bound():
+    """llama.cpp's Apple-silicon table reports ~95 tok/s tg128 for Llama 2 7B Q4_0 on an M2 Ultra (ggml-org/llama.cpp
+    discussion 4167, as recalled, not re-read here); the roofline's bound is 800 GB/s / 3.8 GB ~ 210 tok/s. The
+    prediction lies under the bound, and its spec-sheet interval is reported (no factor is tuned to the row)."""
+    r = run("serve", "llama-2-7b", "--on", "mac-studio-m2-ultra", "--batch", "1", "--context", "128",
+            "--precision", "gguf_q4_0", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)["decode"]
+    assert 50 < d["tokens_per_s"] < 800e9 / 3.5e9 and d["interval_group"].startswith("spec-sheet")
+    lo, hi = d["tokens_per_s_interval"]
+    assert lo < d["tokens_per_s"] < hi
+
+
+@pytest.mark.parametrize("text, entry", ROUND11_PART_NAMES + ROUND12_PART_NAMES + ROUND13_PART_NAMES)
 def test_each_rounds_part_names_resolve_and_neighbours_keep_theirs(text, entry):
     """A10G, L20, H20 141GB, RTX 5090, GB10, MI300A (round 11); Inferentia2, Trainium1, Ascend, Gaudi 3's cards
-    (round 12): as tables write them, and their neighbours."""
+    (round 12); Apple silicon, China-market cards, server CPUs and Jetson modules (round 13): as tables write them,
+    and their neighbours."""
     from tokenmath.measure.validate.match import Aliases
     s, note = Aliases().system(text)
     assert (s.name if s else None) == entry, note
 
 
-@pytest.mark.parametrize("name, system", ROUND11_PARTS_SERVED + ROUND12_PARTS_SERVED)
+@pytest.mark.parametrize("name, system", ROUND11_PARTS_SERVED + ROUND12_PARTS_SERVED + ROUND13_PARTS_SERVED)
 def test_each_rounds_parts_show_and_serve(name, system):
     r = run("catalog", "show", name, "--json")
     assert r.exit_code == 0, r.output

@@ -11,7 +11,7 @@ from tokenmath.core import arch
 from tokenmath.core.load import load_engine, load_model, load_priors, load_system
 from tokenmath.core.roofline import Layout, aux_kernels_per_layer, kernel_format, step
 from tokenmath.measure.validate import predict_row
-from tokenmath.measure.validate.report import Prediction
+from tokenmath.measure.validate.report import Prediction, Unexpressed
 from tokenmath.measure.validate.match import Aliases
 from tokenmath.measure.validate.rows import unit_scale
 from tokenmath.measure.validate.serving import _layout, checkpoint_formats, split_of
@@ -245,6 +245,9 @@ def test_an_all_to_all_across_nodes_sends_a_token_once_to_each_remote_node():
     (("", ""), "concurrency raised 32 → 64", (None, None)), (("", ""), "scaled 4 -> 8 GPUs", (None, None)),
     (("", ""), "throughput 2,400 -> 4,000 after v0.6", (None, None)), (("", ""), "Llama 70B 2048 -> 128, TP8", (2048, 128)),
     (("", ""), "4th gen 80GB HBM3", (None, None)),
+    # 'in=1k,out=8k'; a count before 'generated' with no 'tokens'; bare in/out only with '=' ('logged in: 5')
+    (("in=1k", "out=1k"), "", (1024, 1024)), (("", ""), "vLLM, in=1k,out=8k", (1024, 8192)),
+    (("", ""), "prompt 2k tokens, 256 generated", (2048, 256)), (("", ""), "logged in: 5, out: 3", (None, None)),
 ])
 def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     from tokenmath.measure.validate.rows import lengths_of
@@ -296,7 +299,12 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                                                ("", "H100 SXM5 80GB HBM3", None), ("4", "H100x8", 4),
                                                # a TPU topology's last number is not a count after the part (was 4, 1)
                                                ("", "TPU v5e 2x4", 8), ("", "TPU v4 2x2x1", 4), ("", "v5e-8 (2x4)", 8),
-                                               ("", "H100 2x4", None)])
+                                               ("", "H100 2x4", None),
+                                               # nodes × chips before the part (was no match), nodes of a bare
+                                               # count (was none), a bare count before the part (was none)
+                                               ("", "2x8xH100", 16), ("", "2 x 8 x H100", 16),
+                                               ("", "4 nodes of 8 H200", 32), ("", "8 nodes x 8 H100", 64),
+                                               ("", "64 B200", 64), ("", "8 H100 80GB", 8)])
 def test_chip_counts_from_the_count_column_or_the_hardware_string(n, hardware, want):
     from tokenmath.measure.validate.rows import chips_of
 
@@ -334,7 +342,7 @@ def test_a_rate_per_node_or_rack_under_load_is_divided_by_the_nodes():
     assert rack == pytest.approx(total, rel=1e-9) and gpu == pytest.approx(total / 72, rel=1e-9)
 
 
-@pytest.mark.parametrize("hardware, system", [("H100 NVL", "pcie-h100-nvl-8"), ("H200 NVL", "pcie-h200-nvl-8"), ("H800 PCIe", None),
+@pytest.mark.parametrize("hardware, system", [("H100 NVL", "pcie-h100-nvl-8"), ("H200 NVL", "pcie-h200-nvl-8"), ("V100 PCIe", None),
                                               ("H100 PCIe", "pcie-h100-8"), ("A100-PCIE-80GB", "pcie-a100-8"),
                                               ("H100 SXM5", "hgx-h100"), ("GB200 NVL72", "gb200-nvl72")])
 def test_a_form_factor_that_contradicts_the_part_is_not_matched(hardware, system):
@@ -440,3 +448,102 @@ def test_llama_bench_tests_and_gguf_formats_are_read():
     assert predict_row({**row, "batch": "512"}, Aliases()).predicted == tg.predicted  # llama-bench's n_batch: tokens
     f16 = predict_row({**row, "precision": "F16"}, Aliases())
     assert 0.25 < f16.predicted / tg.predicted < 0.4  # a weight-bound step: 16 bits a weight against 4.5
+
+
+def test_probe5_reading_footnotes_hyphenated_scopes_and_lengths_in_one_column():
+    """Round-13 probes: a footnote mark on the value ('7,200†' was refused as no number) is dropped, and the footnote
+    the notes give joins the metric ('* total (input+output) tokens'); 'per-user' is a per-user speed (it was read
+    as the run's output tokens/s, 94× off); '≈ 400 tok/s' in the value cell; both lengths in the input_len column."""
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import lengths_of, unit_scope, with_unit, without_footnote
+
+    assert without_footnote({"value": "~7,200†", "notes": "", "metric": "m"})["value"] == "~7,200"
+    assert without_footnote({"value": "~25 ms†", "notes": "", "metric": "m"})["value"] == "~25 ms"
+    r = with_unit({"value": "12,400* tok/s", "unit": "", "notes": "TRT; * total (input+output) tokens", "metric": "throughput"})
+    assert (r["value"], r["unit"]) == ("12,400", "tok/s") and quantity_of(r["metric"], r["unit"])[0] == "total_tokens_per_s"
+    assert without_footnote({"value": "8*", "notes": "8*H100", "metric": "m"})["metric"] == "m"  # no footnote there
+    assert with_unit({"value": "≈ 400 tok/s", "unit": "", "metric": "decode speed"})["unit"] == "tok/s"
+    assert quantity_of("per-user throughput", "tok/s")[0] == "tokens_per_s_per_user"
+    assert unit_scope("", "output tokens/s per-GPU") == "gpu" and unit_scope("", "super node rate") == "total"
+    assert unit_scope("tok/s", "throughput/GPU at 20 tok/s/user") == "gpu"  # the speed it was held at is no scope
+    assert lengths_of({"input_len": "ISL 1024 / OSL 128", "output_len": "", "notes": ""})[:2] == (1024, 128)
+
+
+def test_probe5_a_sweep_of_loads_is_refused_and_the_batch_may_sit_in_the_notes():
+    """'concurrency 1-64' was read as concurrency 1; a batch the notes state ('bs=32') was batch 1; an engine's
+    limit ('max batch 256') or a sweep in the notes is no batch."""
+    from tokenmath.measure.validate.atload import swept_load
+    from tokenmath.measure.validate.rows import batch_of
+
+    row = dict(id="X-13", source="vLLM blog", model="Llama 3.1 8B", precision="BF16", hardware="H100", n_chips="1",
+               parallelism="TP1", batch="concurrency 1-64", input_len="1024", output_len="128", context_len="",
+               metric="TTFT", value="25-180", unit="ms", confidence="approx", notes="")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Unexpressed) and "sweep of loads" in out.reason
+    assert swept_load({**row, "batch": "concurrency 64"}) is None and swept_load({**row, "batch": "bs=1-8"})
+    assert [batch_of({"batch": "", "notes": n}) for n in ("bs=32, prompt 4k", "max batch 256", "batch 1-64",
+                                                           "batch 8192 tokens", "global batch 256")] == [32, None, None, None, None]
+    assert batch_of({"batch": "concurrency 8", "notes": "bs=4"}) is None  # the column speaks first
+
+
+def test_probe5_each_disaggregated_pool_reads_its_own_split():
+    """'prefill EP32, decode EP72': a decode rate per node is the decode pool's EP72 (it read the first split, the
+    prefill's EP32, for both roles); a clause naming neither role is kept."""
+    from tokenmath.measure.validate.serving import role_split
+
+    assert split_of(role_split("PD disaggregation, prefill EP32, decode EP72", "decode").lower()) == {"ep": 72}
+    assert split_of(role_split("prefill pool: 1 worker TP2; decode pool: 2 workers TP4", "prefill").lower()) == {"tp": 2}
+    assert split_of(role_split("DEP32 decode + prefill workers", "decode").lower()) == {"dep": 32}
+    assert role_split("TP8, context 8k", "decode") == "TP8, context 8k"  # one role named: nothing to choose
+    base = dict(id="X-14", source="SGLang blog", model="DeepSeek-V3", precision="FP8", hardware="H100", n_chips="96",
+                parallelism="PD disaggregation, prefill EP32, decode EP72", batch="", input_len="2000",
+                output_len="100", context_len="", metric="output throughput per node", value="22.3k",
+                unit="tok/s/node", confidence="approx", notes="")
+    r = predict_row(base, Aliases())
+    same = predict_row({**base, "parallelism": "PD disaggregation, decode EP72"}, Aliases())
+    assert r.kind == "decode" and r.predicted == pytest.approx(same.predicted, rel=1e-9)
+
+
+def test_probe5_speed_bounds_pools_glued_units_and_shares():
+    """'TPS/user ≥ 100' holds a rate to a speed (it was a max-load run); 'token throughput' is tokens/s and 'per
+    decode GPU' per GPU (refused, and read as a total); 'xPyD' and '2 prefill (TP4) + 2 decode (TP4)' are
+    disaggregated (a max-load run of all chips); '12.3s', 'approx. 350 ms' in the value cell; a count with its nodes
+    beside it in parentheses is the whole ('H200 x 16 (2 nodes)' was 32); a p95 under load is refused (it was the
+    mean); a percentage says what it is."""
+    from tokenmath.measure.validate.atload import under_load
+    from tokenmath.measure.validate.rows import chips_of, disaggregated, measured_part, unit_scope, with_unit
+
+    row = dict(id="X-15", source="InferenceMAX", model="Llama 3.1 8B", precision="BF16", hardware="H100",
+               n_chips="1", parallelism="TP1", batch="", input_len="1024", output_len="1024", context_len="",
+               metric="throughput per GPU (TPS/user ≥ 100)", value="3300", unit="", confidence="approx", notes="")
+    assert under_load(row).user_speed == 100 and unit_scope("", row["metric"]) == "gpu"
+    assert with_unit({**row, "metric": "total token throughput per GPU"})["unit"].lower() == "tokens/s/gpu"
+    assert unit_scope("", "output tokens/s per decode GPU") == "gpu"
+    assert disaggregated({"parallelism": "xPyD: 2 prefill (TP4) + 2 decode (TP4)"})
+    assert disaggregated({"parallelism": "2 prefill (TP4) + 2 decode (TP4)"})
+    assert not disaggregated({"notes": "2 prefill steps then 128 decode steps"})
+    assert [(with_unit({"value": v, "unit": "", "metric": "TTFT"})["value"], with_unit({"value": v, "unit": "", "metric": "TTFT"})["unit"])
+            for v in ("12.3s", "approx. 350 ms", "1.2ms")] == [("12.3", "s"), ("~350", "ms"), ("1.2", "ms")]
+    assert measured_part("goodput @ P90 TTFT 2s and P90 TPOT 100ms") == "goodput"
+    assert chips_of({"n_chips": "", "hardware": "H200 x 16 (2 nodes)", "parallelism": ""})[0] == 16
+    assert chips_of({"n_chips": "", "hardware": "32 H200 (4 nodes)", "parallelism": ""})[0] == 32
+    load = {**row, "metric": "ITL p95", "unit": "ms", "value": "9.5", "batch": "concurrency 16"}
+    out = predict_row(load, Aliases())
+    assert isinstance(out, Unexpressed) and "p95" in out.reason
+    share = predict_row({**row, "metric": "SLO attainment", "value": "90%"}, Aliases())
+    assert isinstance(share, Unexpressed) and "percentage" in share.reason
+
+
+def test_probe5_the_new_rules_leave_lookalikes_alone():
+    """Lookalikes of the round's rules: a footnote saying what is left out joins no metric; a batch after 'prefill'
+    or 'chunked' in the notes is no sequence count; a sweep in the notes beside a load the batch column states is
+    the study around the row; 'TP8 (prefill) / TP4 (decode)' splits by role."""
+    from tokenmath.measure.validate.atload import swept_load
+    from tokenmath.measure.validate.rows import batch_of, without_footnote
+    from tokenmath.measure.validate.serving import role_split
+
+    r = without_footnote({"value": "1,234*", "metric": "throughput", "notes": "* excluding prefill time"})
+    assert (r["value"], r["metric"]) == ("1,234", "throughput")
+    assert batch_of({"batch": "", "notes": "chunked prefill batch 2048"}) is None
+    assert swept_load({"batch": "concurrency 64", "notes": "swept concurrency 1-256", "metric": "", "parallelism": ""}) is None
+    assert split_of(role_split("TP8 (prefill) / TP4 (decode)", "decode").lower()) == {"tp": 4}

@@ -836,6 +836,9 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         f_rem = g("f_remote", np.maximum(1 - np.asarray(tp, dtype=float) / G, 0.0), "",
                   "1 − tp/G: destinations outside the token's attention group (its tp chips already hold it)")
     if layout.ep > 1 and m.moe is not None and np.any(np.asarray(value_of(f_rem)) > 0):
+        if system.scaleup_bw == 0:  # a one-chip domain with no link in the catalog (a Mac, a Jetson, a DGX Spark)
+            raise InputError(f"{system.name} has no scale-up bandwidth in the catalog: expert parallelism over "
+                             f"{G} chips is not modelled on it; use --chips 1 or no expert parallelism")
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if arch.bytes_per(prec) <= 1.01 else 2.0
         bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src

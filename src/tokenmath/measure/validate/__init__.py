@@ -136,6 +136,9 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     if ratio:
         return skip(ratio)
     meas = parse_measured(row["value"])
+    if meas is None and re.fullmatch(r"\s*[~≈<>]?=?\s*[\d.,]+\s*%\s*", row["value"]):
+        return skip(f"measured value {row['value']!r} is a percentage of something the row does not give (a hit "
+                    "rate, a utilisation, an SLO attainment): not a rate, a time or a bandwidth this validation predicts")
     if meas is None:
         return skip(f"measured value {row['value']!r} is not a positive number, a range or a bound")
     for col in ("n_chips", "batch", "input_len", "output_len", "context_len"):  # counts the predictions divide by

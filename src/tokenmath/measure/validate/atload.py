@@ -34,7 +34,7 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import measured_part, parse_measured, row_text
 
-__all__ = ["LoadRegime", "under_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of", "row_text"]
+__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of", "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
@@ -66,6 +66,20 @@ def _limit(what: str, text: str) -> re.Match | None:
             or re.search(pre + _NUM + r"\s*(ms|s)\s*(?:p\d\d\s+)?" + what, text, re.I))
 
 
+def swept_load(row: dict) -> str | None:
+    """The words that say a row spans a sweep of loads ('concurrency 1-64', 'batch sizes 1 to 256', 'QPS 1–8'), or
+    None: one number measured over many loads is not the measurement of one setup (the first load is not it)."""
+    pat = (r"(?:concurren(?:cy|t[-_ ]requests|t[-_ ]users)|\bconc\.?|\bbatch(?:[ _-]?sizes?)?|\bbs|\busers|"
+           r"\bclients|\bQPS|\bRPS|request[-_ ]rates?)\s*(?:of|=|:|from)?\s*\d+(?:\.\d+)?\s*(?:-|–|—|to|\.\.\.?|…)\s*"
+           r"\d+(?:\.\d+)?(?![\d.])(?!\s*(?:[kKmM]\b|tok|%))")
+    batch = row.get("batch", "") or ""
+    m = re.search(pat, batch, re.I)
+    if m is None and re.search(r"\d", batch):  # the batch column states the row's one load: a sweep in the notes is
+        return None                            # the study around it
+    m = m or re.search(pat, row_text(row, ("parallelism", "metric", "notes")), re.I)
+    return m.group(0) if m else None
+
+
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
     text = row_text(row, ("batch", "parallelism", "metric", "notes"))
@@ -80,11 +94,13 @@ def under_load(row: dict) -> LoadRegime | None:
     if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I) and (
             rate.group(1) is None or measured is None or abs(R - measured.value) <= 0.01 * R):
         R = None  # a request rate the row measures, not one it was driven at ('QPS 16' measured at 12.5 req/s is)
-    per_user_metric = "per_user" in row["metric"].lower() or "/user" in row["unit"].lower()
+    per_user_metric = bool(re.search(r"(?<![a-z])per[\s_-]user", row["metric"], re.I)) or "/user" in row["unit"].lower()
     speed = None
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
                        r"\s*(?:tok(?:en)?s?|tps)\s*/\s*s(?:ec)?\s*/\s*(?:user|u)\b", text, re.I) or \
-        re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
+        re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I) or \
+        re.search(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*" + _NUM, text, re.I)
+    # ('TPS/user ≥ 100': the speed before its bound)
     if target and not per_user_metric:
         speed = float(target.group(1))
     tpot, ttft = _limit(r"(?:TPOT|ITL|TBT|time per output token|time between tokens)", text), _limit(r"(?:TTFT|time to first token)", text)
@@ -187,7 +203,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     if e2e or re.search(r"(?<![a-z])latency", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
-    if re.search(r"/\s*user", u) or (re.search(r"per[ _]user|/\s*user|interactivity", m) and not target):
+    if re.search(r"/\s*user", u) or (re.search(r"(?<![a-z])per[\s_-]user|/\s*user|interactivity", m) and not target):
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True

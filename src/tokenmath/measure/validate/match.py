@@ -27,7 +27,9 @@ no name covers, e.g. SM90 -> the H800 node, or one that needs a note) wins where
 here is keyed to a row id.
 
 Hardware matches a chip or a system; a chip becomes the best-scoring system built of it (ties: the
-smallest scale-up domain). A scale-out fabric named in the string (InfiniBand NDR, ConnectX-7, RoCE,
+smallest scale-up domain). A GPU bin the string names ('60-core GPU', '30c') against a part whose display name
+states another is refused (Apple's bins differ in compute and sometimes bandwidth), and a Mac's 'Pro' is the
+computer's ('MacBook Pro M4' is no M4 Pro). A scale-out fabric named in the string (InfiniBand NDR, ConnectX-7, RoCE,
 EFA...) is reported, and an explicit per-GPU rate beside it ("CX7 IB 400 Gb/s") sets the system's
 scale-out rate.
 """
@@ -232,8 +234,11 @@ class Aliases:
             part = re.sub(r"(?:gen\s*\d|\d\.0)\w*", " ", text, flags=re.I)  # 'H100 PCIe Gen5': the card's own link
         # counts and names glued to the part: 'H100x8', 'L40Sx4' (a count after it), 'RTX4090' (a name and its number)
         part = re.sub(r"(?<=[0-9A-Za-z])[x×*](?=\d+\s*$)", " x", part)
+        part = re.sub(r"^\s*(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*", r"\1 x \2 x ", part)  # '2x8xH100': nodes × chips
         part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
         part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory
+        # a Mac's 'Pro' is the computer's, not the chip's: 'MacBook Pro M4' is no M4 Pro
+        part = re.sub(r"\b(Mac(?:Book)?)\s*Pro\b", r"\1", part, flags=re.I)
         m = _best(part, _system_candidates()) if rule is None else \
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         extra = rule.get("note", "") if rule is not None else ""
@@ -244,9 +249,16 @@ class Aliases:
         size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)|-(\d{2,3})G\b(?!\s*/\s*s)", text, re.I)
         have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB
         gb = size and (size.group(1) or size.group(2))  # '80GB', or 'A100-40G'
+        option = None
         if rule is None and size and abs(float(gb) - have) > 0.15 * have:
-            return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
-                          f"{sysm.chip.name}, has {have:.0f}: a different part")
+            # a part sold with several capacities at one bandwidth (a Mac's unified memory) is that part, with the size
+            option = next((c for c in sysm.chip.memory_options_bytes if abs(float(gb) - c / 2**30) <= 0.15 * c / 2**30),
+                          None)
+            if option is None:
+                return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
+                              f"{sysm.chip.name}, has {have:.0f}: a different part")
+            sysm = _with_capacity(sysm, option, f"{gb} GB stated by the row: one of the part's memory options "
+                                                f"({sysm.chip.source_of('memory_options_bytes')})")
         # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
         # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)
         card = re.search(r"\bpcie\b|\bnvl\b", part, re.I)
@@ -262,7 +274,14 @@ class Aliases:
         if rule is None and suffix and not re.search(rf"\b{suffix.group(1)}\b", disp, re.I):
             return None, (f"hardware {text!r} names the {suffix.group(1)} board; the nearest catalog match, "
                           f"{sysm.chip.name} ({disp}), is the base card: a different part")
+        # a GPU bin the string names ('60-core GPU', 'M3 Max 30c') against the part's: other compute, maybe bandwidth
+        said, bin_ = _GPU_CORES.search(part), re.search(r"(\d+)-core GPU", disp)
+        if rule is None and said and bin_ and said.group(1) != bin_.group(1):
+            return None, (f"hardware {text!r} names a {said.group(1)}-core GPU; the nearest catalog match, "
+                          f"{sysm.chip.name} ({disp}), has {bin_.group(1)}: a different part")
         notes = [m.note(), extra]
+        if option is not None:
+            notes.append(f"{option / 2**30:.0f} GB of the part's memory options, as the string states")
         fab = _fabric(text)
         if fab is not None:
             fname, rate = fab
@@ -287,11 +306,21 @@ class Aliases:
         return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
 
 
+# a GPU's core count as tables write it: '76-core GPU', '40 GPU cores', 'M3 Max 40c' (not '16c CPU')
+_GPU_CORES = re.compile(r"(\d+)\s*-?\s*(?:core\s*gpu|gpu\s*cores?|c\b(?!\s*-?\s*cpu))", re.I)
+
 # a size a model string states: '671B', '1.5b', '70B-chat' (not '8x7B', an expert count, nor 'A22B', nor '35GB')
 _SIZE = re.compile(r"(?<![x×\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![a-zA-Z0-9])")
 # the unit as the decimal point: 'bloom-7b1' is 7.1B, 'bloom-1b7' 1.7B, 'bloom-560m' as above
 _SIZE_POINT = re.compile(r"(?<![x×\w.])(\d+)([bBmM])(\d)(?![a-zA-Z0-9])")
 SIZE_TOLERANCE = 1.3  # a stated size is a rounded label: within 1.3× of a count (0.494B reads as 0.5B, 9.24B as 9B)
+
+
+def _with_capacity(system: System, capacity_bytes: float, source: str) -> System:
+    """`system` with its chip's memory set to one of the part's options (the source says which the row stated)."""
+    chip = system.chip.model_copy(update={"hbm_capacity_bytes": capacity_bytes,
+                                          "sources": {**system.chip.sources, "hbm_capacity_bytes": source}})
+    return system.model_copy(update={"chip": chip})
 
 
 def _size_clash(text: str, m: Model) -> str | None:

@@ -20,7 +20,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "hardware_count", "lengths_of", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "hardware_count", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
@@ -73,17 +73,26 @@ def _column_length(text: str) -> int | None:
     n = _length(text)
     if n is not None or not (text or "").strip():
         return n
-    m = re.fullmatch(r"\s*(?:(?:input|output|isl|osl|prompt|mean|avg|average)\s*[:=]?\s*|[~≈]\s*)?"
+    m = re.fullmatch(r"\s*(?:(?:input|output|isl|osl|prompt|mean|avg|average)\s*[:=]?\s*|(?:in|out)\s*[:=]\s*|[~≈]\s*)?"
                      r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)\s*(?:tokens?|toks?)?\s*", text, re.I)
     return _length(m.group(1)) if m else None
 
 
 def batch_of(row: dict) -> int | None:
-    """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'."""
+    """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'; where the
+    column is empty, such words in the notes ('bs=32, prompt 4k tokens'), not an engine's limit ('max batch 256'), a
+    count of tokens ('batch 8192 tokens') or a sweep ('batch 1-64')."""
     b = to_int(row.get("batch", ""))
     if b is not None:
         return b
-    m = re.search(r"(?:\bbatch(?:[ _-]?size)?|\bbs)\s*(?:of|=|:)?\s*(\d+)\b", row.get("batch", "") or "", re.I)
+    pat = r"(?:\bbatch(?:[ _-]?size)?|\bbs)\s*(?:of|=|:)?\s*(\d+)\b"
+    m = re.search(pat, row.get("batch", "") or "", re.I)
+    if m or (row.get("batch") or "").strip():
+        return int(m.group(1)) if m else None
+    notes = row.get("notes", "") or ""
+    m = next((x for x in re.finditer(pat + r"(?!\s*(?:[-–]|to\b|k\b|tok|\.\d))", notes, re.I)
+              if not re.search(r"(?:max|maximum|micro|global|mini|prefill|decode|chunk(?:ed)?|tokens?|eval|train(?:ing)?)"
+                               r"[\s_-]*$", notes[:x.start()], re.I)), None)
     return int(m.group(1)) if m else None
 
 
@@ -103,7 +112,9 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     isl, osl = _column_length(row.get("input_len", "")), _column_length(row.get("output_len", ""))
     if isl is not None and osl is not None:
         return isl, osl, ""
-    text = " | ".join(str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism"))
+    # a length column that holds more than one count ('ISL 1024 / OSL 128' in input_len) is read as text too
+    text = " | ".join([str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism")] +
+                      [row.get(c) or "" for c, n in (("input_len", isl), ("output_len", osl)) if n is None])
     pats = [(rf"\b(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
@@ -125,9 +136,11 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
         rf"{_LEN}[- ]?(?:input|prompt)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
-        rf"[ \t]*{_LEN}", text, re.I)
+        rf"[ \t]*{_LEN}", text, re.I) or re.search(rf"(?<![\w-])in[ \t]*=[ \t]*{_LEN}", text, re.I)  # 'in=1k'
     # TGI's 'decode length 128', 'max_new_tokens 128', 'gen 128' (not PCIe 'Gen5')
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
+        rf"{_LEN}[ \t]+(?:tokens?[ \t]+)?generated\b|\bgenerat(?:e|es|ed|ing)[ \t]+{_LEN}[ \t]*(?:new[ \t]+)?tokens?\b"
+        rf"|(?<![\w-])out[ \t]*=[ \t]*{_LEN}", text, re.I) or re.search(
         rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
         rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
         rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}"
@@ -135,7 +148,7 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     if mi is None and mo is not None:  # 'sequence length 512, decode length 128': with the output apart, the prompt
         mi = re.search(rf"\bseq(?:uence)?[ \t_-]*len(?:gth)?[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I)
     i = isl if isl is not None else (_length(mi.group(1)) if mi else None)
-    o = osl if osl is not None else (_length(mo.group(1)) if mo else None)
+    o = osl if osl is not None else (_length(next(g for g in mo.groups() if g)) if mo else None)
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
@@ -154,8 +167,11 @@ def context_of(row: dict) -> int | None:
 
 
 def disaggregated(row: dict) -> str:
-    """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D'), or ''."""
-    m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|prefill[- /]decode split",
+    """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D', 'xPyD',
+    '2 prefill (TP4) + 2 decode (TP4)'), or ''."""
+    m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|\bxPyD\b|prefill[- /]decode split|"
+                  r"\b\d+\s*prefill\b(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))[^|]*?\b\d+\s*decode\b"
+                  r"(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))",
                   " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
     return m.group(0) if m else ""
 
@@ -225,9 +241,30 @@ def to_float(text: str) -> float | None:
 _UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|prefill|completion)\s+(?=tok)"
 
 
+_MARKS = "*†‡§¶¹²³⁴⁵⁶⁷⁸⁹⁰"
+
+
+def without_footnote(row: dict) -> dict:
+    """A value carrying a footnote mark ('7,200†', '1,234*', '12,400* tok/s') without it; where the notes hold the
+    footnote ('* total (input+output) tokens'), its words join the metric, since they say what the number counts."""
+    value = row.get("value") or ""
+    m = re.search(rf"(?<=[\d.kKmM%])\s*([{re.escape(_MARKS)}]+)(?![\d.])", value) or \
+        re.search(rf"(?<=[\w)])([{re.escape(_MARKS)}]+)\s*$", value)  # or after a unit: '~25 ms†'
+    if not m:
+        return row
+    out = {**row, "value": (value[:m.start()] + value[m.end():]).strip()}
+    said = re.search(rf"(?:^|[;|,(]|\s){re.escape(m.group(1))}\s*[:=)]?\s*([A-Za-z(][^;|]*)", row.get("notes") or "")
+    # a footnote that says what is left out ('* excluding prefill time') names no quantity the row measures
+    if said and not re.search(r"\b(?:exclud\w*|without|w/o|not|except|omit\w*)\b", said.group(1), re.I):
+        out["metric"] = f"{row.get('metric') or ''} ({said.group(1).strip()})"
+    return out
+
+
 def with_unit(row: dict) -> dict:
     """A row whose unit column is empty, its unit read from where tables also put it: after the value ('9000
-    tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user')."""
+    tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user'). A footnote mark on the
+    value is dropped first (`without_footnote`)."""
+    row = without_footnote(row)
     lead = re.fullmatch(r"\s*([A-Za-zµ][A-Za-zµ/ ]*?)\s*[:=]?\s*([<>≤≥~≈]?=?\s*\d[\d.,]*\s*[kKmM]?"
                         r"(?:\s*(?:-|to|±|\+/-)\s*[\d.,]+\s*[kKmM]?)?)\s*", row.get("value") or "")
     if lead and unit_scale(lead.group(1)) is not None:  # the unit before the value: 'samples/s 28', 'tok/s: 1,234'
@@ -237,16 +274,20 @@ def with_unit(row: dict) -> dict:
         return row
     if (row.get("unit") or "").strip():
         return row
-    v = re.fullmatch(r"\s*([<>≤≥~]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)",
-                     row.get("value") or "")
+    value = re.sub(r"^\s*(?:approx(?:imately|\.)?|about|around|circa|ca\.)\s*", "~", row.get("value") or "", flags=re.I)
+    v = re.fullmatch(r"\s*([<>≤≥~≈]?=?\s*[\d.,]+\s*[kKmM]?(?:\s*(?:-|to)\s*[\d.,]+\s*[kKmM]?)?)\s+([A-Za-zµ/].*)", value)
+    if v and unit_scale(v.group(2)) is not None:
+        return {**row, "value": v.group(1), "unit": v.group(2).strip()}
+    v = re.fullmatch(r"\s*([<>≤≥~≈]?=?\s*[\d.,]*\d)([A-Za-zµ/].*)", value)  # glued: '12.3s', '350ms', '1.2k tok/s'
     if v and unit_scale(v.group(2)) is not None:
         return {**row, "value": v.group(1), "unit": v.group(2).strip()}
     metric = row.get("metric") or ""
     for paren in re.finditer(r"\(([^()]+)\)", metric):  # 'Throughput (tokens/s)', 'TPOT (ms) p99'
         if unit_scale(paren.group(1)) is not None:
             return {**row, "unit": paren.group(1).strip()}
-    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps)\b(?:\s*(?:/|per)\s*(gpu|user|node|chip))?",
-                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user'
+    words = re.search(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|\btps|\btok(?:en)?s?\s+throughput)\b(?:\s*(?:/|per[\s_-]?)\s*"
+                      r"(?:(?:decode|prefill|decoding)\s+)?(gpu|user|node|chip))?",
+                      metric, re.I)  # 'tokens per second per user', 'Output TPS per GPU', 'tps/user', 'token throughput'
     if words:
         return {**row, "unit": "tokens/s" + (f"/{words.group(1)}" if words.group(1) else "")}
     counted = re.search(r"\b(samples?|queries|quer(?:y)|req(?:uest)?s?)\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b(?!\s*(?:/|per))",
@@ -488,8 +529,8 @@ def measured_part(metric: str) -> str:
     """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
     throughput'), where what remains names a rate; else the metric as it is."""
     rest = _LIMIT.sub("", metric)
-    rest = re.sub(r"\s*(?:\band\b|,|&)\s*" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
-    return rest if rest != metric and re.search(r"throughput|goodput|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
+    rest = re.sub(r"\s*(?:\band\b|,|&)\s*(?:p\d\d\s+)?" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
+    return rest if rest != metric and re.search(r"throughput|goodput|capacity|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \
         else metric
 
 
@@ -519,15 +560,20 @@ def unit_scope(unit: str, metric: str) -> str:
     measurement covers."""
     # the unit speaks first: a metric may name a per-user speed as its target ('throughput per GPU at 50
     # tok/s/user') while its unit says what one number covers
+    # nor does a per-user speed the metric was held at say what it covers ('throughput/GPU at 20 tok/s/user')
+    metric = re.sub(r"(?:\bat|@|≥|>=)\s*[~≈]?\s*\d[\d.,]*\s*(?:tok(?:en)?s?|tps)\s*(?:/|per)\s*(?:s(?:ec(?:ond)?)?\s*"
+                    r"(?:/|per)\s*)?(?:user|u)\b|(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*\d",
+                    " ", metric, flags=re.I)
+    metric = re.sub(r"\b(per|/)\s*(?:decode|prefill|decoding)\s+(?=gpu|chip|node)", r"\1 ", metric, flags=re.I)  # 'per decode GPU'
     for text in (unit.lower(), metric.lower()):
-        if re.search(r"/\s*user|per[ _]user", text):
+        if re.search(r"/\s*user|(?<![a-z])per[\s_-]user", text):
             return "user"
-        if re.search(r"/\s*(?:node|rack|nvl\d+)|per[ _](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
+        if re.search(r"/\s*(?:node|rack|nvl\d+)|(?<![a-z])per[\s_-](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
-        if re.search(r"/\s*[a-z]*cores?\b|per[ _](?:[a-z]*[ _-]?)?cores?\b", text):
+        if re.search(r"/\s*[a-z]*cores?\b|(?<![a-z])per[\s_-](?:[a-z]*[ _-]?)?cores?\b", text):
             return "core"  # 'tok/s per NeuronCore', '/TensorCore': a share of a chip
         if re.search(r"/\s*(?:tpu[ _-]?)?(gpu|chip|device|accelerator|hpu|card|npu|xpu)|/\s*tpu\b"
-                     r"|per[ _](?:tpu[ _-]?)?(gpu|chip|device|accelerator|hpu|card|npu|xpu)|per[ _]tpu\b", text):
+                     r"|(?<![a-z])per[\s_-](?:tpu[ _-]?)?(gpu|chip|device|accelerator|hpu|card|npu|xpu)|(?<![a-z])per[\s_-]tpu\b", text):
             return "gpu"  # Gaudi tables write 'tokens/s/HPU' and 'per card'
     return "total"
 
@@ -542,6 +588,16 @@ def per_node_of(row: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def node_product(hw: str) -> tuple[int | None, str]:
+    """(chips, how) of a hardware string that writes nodes × chips per node before the part: '2x8xH100',
+    '2 x 8 x H100' (16 chips, not the 8 glued to the part)."""
+    m = re.match(r"\s*(\d+)\s*[xX×*]\s*(\d+)\s*[xX×*]\s*(?=[A-Za-z])", hw or "")
+    if not m:
+        return None, ""
+    n = int(m.group(1)) * int(m.group(2))
+    return n, f"hardware {hw!r}: {m.group(1)} nodes × {m.group(2)} chips = {n}"
+
+
 def hardware_count(hw: str) -> tuple[int | None, str]:
     """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
     '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
@@ -549,7 +605,13 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     'v4 2x2x4': chips along each axis, multiplied). The 'X' of a part's name (RTX, MI300X) is not a count: after a
     part the sign is a lower-case 'x', '×' or '*'; nor is the last number of a topology ('2x4' is not 4 chips)."""
     t = hw or ""
-    m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t)
+    nodes = node_product(t)
+    if nodes[0]:
+        return nodes
+    m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
+        r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])", t, re.I) or re.fullmatch(
+        r"\s*(\d+)\s+(?=[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
+    # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node); a count before the part, '64 B200', the whole count
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
     topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
@@ -558,7 +620,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
             return None, ""
         n = math.prod(int(x) for x in topo.groups() if x)
         return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
-    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*$", t)
+    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
     m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
@@ -582,6 +644,9 @@ def chips_of(row: dict) -> tuple[int | None, str]:
     text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
     # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
     glued, glued_how = hardware_count(row.get("hardware", ""))
+    if (node_product(row.get("hardware", ""))[0] or re.search(r"\(\s*\d+\s*nodes?\s*\)", row.get("hardware", ""), re.I)) \
+            and glued and not nc.strip():
+        return glued, glued_how  # '2x8xH100', 'H200 x 16 (2 nodes)': the count is the whole, nodes said beside it
     per = per_node_of(row) or glued
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
     if nodes and per:

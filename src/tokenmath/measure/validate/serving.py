@@ -38,13 +38,13 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, under_load
+from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
-                   output_len_from_samples, output_len_per_request, parse_measured, per_node_of, to_int, unit_scope)
+                   output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, to_int, unit_scope)
 
-__all__ = ["predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
+__all__ = ["role_split", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
@@ -191,6 +191,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
+    sweep = swept_load(row)
+    if sweep:
+        return Unexpressed(rid, g, f"the row spans a sweep of loads ({sweep!r}): one figure over many loads is not "
+                                   "the measurement of one setup")
     regime = under_load(row)
     key = quantity_of(row["metric"], row["unit"])[0]
     if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
@@ -207,6 +211,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec,
                                basis, measured, scale, al)
     if regime is not None:
+        other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", f"{measured_part(row['metric'])} {row['unit']}", re.I)
+        if other and other.group(1) not in ("50", "90", "99"):  # the simulator's percentiles; p95 is not the mean
+            return Unexpressed(rid, g, f"the row's statistic {other.group(0)!r} under load: the simulator reports the "
+                                       "mean, p50, p90 and p99")
         if OSL is None and key == "ttft_s":
             OSL = 2
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
@@ -421,6 +429,20 @@ def split_of(par: str) -> dict[str, int | bool]:
     return out
 
 
+_ROLE = {"prefill": r"prefill|\bcontext\b|\bctx\b", "decode": r"decod(?:e|ing)|\bgeneration\b|\bgen\b"}
+
+
+def role_split(par: str, phase: str | None) -> str:
+    """The parallelism text of one role where a disaggregated row gives each pool its own split ('prefill EP32,
+    decode EP72'; 'prefill pool: 1 worker TP2; decode pool: 2 workers TP4'; '1 prefill node (TP8) + 1 decode node
+    (TP8)'): the clauses naming the other role are left out, those naming neither kept. Else the text as it is."""
+    if phase not in _ROLE or not all(re.search(r, par, re.I) for r in _ROLE.values()):
+        return par
+    other = _ROLE["decode" if phase == "prefill" else "prefill"]
+    parts = re.split(r"(\s*(?:[;|,]|\s[+/]\s|\band\b)\s*)", par)
+    return "".join(p for p in parts if not (re.search(other, p, re.I) and not re.search(_ROLE[phase], p, re.I)))
+
+
 def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases,
             said: list[str] | None = None):
     """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule).
@@ -432,9 +454,9 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     without a number: attention data-parallel over the replica's chips. 'PP p': the replica's G chips are one of
     p streams of a pipeline (roofline.Layout.pp), which spans G·p of the row's chips: each choice above is made
     within n_chips / p, and a pipeline wider than the row's chips is refused (ValueError)."""
-    par = row["parallelism"].lower()
+    inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", row["parallelism"].lower()) if phase else None
+    par = role_split(row["parallelism"], phase).lower()
     s, G_row = _chips_of_ranks(split_of(par), system, row["parallelism"], said, G_row)
-    inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", par) if phase else None
     if "dep" in s:
         s.setdefault("dp", s["dep"])
         s.setdefault("ep", s["dep"])
