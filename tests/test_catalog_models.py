@@ -865,9 +865,9 @@ ROUND6_NAMES = [
     ("DeepSeek-V2", "deepseek-v2"), ("deepseek-ai/DeepSeek-V2-Chat", "deepseek-v2"), ("DeepSeek V2 236B", "deepseek-v2"),
     ("DeepSeek-V2-Chat-0628", "deepseek-v2"), ("DeepSeek-V2-Lite", "deepseek-v2-lite"),
     ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"), ("DeepSeek-V2.5", "deepseek-v2"), ("DeepSeek-V3", "deepseek-v3"),
-    # Grok-1 and Nemotron-4 340B; their other generations and sizes refused
+    # Grok-1 and Nemotron-4 340B; their other generations refused
     ("Grok-1", "grok-1"), ("Grok 1", "grok-1"), ("Grok-2", None), ("Nemotron-4 340B", "nemotron-4-340b"),
-    ("Nemotron-4-340B-Instruct", "nemotron-4-340b"), ("Nemotron-4 15B", None),
+    ("Nemotron-4-340B-Instruct", "nemotron-4-340b"), ("Nemotron-4 15B", "nemotron-4-15b"),  # round 13 added the 15B
     # BLOOM: the 176B only (bigscience/bloom; 'bloom-7b1' states its 7.1B, which the size check refuses)
     ("BLOOM-176B", "bloom-176b"), ("BLOOM 176B", "bloom-176b"), ("bloom-7b1", None), ("BLOOM", "bloom-176b"),
     # OPT by size; sizes not in the catalog refused
@@ -1342,15 +1342,175 @@ ROUND9_NAMES = [
 ROUND9_SERVED = ["Qwen2-57B-A14B-Instruct", "deepseek-moe-16b", "olmoe-1b-7b"]
 
 
-@pytest.mark.parametrize("text, entry", ROUND6_NAMES + ROUND7_NAMES + ROUND8_NAMES + ROUND9_NAMES)
+# ---- round 13: models 2024-2026 serving tables name (Granite, InternLM, Falcon3, StarCoder2, SmolLM2, GLM-4-9B,
+# Baichuan 2, Nemotron-4 15B, Snowflake Arctic). Shapes from each model's config.json as published (not re-read here).
+
+CFG13 = {  # the keys the reader uses, values as published
+    "granite-3.1-8b": {  # ibm-granite/granite-3.1-8b-instruct
+        "architectures": ["GraniteForCausalLM"], "model_type": "granite", "hidden_size": 4096, "intermediate_size": 12800,
+        "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 49155,
+        "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+    "granite-3.1-2b": {  # ibm-granite/granite-3.1-2b-instruct
+        "architectures": ["GraniteForCausalLM"], "model_type": "granite", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 49155,
+        "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+    "internlm2.5-7b": {  # internlm/internlm2_5-7b-chat
+        "architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2", "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "vocab_size": 92544, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "internlm2.5-20b": {  # internlm/internlm2_5-20b-chat
+        "architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2", "hidden_size": 6144,
+        "intermediate_size": 16384, "num_hidden_layers": 48, "num_attention_heads": 48, "num_key_value_heads": 8,
+        "vocab_size": 92544, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "falcon3-7b": {  # tiiuae/Falcon3-7B-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072, "intermediate_size": 23040,
+        "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 256,
+        "vocab_size": 131072, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "falcon3-10b": {  # tiiuae/Falcon3-10B-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072, "intermediate_size": 23040,
+        "num_hidden_layers": 40, "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 256,
+        "vocab_size": 131072, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "falcon3-3b": {  # tiiuae/Falcon3-3B-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072, "intermediate_size": 9216,
+        "num_hidden_layers": 22, "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 256,
+        "vocab_size": 131072, "max_position_embeddings": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "starcoder2-3b": {  # bigcode/starcoder2-3b
+        "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 3072,
+        "intermediate_size": 12288, "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+        "vocab_size": 49152, "max_position_embeddings": 16384, "sliding_window": 4096, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16"},
+    "starcoder2-7b": {  # bigcode/starcoder2-7b
+        "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 4608,
+        "intermediate_size": 18432, "num_hidden_layers": 32, "num_attention_heads": 36, "num_key_value_heads": 4,
+        "vocab_size": 49152, "max_position_embeddings": 16384, "sliding_window": 4096, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16"},
+    "starcoder2-15b": {  # bigcode/starcoder2-15b
+        "architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 6144,
+        "intermediate_size": 24576, "num_hidden_layers": 40, "num_attention_heads": 48, "num_key_value_heads": 4,
+        "vocab_size": 49152, "max_position_embeddings": 16384, "sliding_window": 4096, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16"},
+    "smollm2-1.7b": {  # HuggingFaceTB/SmolLM2-1.7B-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+        "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 49152,
+        "max_position_embeddings": 8192, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+    "smollm2-360m": {  # HuggingFaceTB/SmolLM2-360M-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 960, "intermediate_size": 2560,
+        "num_hidden_layers": 32, "num_attention_heads": 15, "num_key_value_heads": 5, "vocab_size": 49152,
+        "max_position_embeddings": 8192, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+    "smollm2-135m": {  # HuggingFaceTB/SmolLM2-135M-Instruct
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 576, "intermediate_size": 1536,
+        "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "vocab_size": 49152,
+        "max_position_embeddings": 8192, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+    "glm-4-9b": {  # THUDM/glm-4-9b-chat (the ChatGLM config keys)
+        "architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096, "ffn_hidden_size": 13696,
+        "num_layers": 40, "num_attention_heads": 32, "multi_query_group_num": 2, "kv_channels": 128,
+        "padded_vocab_size": 151552, "seq_length": 131072, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    "chatglm3-6b": {  # THUDM/chatglm3-6b
+        "architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096, "ffn_hidden_size": 13696,
+        "num_layers": 28, "num_attention_heads": 32, "multi_query_group_num": 2, "kv_channels": 128,
+        "padded_vocab_size": 65024, "seq_length": 8192, "tie_word_embeddings": False, "torch_dtype": "float16"},
+}
+
+# transformers 4.57.1's count of each model built on the meta device, and what arch.param_counts leaves out of it
+# (1-D norm weights and biases). InternLM2 and Baichuan 2 have no transformers class: Llamas of the same matrices;
+# ChatGLM is counted as transformers' GlmForCausalLM; Nemotron-4 15B (no config.json) as a NemotronForCausalLM.
+TRANSFORMERS_COUNTS13 = {
+    "granite-3.1-8b": (8_170_848_256, 81 * 4096), "granite-3.1-2b": (2_533_531_648, 81 * 2048),
+    "internlm2.5-7b": (7_737_708_544, 65 * 4096), "internlm2.5-20b": (19_861_149_696, 97 * 6144),
+    "falcon3-7b": (7_455_550_464, 57 * 3072), "falcon3-10b": (10_305_653_760, 81 * 3072),
+    "falcon3-3b": (3_227_655_168, 45 * 3072),
+    # LayerNorm weights and biases (2 · (2L + 1) · D), the q, k, v, o biases and the MLP's (F + D) on every layer
+    "starcoder2-3b": (3_030_371_328, 2 * 61 * 3072 + 30 * (3072 + 2 * 256 + 3072 + 12288 + 3072)),
+    "starcoder2-7b": (7_173_923_840, 2 * 65 * 4608 + 32 * (4608 + 2 * 512 + 4608 + 18432 + 4608)),
+    "starcoder2-15b": (15_957_889_024, 2 * 81 * 6144 + 40 * (6144 + 2 * 512 + 6144 + 24576 + 6144)),
+    "smollm2-1.7b": (1_711_376_384, 49 * 2048), "smollm2-360m": (361_821_120, 65 * 960),
+    "smollm2-135m": (134_515_008, 61 * 576),
+    "glm-4-9b": (9_399_951_360, 81 * 4096 + 40 * (4096 + 2 * 256)),  # norms; q, k, v biases
+    "chatglm3-6b": (6_243_584_000, 57 * 4096 + 28 * (4096 + 2 * 256)),
+    "baichuan2-7b": (7_505_973_248, 65 * 4096), "baichuan2-13b": (13_896_668_160, 81 * 5120),
+    "nemotron-4-15b": (15_628_775_424, 2 * 65 * 6144),  # LayerNorm1P weights and biases
+    # no Arctic class: a Qwen2-MoE with the residual MLP as its shared expert; norms, q, k, v biases, and the 35
+    # shared-expert gates (D → 1) Arctic lacks
+    "snowflake-arctic": (478_584_931_328, 71 * 7168 + 35 * (7168 + 2 * 1024) + 35 * 7168),
+}
+CARD_COUNTS13 = {  # entry: the total the YAML carries (a paper's or a card's figure)
+    "smollm2-1.7b": 1.7e9, "smollm2-360m": 360e6, "smollm2-135m": 135e6, "baichuan2-7b": 7_505_973_248,
+    "baichuan2-13b": 13_896_668_160, "nemotron-4-15b": 15.7e9, "snowflake-arctic": 480e9,
+}
+# no count in a source here: the name's label, a rounded one (Falcon3's 3B / 7B: computed 3.23B / 7.46B; StarCoder2's
+# 15B: 15.96B, the Hub's 16B; Granite's 2B: 2.53B, the Hub's 2.5B)
+NAMED_SIZE13 = {
+    "granite-3.1-8b": (8e9, 0.05), "granite-3.1-2b": (2.5e9, 0.015), "internlm2.5-7b": (7.7e9, 0.015),
+    "internlm2.5-20b": (20e9, 0.015), "falcon3-7b": (7e9, 0.07), "falcon3-10b": (10e9, 0.05),
+    "falcon3-3b": (3e9, 0.08), "starcoder2-3b": (3e9, 0.015), "starcoder2-7b": (7e9, 0.05),
+    "starcoder2-15b": (16e9, 0.015), "glm-4-9b": (9e9, 0.05), "chatglm3-6b": (6e9, 0.05),
+}
+ROUND13 = set(TRANSFORMERS_COUNTS13)
+
+
+@pytest.mark.parametrize("name", sorted(ROUND13))
+def test_round13_counts_config_json_transformers_and_card(tmp_path, name):
+    """The computed count is transformers' less its norms and biases (exactly); the card's or the name's figure
+    within its tolerance; where a config.json reads, the reader and the hand-written YAML agree."""
+    cat = load_model(name)
+    theirs = param_counts(cat)
+    count, left_out = TRANSFORMERS_COUNTS13[name]
+    assert float(theirs.total) == count - left_out
+    assert theirs.total == theirs.active or cat.moe is not None
+    assert set(CARD_COUNTS13) | set(NAMED_SIZE13) == ROUND13 and not set(CARD_COUNTS13) & set(NAMED_SIZE13)
+    if name in CARD_COUNTS13:
+        assert cat.published_total_params == CARD_COUNTS13[name]
+        assert float(theirs.total) == pytest.approx(CARD_COUNTS13[name], rel=0.015)
+    else:
+        assert cat.published_total_params is None
+        size, tol = NAMED_SIZE13[name]
+        assert float(theirs.total) == pytest.approx(size, rel=tol)
+    if name in CFG13:
+        m = load_model(str(_write(tmp_path, name, CFG13[name])))
+        mine = param_counts(m)
+        assert float(mine.total) == float(theirs.total)
+        assert kv_bytes_per_token(m, "bf16") == kv_bytes_per_token(cat, "bf16")
+        assert (m.family, m.mlp_matrices, m.sliding_window, m.n_sliding_layers, m.max_context, m.weight_dtype) == \
+            (cat.family, cat.mlp_matrices, cat.sliding_window, cat.n_sliding_layers, cat.max_context, cat.weight_dtype)
+
+
+ROUND13_NAMES = [
+    # the new entries by their Hugging Face ids, chat releases and the spellings tables use
+    ("ibm-granite/granite-3.1-8b-instruct", "granite-3.1-8b"), ("Granite-3.1-8B", "granite-3.1-8b"),
+    ("granite-3.0-8b-instruct", "granite-3.1-8b"), ("granite-3.3-8b-instruct", "granite-3.1-8b"),
+    ("granite-3.2-2b-instruct", "granite-3.1-2b"), ("granite-4.0-h-small", None), ("granite-3.0-3b-a800m-instruct", None),
+    ("internlm/internlm2_5-7b-chat", "internlm2.5-7b"), ("InternLM2.5-20B", "internlm2.5-20b"),
+    ("internlm2-chat-7b", "internlm2.5-7b"), ("internlm3-8b-instruct", None), ("internlm2_5-1_8b-chat", None),
+    ("tiiuae/Falcon3-10B-Instruct", "falcon3-10b"), ("Falcon3-7B-Instruct", "falcon3-7b"), ("Falcon3 3B", "falcon3-3b"),
+    ("Falcon3-1B-Instruct", None), ("Falcon-7B", "falcon-7b"), ("falcon-40b-instruct", "falcon-40b"),
+    ("bigcode/starcoder2-15b-instruct-v0.1", "starcoder2-15b"), ("StarCoder2-7B", "starcoder2-7b"),
+    ("starcoder2-3b", "starcoder2-3b"), ("HuggingFaceTB/SmolLM2-1.7B-Instruct", "smollm2-1.7b"),
+    ("SmolLM2-360M", "smollm2-360m"), ("SmolLM2-135M-Instruct", "smollm2-135m"), ("SmolLM3-3B", None),
+    ("THUDM/glm-4-9b-chat", "glm-4-9b"), ("glm-4-9b-chat-hf", "glm-4-9b"), ("GLM-4-32B-0414", None),
+    ("THUDM/chatglm3-6b", "chatglm3-6b"), ("chatglm2-6b", None), ("GLM-4.5-Air", "glm-4.5-air"),
+    ("baichuan-inc/Baichuan2-13B-Chat", "baichuan2-13b"), ("Baichuan2-7B-Base", "baichuan2-7b"),
+    ("Baichuan-13B-Chat", None), ("Nemotron-4-15B", "nemotron-4-15b"), ("Nemotron-4-340B-Instruct", "nemotron-4-340b"),
+    ("Snowflake/snowflake-arctic-instruct", "snowflake-arctic"), ("Snowflake Arctic", "snowflake-arctic"),
+    ("Snowflake/snowflake-arctic-embed-l-v2.0", None),
+    # vision-language models named by the decoder they are built on (vision encoders not counted)
+    ("mistralai/Pixtral-Large-Instruct-2411", "mistral-large-2407"), ("Pixtral-12B-2409", "mistral-nemo-12b"),
+    # fine-tunes of catalog models: their base's shapes
+    ("NousResearch/Hermes-3-Llama-3.1-70B", "llama-3.1-70b"), ("allenai/Llama-3.1-Tulu-3-8B", "llama-3.1-8b"),
+    ("Llama-3.1-Tulu-3-405B", "llama-3.1-405b"),
+]
+ROUND13_SERVED = ["granite-3.1-8b", "internlm2_5-20b-chat", "Falcon3-10B-Instruct", "starcoder2-15b", "smollm2-135m",
+                  "glm-4-9b", "baichuan2-13b", "nemotron-4-15b", "Hermes-3-Llama-3.1-70B", "Pixtral-12B-2409"]
+
+
+@pytest.mark.parametrize("text, entry", ROUND6_NAMES + ROUND7_NAMES + ROUND8_NAMES + ROUND9_NAMES + ROUND13_NAMES)
 def test_each_rounds_names_resolve_and_neighbours_are_refused(text, entry):
-    """Rounds 6-9: the names tables write for each round's entries resolve to them, their neighbours do not."""
+    """Rounds 6-9 and 13: the names tables write for each round's entries resolve to them, their neighbours do not."""
     from tokenmath.measure.validate.match import Aliases
     m, note = Aliases().model(text)
     assert (m.name if m else None) == entry, note
 
 
-@pytest.mark.parametrize("name", ROUND6_SERVED + ROUND7_SERVED + ROUND8_SERVED + ROUND9_SERVED)
+@pytest.mark.parametrize("name", ROUND6_SERVED + ROUND7_SERVED + ROUND8_SERVED + ROUND9_SERVED + ROUND13_SERVED)
 def test_each_rounds_entries_serve(name):
     from clirun import run
     r = run("serve", name, "--on", "hgx-h100")

@@ -62,8 +62,9 @@ FLIPS = [
     ("A4", ["model.kv_dtype=fp8"], {}, OFF, REPRODUCED),
     ("A5", ["h800.rental_usd_per_hour=3.6"], {}, OFF, REPRODUCED),  # price ~1.8× cost at the catalog hour; dearer hours flip it
     ("A7", [], {"reference/input_len": 65536}, OFF, REPRODUCED),  # long prompts: decode ≈ 5× prefill
-    ("A10", ["mistral-7b-v0.1.n_sliding_layers=0", "phi-3-medium.n_sliding_layers=0", "gemma-3-27b.head_dim=32"], {},
-     OFF, REPRODUCED),  # Mistral 7B v0.1 and Phi-3 medium 4K: every layer windowed, never cross
+    ("A10", ["mistral-7b-v0.1.n_sliding_layers=0", "phi-3-medium.n_sliding_layers=0", "starcoder2-3b.n_sliding_layers=0",
+             "starcoder2-7b.n_sliding_layers=0", "starcoder2-15b.n_sliding_layers=0", "gemma-3-27b.head_dim=32"], {},
+     OFF, REPRODUCED),  # Mistral 7B v0.1, Phi-3 medium 4K and StarCoder2: every layer windowed, never cross
     ("K2", ["hdd-exos-x24.read_bandwidth_bytes_per_s=7GB/s"], {}, WRONG, REPRODUCED),
     ("L3", ["deepseek-v3.kv_dtype=fp32"], {}, REPRODUCED, OFF),
     ("X5", ["tier.service_life_s=1s"], {"claims/X5/inputs/hold_s": 36000}, REPRODUCED, OFF),

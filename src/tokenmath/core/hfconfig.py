@@ -596,6 +596,8 @@ _NOT_YET: dict[str, str] = {
     "gemma3n_text": "Gemma 3n: per-layer input embeddings, AltUp and layers that share another layer's KV cache",
     "longcat_flash": "LongCat-Flash: two MLA blocks per layer, zero-computation experts and a shortcut-connected MoE",
     "jetmoe": "JetMoE: mixture of attention heads (routed query/output projections over shared K/V)",
+    "mllama": "Llama 3.2 Vision: cross-attention layers that read a fixed cache of the image's vision tokens (not one "
+              "entry per text token), and that serving stacks skip on text-only requests",
 }
 
 _ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")

@@ -53,7 +53,8 @@ _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4",
 # (the weights are a name's: a lone 'a' there is a model's letter, Command A's, as strong as Command R's 'r')
 # words that name a smaller (or, plus, a larger) sibling of a model or chip: present in the string but not in the
 # name, they refuse it
-_VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus"}
+_VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus",
+            "embed"}  # 'embed': an encoder named after its family's decoder ('snowflake-arctic-embed-m' is no Arctic)
 _SXM = ("sxm", "sxm4", "sxm5")
 _ACTIVE = re.compile(r"a[0-9]+(?:\.[0-9]+)?b")  # a mixture-of-experts name's active size: the 'A22B' of Qwen3-235B-A22B
 # words naming a token mixer with a recurrent state: a string saying one is no attention-only entry ('Falcon-Mamba-7B')
