@@ -645,6 +645,8 @@ def test_a_step_time_without_its_batch_or_length_is_refused(change, needle):
 def test_a_serving_step_time_is_not_a_training_one():
     assert training_quantity({**STEP, "metric": "decode step time", "unit": "ms"}) is None
     assert training_quantity({**STEP, "input_len": "1024", "output_len": "128"}) is None
+    assert training_quantity({**STEP, "metric": "all-reduce time per iteration", "unit": "ms"}) is None
+    assert training_quantity({**STEP, "model": "GEMM 8192x8192x8192", "metric": "time per iteration"}) is None
 
 
 @pytest.mark.parametrize("metric, unit, value, per", [
@@ -669,6 +671,8 @@ def test_a_time_metric_naming_its_own_chips_is_predicted_on_them():
     p = predict_training_row(row)
     on_1k = predict_training_row({**row, "metric": "training time", "n_chips": "1000", "notes": "10T tokens"})
     assert p["predicted"] == pytest.approx(on_1k["predicted"], rel=1e-9)
+    from tokenmath.training.rows import _metric_chips
+    assert _metric_chips("days on 2,048 H800 GPUs") == 2048 and _metric_chips("H100 GPU-hours") is None
 
 
 def test_neuron_tp_counts_cores_in_a_training_rows_split():

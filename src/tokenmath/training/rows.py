@@ -66,6 +66,9 @@ _SAMPLES_PER_S = re.compile(rf"(?:samples?|seqs?|sequences?){_PER_DEVICE}[\s_]*(
 _STEP_TIME = re.compile(r"(?:step|iter(?:ation)?)[\s_-]*(?:time|duration|latency)|time[\s_-]*(?:/|per)[\s_-]*"
                         r"(?:step|iter)|(?<![a-z])(?:s|secs?|seconds?|ms|msecs?|milliseconds?)[\s_]*(?:/|per)[\s_]*"
                         r"(?:step|iter)")
+# a collective's or a kernel's time per iteration is no training step
+_OP = re.compile(r"all[\s_-]?(?:reduce|gather|to[\s_-]?all)|reduce[\s_-]?scatter|(?<![a-z])(?:nccl|rccl|p2p|deepep)(?![a-z])|"
+                 r"dispatch|combine|nvlink|pci-?e|infiniband|memcpy|bandwidth")
 _STEP_UNIT = re.compile(r"(?<![a-z])(ms|msecs?|milliseconds?|s|secs?|seconds?|mins?|minutes?)(?![a-z])")
 _FRAMEWORKS = re.compile(r"(?<![a-z])(?:fsdp|zero-?[0-3]|deepspeed|megatron)(?![a-z])|activation checkpointing|"
                          r"global batch")
@@ -182,14 +185,16 @@ def training_quantity(row: dict) -> str | None:
         return "mfu"
     if _CHIP_HOURS.search(both):
         return "chip_hours"
-    if _STEP_TIME.search(both) and (_TRAIN.search(metric) or _training_context(row) or _not_served(row)):
+    named = f"{metric} | {row.get('model', '').lower()}"
+    kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
+                       named)
+    if _STEP_TIME.search(both) and (_TRAIN.search(metric) or _training_context(row) or _not_served(row)) and not \
+            (kernel or _OP.search(named)):
         return "step_time"
     tu = _time_unit(unit) or _time_unit(metric)
     if tu and (tu[0] in ("month", "week", "wk", "day", "d") or re.search(r"time|wall|duration", metric)
                or _TRAIN.search(metric)):
         return "time"
-    kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
-                       f"{metric} | {row.get('model', '').lower()}")
     if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric) or _training_context(row)) \
             and not (kernel and not _TRAIN.search(metric)):
         return "flop_per_s"
@@ -282,8 +287,10 @@ def _row_batch(row: dict, system, G: float | None, S: float | None) -> float | N
 
 
 def _metric_chips(text: str) -> float | None:
-    """A chip count the metric itself names: NeMo's 'Est. time to train in days (10T tokens, 1K GPUs)' -> 1000."""
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:gpus|chips|tpus|accelerators|devices)(?![a-z])", text.lower())
+    """A chip count the metric itself names: NeMo's 'Est. time to train in days (10T tokens, 1K GPUs)' -> 1000,
+    'days on 2,048 H800 GPUs' -> 2048."""
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:[a-z][\w-]*\s+)?(?:gpus|chips|tpus|accelerators|devices)(?![a-z])",
+                  text.lower().replace(",", ""))
     return float(m.group(1)) * (1e3 if m.group(2) else 1) if m else None
 
 
