@@ -831,9 +831,10 @@ ROUND13_PART_NAMES = [
     ("Sapphire Rapids 8480+", "xeon-8480p-1s"), ("2x Intel Xeon Platinum 8480+", "xeon-8480p-2s"), ("MI308X", "mi308x-8"),
     ("H800 PCIe", "pcie-h800-8"), ("A800 PCIe", "pcie-a800-8"), ("NVIDIA A800 40GB PCIe", "pcie-a800-40gb-8"),
     ("Jetson AGX Orin", "jetson-agx-orin-1"), ("Jetson AGX Thor", "jetson-agx-thor-1"),
+    ("M2 Ultra 64GB", "mac-studio-m2-ultra"), ("Mac mini M4 Pro 24GB", "mac-mini-m4-pro"),
     # their neighbours keep their own entries; bins, memory options and parts not in the catalog stay refused
     ("H800", "hgx-h800"), ("A800", "hgx-a800"), ("MI300X", "mi300x-8"), ("H100 PCIe", "pcie-h100-8"),
-    ("M2 Ultra 60-core GPU", None), ("M3 Max 30c", None), ("M2 Ultra 64GB", None), ("MacBook Pro M4", None),
+    ("M2 Ultra 60-core GPU", None), ("M3 Max 30c", None), ("M3 Max 36GB", None), ("MacBook Pro M4", None),
     ("M2 Max", None), ("Xeon 6972P", None), ("EPYC 9754", None), ("Jetson AGX Orin 32GB", None),
     ("Jetson Orin Nano", None), ("Command R+", None),
 ]
@@ -842,6 +843,17 @@ ROUND13_PART_NAMES = [
 ROUND13_PARTS_SERVED = [("Mac Studio M2 Ultra", "mac-studio-m2-ultra"), ("M4 Pro", "m4-pro"), ("MI308X", "mi308x"),
                         ("H800 PCIe", "h800-pcie"), ("2x Xeon 6980P", "xeon-6980p-2s"), ("EPYC 9654", "epyc-9654"),
                         ("Jetson AGX Orin", "jetson-agx-orin")]
+
+
+def test_a_stated_memory_option_sets_the_capacity():
+    """A Mac sold with 64, 128 or 192 GB at one bandwidth: 'M2 Ultra 64GB' is the part with 64 GB (what fits
+    changes, not the speed); a size no option has (96 GB) is another part."""
+    from tokenmath.measure.validate.match import Aliases
+    system, note = Aliases().system("M2 Ultra 64GB")
+    assert system.chip.hbm_capacity_bytes == 64 * 2**30 and "memory options" in note
+    assert "memory option" in system.chip.source_of("hbm_capacity_bytes")
+    assert system.chip.hbm_bandwidth_bytes_per_s == load_chip("m2-ultra").hbm_bandwidth_bytes_per_s
+    assert Aliases().system("M2 Ultra 96GB")[0] is None
 
 
 def test_m2_ultra_decodes_llama_2_7b_q4_0_below_its_bandwidth_bound():

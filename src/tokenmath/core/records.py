@@ -105,6 +105,9 @@ class Chip(Record):
     peak_flop_per_s: dict[str, float]  # dense peak by precision: bf16, fp8, fp4, int8
     hbm_capacity_bytes: float
     hbm_bandwidth_bytes_per_s: float
+    # the capacities the part ships with at the same bandwidth and compute (unified-memory Macs); the largest is
+    # hbm_capacity_bytes, and a row stating another is this part with that capacity
+    memory_options_bytes: tuple[float, ...] = ()
     scaleup_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     scaleout_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     power_w: float | None = None
@@ -120,7 +123,7 @@ class Chip(Record):
 
     # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
     RANGES = {"year": "[1950, 2100]", "peak_flop_per_s": "[1e6, 1e19]", "hbm_capacity_bytes": "[1e6, 1e15]",
-              "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "memory_options_bytes": "[1e6, 1e15]", "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "power_w": "(0, 1e6]",
               "rental_usd_per_hour": "(0, 1e4]", "host_memory_bytes": "[1e6, 1e16]",
               "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]", "ranks_per_chip": "[1, 64]"}

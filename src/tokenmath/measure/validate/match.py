@@ -248,9 +248,16 @@ class Aliases:
         size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)|-(\d{2,3})G\b(?!\s*/\s*s)", text, re.I)
         have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB
         gb = size and (size.group(1) or size.group(2))  # '80GB', or 'A100-40G'
+        option = None
         if rule is None and size and abs(float(gb) - have) > 0.15 * have:
-            return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
-                          f"{sysm.chip.name}, has {have:.0f}: a different part")
+            # a part sold with several capacities at one bandwidth (a Mac's unified memory) is that part, with the size
+            option = next((c for c in sysm.chip.memory_options_bytes if abs(float(gb) - c / 2**30) <= 0.15 * c / 2**30),
+                          None)
+            if option is None:
+                return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
+                              f"{sysm.chip.name}, has {have:.0f}: a different part")
+            sysm = _with_capacity(sysm, option, f"{gb} GB stated by the row: one of the part's memory options "
+                                                f"({sysm.chip.source_of('memory_options_bytes')})")
         # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
         # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)
         card = re.search(r"\bpcie\b|\bnvl\b", part, re.I)
@@ -272,6 +279,8 @@ class Aliases:
             return None, (f"hardware {text!r} names a {said.group(1)}-core GPU; the nearest catalog match, "
                           f"{sysm.chip.name} ({disp}), has {bin_.group(1)}: a different part")
         notes = [m.note(), extra]
+        if option is not None:
+            notes.append(f"{option / 2**30:.0f} GB of the part's memory options, as the string states")
         fab = _fabric(text)
         if fab is not None:
             fname, rate = fab
@@ -304,6 +313,13 @@ _SIZE = re.compile(r"(?<![x×\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![a-zA-Z0-9])")
 # the unit as the decimal point: 'bloom-7b1' is 7.1B, 'bloom-1b7' 1.7B, 'bloom-560m' as above
 _SIZE_POINT = re.compile(r"(?<![x×\w.])(\d+)([bBmM])(\d)(?![a-zA-Z0-9])")
 SIZE_TOLERANCE = 1.3  # a stated size is a rounded label: within 1.3× of a count (0.494B reads as 0.5B, 9.24B as 9B)
+
+
+def _with_capacity(system: System, capacity_bytes: float, source: str) -> System:
+    """`system` with its chip's memory set to one of the part's options (the source says which the row stated)."""
+    chip = system.chip.model_copy(update={"hbm_capacity_bytes": capacity_bytes,
+                                          "sources": {**system.chip.sources, "hbm_capacity_bytes": source}})
+    return system.model_copy(update={"chip": chip})
 
 
 def _size_clash(text: str, m: Model) -> str | None:
