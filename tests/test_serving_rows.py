@@ -539,6 +539,7 @@ def test_a_p95_under_load_is_the_simulators_p95(monkeypatch):
     """genai-perf, NIM and LLMPerf print p95 beside p50/p90/p99: under load it is read off the simulated run's p95 (of
     the ITL histogram, the TTFTs), not its mean; a percentile the simulator does not give stays refused."""
     import tokenmath.measure.validate.atload as atload
+    from tokenmath.measure.validate.atload import quantity_of
 
     runs, real = [], atload.simulate
 
@@ -558,6 +559,12 @@ def test_a_p95_under_load_is_the_simulators_p95(monkeypatch):
     for stat in ("p75", "p999", "p99.9"):
         out = predict_row({**row, "metric": f"ITL {stat}"}, Aliases())
         assert isinstance(out, Unexpressed) and stat in out.reason and "p95" in out.reason
+    # the same statistics written as words: an ordinal percentile is its pNN (it was read as the mean)
+    assert [quantity_of(m, u)[1] for m, u in (("TTFT 95th percentile", "ms"), ("ITL", "ms (90th pct)"),
+                                               ("99th-percentile E2E latency", "s"), ("TTFT", "ms"))] == \
+        ["p95", "p90", "p99", "mean"]
+    out = predict_row({**row, "metric": "ITL 75th percentile"}, Aliases())
+    assert isinstance(out, Unexpressed) and "p75" in out.reason
 
 
 def test_probe5_the_new_rules_leave_lookalikes_alone():

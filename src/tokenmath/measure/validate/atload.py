@@ -34,7 +34,8 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import measured_part, parse_measured, row_text
 
-__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of", "row_text"]
+__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of",
+           "percentiles_as_p", "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
@@ -184,10 +185,18 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
     return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
 
 
+_ORDINAL_PCT = re.compile(r"\b(\d{2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s_-]*(?:percentile|pctl?|%ile)\b", re.I)
+
+
+def percentiles_as_p(text: str) -> str:
+    """'95th percentile', '99.9th pct', '90 %ile' written as the 'p95' the readers look for."""
+    return _ORDINAL_PCT.sub(lambda g: f"p{g.group(1)}", text)
+
+
 def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     """(simulated quantity, statistic, higher is better) that a row's metric names (less any latency limit the
     rate was held to: rows.measured_part)."""
-    m, u = measured_part(metric).lower(), unit.lower()
+    m, u = percentiles_as_p(measured_part(metric)).lower(), percentiles_as_p(unit).lower()
     mu = m + " " + u  # the statistic may be in the unit: 'ms (p99)'
     stat = ("p99" if "p99" in mu else "p95" if "p95" in mu else "p90" if "p90" in mu
             else "p50" if ("p50" in mu or "median" in mu) else "mean")

@@ -38,7 +38,7 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
+from .atload import drafts_stated, percentiles_as_p, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
@@ -211,7 +211,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec,
                                basis, measured, scale, al)
     if regime is not None:
-        other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", f"{measured_part(row['metric'])} {row['unit']}", re.I)
+        other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", percentiles_as_p(f"{measured_part(row['metric'])} {row['unit']}"),
+                          re.I)
         if other and other.group(1) not in ("50", "90", "95", "99"):  # the simulator's percentiles; p75 is not the mean
             return Unexpressed(rid, g, f"the row's statistic {other.group(0)!r} under load: the simulator reports the "
                                        "mean, p50, p90, p95 and p99")
