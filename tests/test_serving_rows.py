@@ -565,6 +565,8 @@ def test_a_p95_under_load_is_the_simulators_p95(monkeypatch):
         ["p95", "p90", "p99", "mean"]
     out = predict_row({**row, "metric": "ITL 75th percentile"}, Aliases())
     assert isinstance(out, Unexpressed) and "p75" in out.reason
+    from tokenmath.measure.validate.rows import measured_part
+    assert measured_part("throughput per GPU at 99th percentile TPOT < 50 ms") == "throughput per GPU"  # a limit
 
 
 def test_probe5_the_new_rules_leave_lookalikes_alone():

@@ -32,10 +32,10 @@ from ...serving.frontier import frontier
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
-from .rows import measured_part, parse_measured, row_text
+from .rows import measured_part, parse_measured, percentiles_as_p, row_text
 
 __all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of",
-           "percentiles_as_p", "row_text"]
+           "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
@@ -83,7 +83,7 @@ def swept_load(row: dict) -> str | None:
 
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
-    text = row_text(row, ("batch", "parallelism", "metric", "notes"))
+    text = percentiles_as_p(row_text(row, ("batch", "parallelism", "metric", "notes")))
     conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t[-_ ]requests|t[-_ ]users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
                      r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
@@ -185,18 +185,10 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
     return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
 
 
-_ORDINAL_PCT = re.compile(r"\b(\d{2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s_-]*(?:percentile|pctl?|%ile)\b", re.I)
-
-
-def percentiles_as_p(text: str) -> str:
-    """'95th percentile', '99.9th pct', '90 %ile' written as the 'p95' the readers look for."""
-    return _ORDINAL_PCT.sub(lambda g: f"p{g.group(1)}", text)
-
-
 def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     """(simulated quantity, statistic, higher is better) that a row's metric names (less any latency limit the
     rate was held to: rows.measured_part)."""
-    m, u = percentiles_as_p(measured_part(metric)).lower(), percentiles_as_p(unit).lower()
+    m, u = measured_part(metric).lower(), percentiles_as_p(unit).lower()
     mu = m + " " + u  # the statistic may be in the unit: 'ms (p99)'
     stat = ("p99" if "p99" in mu else "p95" if "p95" in mu else "p90" if "p90" in mu
             else "p50" if ("p50" in mu or "median" in mu) else "mean")

@@ -21,7 +21,7 @@ from ...training import is_training_row
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "hardware_count", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
-           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -525,9 +525,19 @@ _LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\
                     + _LIMIT_BODY + r"|\s*\b" + _LAT + r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)
 
 
+_ORDINAL_PCT = re.compile(r"\b(\d{2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s_-]*(?:percentile|pctl?|%ile)\b", re.I)
+
+
+def percentiles_as_p(text: str) -> str:
+    """'95th percentile', '99.9th pct', '90 %ile' written as the 'p95' the readers look for."""
+    return _ORDINAL_PCT.sub(lambda g: f"p{g.group(1)}", text)
+
+
 def measured_part(metric: str) -> str:
     """The metric less the latency limits it was held to ('output throughput at p99 TPOT 100 ms' -> 'output
-    throughput'), where what remains names a rate; else the metric as it is."""
+    throughput'), where what remains names a rate; else the metric as it is (a percentile written as a word,
+    '99th percentile', as its pNN)."""
+    metric = percentiles_as_p(metric)
     rest = _LIMIT.sub("", metric)
     rest = re.sub(r"\s*(?:\band\b|,|&)\s*(?:p\d\d\s+)?" + _LIMIT_BODY, "", rest, flags=re.I) if rest != metric else rest  # '… and 0.05 s TPOT'
     return rest if rest != metric and re.search(r"throughput|goodput|capacity|tok|req|\btps\b|\bqps\b|\brps\b", rest, re.I) \

@@ -38,11 +38,12 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import drafts_stated, percentiles_as_p, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
+from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
-                   output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, to_int, unit_scope)
+                   output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, percentiles_as_p,
+                   to_int, unit_scope)
 
 __all__ = ["role_split", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
