@@ -508,8 +508,9 @@ def test_probe5_speed_bounds_pools_glued_units_and_shares():
     """'TPS/user ≥ 100' holds a rate to a speed (it was a max-load run); 'token throughput' is tokens/s and 'per
     decode GPU' per GPU (refused, and read as a total); 'xPyD' and '2 prefill (TP4) + 2 decode (TP4)' are
     disaggregated (a max-load run of all chips); '12.3s', 'approx. 350 ms' in the value cell; a count with its nodes
-    beside it in parentheses is the whole ('H200 x 16 (2 nodes)' was 32); a p95 under load is refused (it was the
-    mean); a percentage says what it is."""
+    beside it in parentheses is the whole ('H200 x 16 (2 nodes)' was 32); a percentile the simulator does not give
+    (p75) under load is refused (it was the mean; p95 was too, until the simulator gave one); a percentage says what
+    it is."""
     from tokenmath.measure.validate.atload import under_load
     from tokenmath.measure.validate.rows import chips_of, disaggregated, measured_part, unit_scope, with_unit
 
@@ -527,11 +528,36 @@ def test_probe5_speed_bounds_pools_glued_units_and_shares():
     assert measured_part("goodput @ P90 TTFT 2s and P90 TPOT 100ms") == "goodput"
     assert chips_of({"n_chips": "", "hardware": "H200 x 16 (2 nodes)", "parallelism": ""})[0] == 16
     assert chips_of({"n_chips": "", "hardware": "32 H200 (4 nodes)", "parallelism": ""})[0] == 32
-    load = {**row, "metric": "ITL p95", "unit": "ms", "value": "9.5", "batch": "concurrency 16"}
+    load = {**row, "metric": "ITL p75", "unit": "ms", "value": "9.5", "batch": "concurrency 16"}
     out = predict_row(load, Aliases())
-    assert isinstance(out, Unexpressed) and "p95" in out.reason
+    assert isinstance(out, Unexpressed) and "p75" in out.reason
     share = predict_row({**row, "metric": "SLO attainment", "value": "90%"}, Aliases())
     assert isinstance(share, Unexpressed) and "percentage" in share.reason
+
+
+def test_a_p95_under_load_is_the_simulators_p95(monkeypatch):
+    """genai-perf, NIM and LLMPerf print p95 beside p50/p90/p99: under load it is read off the simulated run's p95 (of
+    the ITL histogram, the TTFTs), not its mean; a percentile the simulator does not give stays refused."""
+    import tokenmath.measure.validate.atload as atload
+
+    runs, real = [], atload.simulate
+
+    def spy(*a, **k):
+        runs.append(real(*a, **k))
+        return runs[-1]
+
+    monkeypatch.setattr(atload, "simulate", spy)
+    row = dict(id="X-16", source="genai-perf", model="Llama 3.1 8B", precision="BF16", hardware="H100", n_chips="1",
+               parallelism="TP1", batch="concurrency 16", input_len="1024", output_len="1024", context_len="",
+               metric="ITL p95", value="9.5", unit="ms", confidence="approx", notes="")
+    for metric, unit, key in (("ITL p95", "ms", "itl_s"), ("TTFT", "ms (P95)", "ttft_s")):
+        runs.clear()
+        out = predict_row({**row, "metric": metric, "unit": unit}, Aliases())
+        q = runs[0][key]  # the prior basis' run (the second is the spec sheet's bound)
+        assert out.predicted == pytest.approx(1e3 * q["p95"], rel=1e-12) and q["p95"] != q["mean"]
+    for stat in ("p75", "p999", "p99.9"):
+        out = predict_row({**row, "metric": f"ITL {stat}"}, Aliases())
+        assert isinstance(out, Unexpressed) and stat in out.reason and "p95" in out.reason
 
 
 def test_probe5_the_new_rules_leave_lookalikes_alone():

@@ -608,3 +608,78 @@ def test_global_batch_of_a_training_row(text, want):
     from tokenmath.training.rows import _global_batch
     got = _global_batch(text, 8192, 8192, 64)
     assert (got is None and want is None) or got == pytest.approx(want)
+
+
+# ---- step time, samples/s, per-device rates, Neuron cores -----------------------------------------------------
+
+STEP = table_row("S-1,arXiv 2402.15627 (MegaScale),GPT-3 175B,BF16,A100,256,TP8 PP8,768,,,2048,iteration time,40.0,s,"
+                 "verbatim,")
+
+
+@pytest.mark.parametrize("change, unit_s", [
+    ({}, 1.0), ({"metric": "step time", "unit": "", "value": "40.0 s"}, 1.0),
+    ({"metric": "elapsed time per iteration", "unit": "ms", "value": "40000"}, 1e-3),
+    ({"metric": "time per step", "unit": "s/step"}, 1.0), ({"metric": "iteration time (ms)", "unit": ""}, 1e-3),
+])
+def test_a_step_time_is_the_compute_of_its_global_batch(change, unit_s):
+    """t_step = B · S · flop_tok / (G · mfu · F): the row's tokens/s path, over the tokens of one step."""
+    row = {**STEP, **change}
+    assert training_quantity(row) == "step_time"
+    p = predict_training_row(row)
+    tok = predict_training_row({**STEP, "metric": "training throughput", "unit": "tokens/s/GPU", "value": "150"})
+    assert p["higher_is_better"] is False and p["quantity"] == "step_time"
+    assert p["predicted"] * unit_s == pytest.approx(768 * 2048 / (256 * tok["predicted"]), rel=1e-9)
+    assert 0.5 < p["predicted"] * unit_s / 40 < 2
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"batch": ""}, "no global batch"), ({"batch": "local batch 2"}, "no global batch"),
+    ({"batch": "MBS 1"}, "no global batch"), ({"context_len": ""}, "no sequence length"),
+    ({"n_chips": ""}, "no chip count"), ({"unit": ""}, "no unit of time"),
+])
+def test_a_step_time_without_its_batch_or_length_is_refused(change, needle):
+    p = predict_training_row({**STEP, **change})
+    assert p["predicted"] is None and needle in p["reason"], p["reason"]
+
+
+def test_a_serving_step_time_is_not_a_training_one():
+    assert training_quantity({**STEP, "metric": "decode step time", "unit": "ms"}) is None
+    assert training_quantity({**STEP, "input_len": "1024", "output_len": "128"}) is None
+    assert training_quantity({**STEP, "metric": "all-reduce time per iteration", "unit": "ms"}) is None
+    assert training_quantity({**STEP, "model": "GEMM 8192x8192x8192", "metric": "time per iteration"}) is None
+
+
+@pytest.mark.parametrize("metric, unit, value, per", [
+    ("TGS", "tokens/GPU/s", "3000", "chip"), ("WPS", "", "3000", "chip"), ("throughput", "tokens/sec/GPU", "3000", "chip"),
+    ("Throughput (TPS/device)", "", "3000", "chip"), ("Throughput (T/s)", "", "24000", "all"),
+    ("Throughput (S/s)", "", "12", "seq"), ("throughput", "samples/s", "12", "seq"), ("sequences/s", "", "12", "seq"),
+])
+def test_per_device_rates_and_samples_per_second(metric, unit, value, per):
+    """TGS and torchtitan's WPS are tokens/s per chip; samples (sequences) per second are tokens/s ÷ S."""
+    base = table_row("R-1,x,Llama 3 8B,BF16,H100,8,FSDP,global batch 64,,,2048,m,1,u,paraphrased,")
+    per_chip = predict_training_row({**base, "metric": "tokens/s/GPU", "unit": "tokens/s/GPU"})["predicted"]
+    p = predict_training_row({**base, "metric": metric, "unit": unit, "value": value})
+    want = {"chip": per_chip, "all": 8 * per_chip, "seq": 8 * per_chip / 2048}[per]
+    assert p["predicted"] == pytest.approx(want, rel=1e-9), p
+    assert predict_training_row({**base, "metric": "samples/s", "unit": "", "context_len": ""})["predicted"] is None
+
+
+def test_a_time_metric_naming_its_own_chips_is_predicted_on_them():
+    """NeMo's 'Est. time to train in days (10T tokens, 1K GPUs)' is a run on 1,000 GPUs, whatever the row's config."""
+    row = table_row("N-2,NVIDIA NeMo performance summary,LLAMA3-70B,BF16,H100 SXM,64,TP4 PP4 CP2,GBS 128,,,8192,"
+                    "\"Est. time to train in days (10T tokens, 1K GPUs)\",80,days,paraphrased,")
+    p = predict_training_row(row)
+    on_1k = predict_training_row({**row, "metric": "training time", "n_chips": "1000", "notes": "10T tokens"})
+    assert p["predicted"] == pytest.approx(on_1k["predicted"], rel=1e-9)
+    from tokenmath.training.rows import _metric_chips
+    assert _metric_chips("days on 2,048 H800 GPUs") == 2048 and _metric_chips("H100 GPU-hours") is None
+
+
+def test_neuron_tp_counts_cores_in_a_training_rows_split():
+    """Neuron's TP counts NeuronCores (2 a Trainium1, 4 logical a Trainium2), as the serving reader reads them."""
+    from tokenmath.training.rows import _row_split
+    trn1, trn2 = load_system("trn1-16"), load_system("trn2-16")
+    assert _row_split({"parallelism": "TP8 PP4"}, trn1) == (16, 0)
+    assert _row_split({"parallelism": "TP32 PP4"}, trn2) == (32, 0)
+    assert _row_split({"parallelism": "TP8 PP4"}, H100) == (32, 0)
+    assert _row_split({"parallelism": "TP1 ZeRO-1"}, trn1) is None  # half a chip: not read

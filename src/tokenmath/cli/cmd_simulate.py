@@ -105,7 +105,8 @@ def _print(r) -> None:
         q = m.get(key)
         if q:
             console.print(f"  {label:<11} mean {fmt(q['mean'], 's'):>9}  p50 {fmt(q['p50'], 's'):>9}  "
-                          f"p90 {fmt(q['p90'], 's'):>9}  p99 {fmt(q['p99'], 's'):>9}", markup=False)
+                          f"p90 {fmt(q['p90'], 's'):>9}  p95 {fmt(q['p95'], 's'):>9}  p99 {fmt(q['p99'], 's'):>9}",
+                          markup=False)
     user = m.get("tokens_per_s_per_user")
     console.print(f"  throughput  {fmt(m['output_tokens_per_s'], 'tok/s')} output = {fmt(m['tokens_per_s_per_chip'], 'tok/s')} "
                   "per chip" + (f"; per user {fmt(user['mean'], 'tok/s')} mean, {fmt(user['p50'], 'tok/s')} median"

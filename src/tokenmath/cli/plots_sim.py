@@ -29,7 +29,7 @@ def _hist(ax, x, color, label, unit="s"):
     if log:
         ax.set_xscale("log")
     top = ax.get_ylim()[1]
-    for j, (q, ls) in enumerate(((50, "-"), (90, "--"), (99, ":"))):
+    for j, (q, ls) in enumerate(((50, "-"), (90, "--"), (95, "-."), (99, ":"))):
         v = np.percentile(x, q)
         ax.axvline(v, color="black", lw=1.1, ls=ls)
         ax.text(v, top * (0.95 - 0.09 * j), f" p{q} {fmt(v, unit)}", fontsize=9, bbox=_BOX)

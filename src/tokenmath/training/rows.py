@@ -2,8 +2,10 @@
 or any table with its columns.
 
 A row is read by what it measures, not by an exact metric name (`training_quantity`): MFU or HFU (%), FLOP/s
-per chip (T/P/GFLOP/s), training throughput (tokens/s, per chip or over all chips), chip-hours (in all, or per
-trillion tokens) and training time (hours, days, weeks). Hardware and model are matched by the scored matcher
+per chip (T/P/GFLOP/s), training throughput (tokens/s, per chip or over all chips; TGS and torchtitan's WPS per
+chip; samples or sequences/s), the time of one step ('iteration time', 's/step', 'ms per iteration'), chip-hours
+(in all, or per trillion tokens) and training time (hours, days, weeks; on the chips the metric names, '1K GPUs',
+where it names some). Hardware and model are matched by the scored matcher
 of the serving rows (measure.validate.match); a model the catalog lacks is sized by the parameter count its
 description states ("GPT-3 175B"). The MFU prior is the nearest published run (runs.select_prior), held out:
 none from the row's publication or of its model. With F the chip's dense BF16 peak, r = hardware FLOP / model
@@ -14,6 +16,8 @@ FLOP of a recompute policy (4/3 for full recomputation, else 1; attention neglec
     FLOP/s per chip   = hfu · F                          Megatron's count includes the recomputed forward;
                       = mfu · F                          where the row says model FLOP/s
     tokens/s per chip = mfu · F / (6 · N_active + 3 · attn_fwd)       attn_fwd = 0 without the model's shapes
+    samples/s         = tokens/s / s                     s the sequence length
+    t_step            = flop_tok · B_glob · s / (G · F · mfu)    splits.compute_time; B_glob the global batch
     chip_hours        = train(model, …).chip_hours       a catalog model (attention, recomputation, its prior)
                       = 6 · N_active · D_tok / (F · mfu) / 3600       a stated parameter count only
     time              = chip_hours / G
@@ -37,19 +41,35 @@ from ..core import arch
 from ..core.errors import InputError
 from ..core.load import load_training_priors
 from .runs import MFU_PEAK, select_prior, train
+from .splits import compute_time
 
 __all__ = ["predict_training_row", "validate_training", "training_quantity", "is_training_row", "CARRY", "QUANTITIES"]
 
 CARRY = ("hfu", "mfu")
 # what a training row can measure -> the summary's name for it
 QUANTITIES = {"mfu": "mfu", "hfu": "hfu", "flop_per_s": "tflops_per_gpu", "tokens_per_s": "tokens_per_s",
-              "chip_hours": "gpu_hours", "time": "time"}
+              "samples_per_s": "samples_per_s", "step_time": "step_time", "chip_hours": "gpu_hours", "time": "time"}
 R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention share neglected
 
 _TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
 _PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
 _CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z0-9])")  # not 'GPU H100'
-_TOKENS_PER_S = re.compile(r"tok(?:en)?s?[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|(?<![a-z])tps(?![a-z])")
+# tokens/s, tokens/GPU/s, llm-foundry's 'T/s'; TGS (tokens per GPU per second) and torchtitan's WPS are per chip
+_PER_DEVICE = r"(?:[\s_]*(?:/|per)[\s_]*(?:gpu|chip|device|accelerator|tpu))?"
+_TOKENS_PER_S = re.compile(rf"tok(?:en)?s?{_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
+                           r"(?<![a-z])(?:tps|tgs|wps)(?![a-z])|(?<![a-z/])t\s*/\s*s(?![a-z])")
+_PER_CHIP_RATE = re.compile(r"(?<![a-z])(?:tgs|wps)(?![a-z])")
+# samples (sequences) per second, llm-foundry's 'S/s': tokens/s ÷ the sequence length
+_SAMPLES_PER_S = re.compile(rf"(?:samples?|seqs?|sequences?){_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
+                            r"(?<![a-z/])s\s*/\s*s(?![a-z])")
+# the time of one optimizer step: 'step time', 'iteration time (s)', 'time per step', 's/step', 'ms per iteration'
+_STEP_TIME = re.compile(r"(?:step|iter(?:ation)?)[\s_-]*(?:time|duration|latency)|time[\s_-]*(?:/|per)[\s_-]*"
+                        r"(?:step|iter)|(?<![a-z])(?:s|secs?|seconds?|ms|msecs?|milliseconds?)[\s_]*(?:/|per)[\s_]*"
+                        r"(?:step|iter)")
+# a collective's or a kernel's time per iteration is no training step
+_OP = re.compile(r"all[\s_-]?(?:reduce|gather|to[\s_-]?all)|reduce[\s_-]?scatter|(?<![a-z])(?:nccl|rccl|p2p|deepep)(?![a-z])|"
+                 r"dispatch|combine|nvlink|pci-?e|infiniband|memcpy|bandwidth")
+_STEP_UNIT = re.compile(r"(?<![a-z])(ms|msecs?|milliseconds?|s|secs?|seconds?|mins?|minutes?)(?![a-z])")
 _FRAMEWORKS = re.compile(r"(?<![a-z])(?:fsdp|zero-?[0-3]|deepspeed|megatron)(?![a-z])|activation checkpointing|"
                          r"global batch")
 _POST_TRAINING = re.compile(r"post[\s_-]*train|(?<![a-z])(?:sft|rlhf|rl)(?![a-z])|fine[\s_-]*tun")
@@ -129,6 +149,14 @@ _INFERENCE = re.compile(r"inferenc|serving|(?<![a-z])(?:isl|osl|ttft|tpot|itl|e2
                         r"jetstream|lmdeploy|offline|server")
 
 
+def _not_served(row: dict) -> bool:
+    """Nothing in the row speaks of inference: no word of serving anywhere, no input or output length."""
+    every = " | ".join(row.get(k, "") or "" for k in ("source", "metric", "unit", "notes", "parallelism", "batch",
+                                                       "model")).lower()
+    return not _INFERENCE.search(every) and not (row.get("input_len", "") or "").strip() \
+        and not (row.get("output_len", "") or "").strip()
+
+
 def _training_context(row: dict) -> bool:
     """Does anything in the row besides its metric say training (a framework, a global batch, a token count)?
     A table that never says 'train' (NeMo's: tokens/s/GPU beside a GBS and a sequence length) counts where it
@@ -138,18 +166,16 @@ def _training_context(row: dict) -> bool:
     text = re.sub(r"deepspeed[\s_-]*(?:fastgen|inference|mii)|pre-?trained", "", text)  # serving engines, checkpoints
     if _TRAIN.search(text) or _FRAMEWORKS.search(text):
         return True
-    every = " | ".join(row.get(k, "") or "" for k in ("source", "metric", "unit", "notes", "parallelism", "batch",
-                                                       "model")).lower()
     seq = _SEQ_LEN.search(text) or re.fullmatch(r"\s*\d[\d,]*\s*[kK]?\s*", row.get("context_len", "") or "")
-    return bool(_BATCHES.search(text) and seq and not _INFERENCE.search(every)
-                and not (row.get("input_len", "") or "").strip() and not (row.get("output_len", "") or "").strip())
+    return bool(_BATCHES.search(text) and seq and _not_served(row))
 
 
 def training_quantity(row: dict) -> str | None:
     """What a row measures of a training run, read from its metric and unit (one of QUANTITIES), or None.
 
     A FLOP/s figure is a training one when it is per chip or the metric says training (a kernel's TFLOP/s
-    is neither); tokens/s when the row says training anywhere (a serving row's tokens/s does not).
+    is neither); tokens/s when the row says training anywhere (a serving row's tokens/s does not). A step time
+    ('iteration time', 's/step') is a training one where the row says training or speaks of no inference.
     """
     metric, unit = row.get("metric", "").lower(), row.get("unit", "").lower()
     both = f"{metric} | {unit}"
@@ -159,17 +185,23 @@ def training_quantity(row: dict) -> str | None:
         return "mfu"
     if _CHIP_HOURS.search(both):
         return "chip_hours"
+    named = f"{metric} | {row.get('model', '').lower()}"
+    kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
+                       named)
+    if _STEP_TIME.search(both) and (_TRAIN.search(metric) or _training_context(row) or _not_served(row)) and not \
+            (kernel or _OP.search(named)):
+        return "step_time"
     tu = _time_unit(unit) or _time_unit(metric)
     if tu and (tu[0] in ("month", "week", "wk", "day", "d") or re.search(r"time|wall|duration", metric)
                or _TRAIN.search(metric)):
         return "time"
-    kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
-                       f"{metric} | {row.get('model', '').lower()}")
-    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric)) and not \
-            (kernel and not _TRAIN.search(metric)):
+    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric) or _training_context(row)) \
+            and not (kernel and not _TRAIN.search(metric)):
         return "flop_per_s"
     if _TOKENS_PER_S.search(both) and (_TRAIN.search(metric) or _training_context(row)):
         return "tokens_per_s"
+    if _SAMPLES_PER_S.search(both) and (_TRAIN.search(metric) or _training_context(row)):
+        return "samples_per_s"
     return None
 
 
@@ -193,9 +225,12 @@ _MP = re.compile(r"(?<![a-z])mp\s*[=:]?\s*(\d+)|model[\s_-]*parallel(?:ism)?[\s_
                  re.IGNORECASE)
 
 
-def _row_split(row: dict) -> tuple[int, int] | None:
-    """(model-parallel ways tp·pp, ZeRO stage) the row states, or None when it states no split: 'TP8 PP8', 'MP 96',
-    'ZeRO-3 (no MP)', 'FSDP' (full sharding: stage 3)."""
+def _row_split(row: dict, system=None) -> tuple[int, int] | None:
+    """(model-parallel ways tp·pp in chips, ZeRO stage) the row states, or None when it states no split: 'TP8 PP8',
+    'MP 96', 'ZeRO-3 (no MP)', 'FSDP' (full sharding: stage 3). On a chip whose software counts cores (catalog
+    `ranks_per_chip`: AWS Neuron's TP counts NeuronCores, 2 a Trainium1, 4 logical ones a Trainium2, as the serving
+    reader reads them) the TP is over cores: TP / ranks_per_chip chips; a TP that is not a whole number of chips is no
+    split this reads (None)."""
     from ..measure.validate.serving import split_of  # the serving rows' parser; imported here: it imports us
 
     par = row.get("parallelism", "")
@@ -203,7 +238,10 @@ def _row_split(row: dict) -> tuple[int, int] | None:
     zero = (3 if z.group(2) else int(z.group(1))) if z else 0
     s = split_of(par)
     mp = _MP.search(par)
-    ways = int(s.get("tp", 1) or 1) * int(s.get("pp", 1) or 1)
+    tp, r = int(s.get("tp", 1) or 1), int(getattr(getattr(system, "chip", None), "ranks_per_chip", None) or 1)
+    if tp % r:
+        return None
+    ways = tp // r * int(s.get("pp", 1) or 1)
     if mp:
         ways = int(mp.group(1) or mp.group(2))
     elif not (z or "tp" in s or "pp" in s or re.search(r"no\s*mp|data[\s_-]*parallel\s+only", par, re.IGNORECASE)):
@@ -211,11 +249,11 @@ def _row_split(row: dict) -> tuple[int, int] | None:
     return max(ways, 1), zero
 
 
-def _global_batch(text: str, S: float, G: float, dp: float) -> float | None:
+def _global_batch(text: str, S: float, G: float, dp: float | None) -> float | None:
     """The global batch in sequences a batch column states: '1536', 'GBS=1536 MBS=2', '1536 seqs x 2048 tokens',
     '16M tokens/batch' or '16M tokens' (÷ S), '32 seq per DP group' (× dp), 'batch = #GPUs'; None for a micro-batch,
-    a per-chip count or a bare count in thousands or millions ('3M': of what?), which say nothing sure of the
-    global one. A token count after a count of sequences ('x 2048 tokens', 'of 2048 tokens') is their length."""
+    a per-chip or local (per-rank, torchtitan's) count, a count per DP group where dp is unknown (None), or a bare
+    count in thousands or millions ('3M': of what?), which say nothing sure of the global one. A token count after a count of sequences ('x 2048 tokens', 'of 2048 tokens') is their length."""
     t = (text or "").replace(",", "").lower()
     for tok in re.finditer(r"(\d+(?:\.\d+)?)\s*([kmb])?\s*tok(?:en)?s?(?![\s_]*(?:/|per)[\s_]*(?:s(?![a-z])|sec|gpu|chip))",
                            t):
@@ -226,14 +264,46 @@ def _global_batch(text: str, S: float, G: float, dp: float) -> float | None:
         return G
     num = r"(\d+(?:\.\d+)?)\s*([kmb](?![a-z]))?"
     per_dp = re.search(r"per[\s_-]*(?:dp|data[\s_-]*parallel)", t)
+    if per_dp and dp is None:
+        return None
     said = re.search(rf"(?<![a-z])(?:gbs|global[\s_-]*batch(?:[\s_-]*size)?)\s*(?:=|:|of)?\s*{num}", t) or \
         re.search(rf"{num}\s*(?:seqs?|sequences|samples)\b", t)  # labelled global, or a count of sequences
     if said:
         return None if said.group(2) else float(said.group(1)) * (dp if per_dp else 1.0)
     m = re.search(num, t)
-    if m is None or m.group(2) or re.search(r"micro|(?<![a-z])mbs|per[\s_-]*(?:gpu|chip|device|rank|replica)", t):
+    if m is None or m.group(2) or re.search(r"micro|(?<![a-z])mbs|(?<![a-z])local|per[\s_-]*(?:gpu|chip|device|rank|replica)",
+                                            t):
         return None
     return float(m.group(1)) * (dp if per_dp else 1.0)
+
+
+def _row_batch(row: dict, system, G: float | None, S: float | None) -> float | None:
+    """The row's global batch in sequences (`_global_batch`), a count per DP group multiplied by the data-parallel
+    ways its split leaves (G / tp·pp), or None."""
+    if not (G and S):
+        return None
+    split = _row_split(row, system)
+    return _global_batch(row.get("batch", ""), S, G, G / split[0] if split else None)
+
+
+def _metric_chips(text: str) -> float | None:
+    """A chip count the metric itself names: NeMo's 'Est. time to train in days (10T tokens, 1K GPUs)' -> 1000,
+    'days on 2,048 H800 GPUs' -> 2048."""
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:[a-z][\w-]*\s+)?(?:gpus|chips|tpus|accelerators|devices)(?![a-z])",
+                  text.lower().replace(",", ""))
+    return float(m.group(1)) * (1e3 if m.group(2) else 1) if m else None
+
+
+def _step_unit_s(row: dict) -> float | None:
+    """Seconds in the unit of a step time: read from the unit, then the value ('2.3 s'), then the metric
+    ('iteration time (ms)', 's/step')."""
+    scale = {"m": 1e-3, "s": 1.0}
+    for text in (row.get("unit", ""), re.sub(r"^[\s\d.,~≈]+", " ", row.get("value", "") or ""), row.get("metric", "")):
+        m = _STEP_UNIT.search((text or "").lower())
+        if m:
+            w = m.group(1)
+            return 60.0 if w.startswith("min") else scale["m" if w.startswith("m") else "s"]
+    return None
 
 
 def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: float | None, rate: float):
@@ -242,7 +312,7 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     from ..core.load import load_priors
     from .splits import dp_comm_time, link_bandwidths, zero_factor
 
-    split = _row_split(row)
+    split = _row_split(row, system)
     if split is None or not (G and S) or rate <= 0:
         return 1.0, None
     mp, zero = split
@@ -254,7 +324,7 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     bw = link_bandwidths(system, load_priors(system.chip.priors))[0 if inside else 1]
     c_zero, b_g = zero_factor(zero), arch.bytes_per("bf16")
     t_dp = float(dp_comm_time(c_zero, dp, N / mp, b_g, bw))
-    t_c = flop_tok * B * S / (G * rate)
+    t_c = float(compute_time(flop_tok * B * S, 1.0, G, rate, 1.0))
     if t_dp <= t_c:
         return 1.0, None
     return t_c / t_dp, (f"held to its data-parallel traffic: {'ZeRO-3 gathers and reduces' if zero >= 3 else 'the gradient reduce moves'} "
@@ -284,7 +354,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     q = training_quantity(row)
     measured = _row_value(row.get("value", ""))
     out = {"id": rid, "metric": metric, "quantity": q, "unit": unit, "measured": measured, "predicted": None,
-           "error": None, "higher_is_better": q not in ("chip_hours", "time"), "prior": None, "prior_row": None,
+           "error": None, "higher_is_better": q not in ("chip_hours", "time", "step_time"), "prior": None, "prior_row": None,
            "basis": ("held-out: no prior from the row's publication or model" if held_out else "own run allowed")
            + f", {carry} carried over", "why": [], "assumptions": []}
     refuse = lambda why: {**out, "reason": why}  # noqa: E731
@@ -325,6 +395,20 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     if N is None:
         return refuse(f"no parameter count: {model_note}, and {model_text!r} states none (e.g. '175B')")
     moe = "moe" in model_text.lower() or (model is not None and model.moe is not None)
+    if q == "step_time":
+        unit_s = _step_unit_s(row)
+        if unit_s is None:
+            return refuse(f"a step time with no unit of time (s, ms) in its unit, value or metric {metric!r}")
+        if G is None or S is None:
+            return refuse(f"a step time is tokens per step × FLOP per token / (chips · rate), but the row states no "
+                          f"{'chip count' if G is None else 'sequence length'}")
+        B = _row_batch(row, system, G, S)
+        if B is None:
+            return refuse(f"a step time is tokens per step × FLOP per token / (chips · rate), but the row states no "
+                          f"global batch (sequences or tokens per step; a micro-batch or a per-device one is not it): "
+                          f"batch {row.get('batch', '')!r}")
+    if q == "samples_per_s" and S is None:
+        return refuse("samples (sequences) per second is tokens/s ÷ the sequence length, but the row states none")
     exclude = (_publication(row.get("source", "")), model.name if model else "", *_own_model_priors(model_text)) \
         if held_out else ()
     # hardware FLOP / model FLOP; without the model's shapes the attention share is neglected
@@ -336,6 +420,10 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     done = lambda pred, **kw: {**out, "predicted": pred, "error": pred / measured - 1, **kw}  # noqa: E731
 
     if q in ("chip_hours", "time"):  # the tokens of the run, then `train` (a catalog model) or 6·N·D at a prior's MFU
+        own = _metric_chips(text)
+        if own:  # the metric's own run ('10T tokens, 1K GPUs'), not the row's configuration
+            G = own
+            out["why"].append(f"{G:g} chips, as the metric {metric!r} states")
         tokens = _per_tokens(text) or _row_tokens(row.get("notes", "")) or _row_tokens(metric)
         if tokens is None:
             return refuse(f"the row does not state how many tokens its {metric!r} covers (a count such as '15.6T "
@@ -395,12 +483,17 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
             out["assumptions"].append(f"{unit!r} read as per chip")
         return done(per_s * (G if total else 1) / scale)
 
-    # tokens/s
+    if q == "step_time":  # the compute of the step's B · S tokens at the carried (and floored) utilisation
+        return done(float(compute_time(flop_tok * B * S, 1.0, G, F, mfu)) / unit_s)
+
+    # tokens/s or samples/s
+    per_chip = per_chip or bool(_PER_CHIP_RATE.search(text))
     if not per_chip and G is None:
         return refuse(f"{unit!r} over all chips, but the row states no chip count")
-    prefix = re.search(r"(?<![a-z])([km])\s*tok", unit.lower())
+    prefix = re.search(r"(?<![a-z])([km])\s*(?:tok|samples?|seq)", unit.lower())
     scale = {"k": 1e3, "m": 1e6}[prefix.group(1)] if prefix else 1.0
-    return done(mfu * F / flop_tok * (1 if per_chip else G) / scale)
+    per_sample = S if q == "samples_per_s" else 1.0
+    return done(mfu * F / flop_tok * (1 if per_chip else G) / per_sample / scale)
 
 
 def validate_training(rows: list[dict], held_out: bool = True, carry: str = "hfu") -> dict:

@@ -7,7 +7,7 @@ These rows go through the request-level simulator and the frontier (serving/sim,
     at a concurrency U:   a closed loop of U clients per replica group (U / n_rep per replica),
                           fixed ISL/OSL (or uniform at a stated range ratio), simulated (max(400, 8·U) requests, at most 4,000): the
                           row's quantity (output or total tokens/s, per user, TTFT, TPOT, E2E;
-                          mean unless the metric names p50/p90/p99) read off the run
+                          mean unless the metric names p50/p90/p95/p99) read off the run
     at a per-user speed:  the frontier over concurrency for the row's chips and layout: the best
                           tokens/s per chip with tokens/s per user ≥ X (a TPOT limit T gives X = 1/T;
                           a TTFT limit bounds the mean TTFT)
@@ -195,7 +195,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     rate was held to: rows.measured_part)."""
     m, u = measured_part(metric).lower(), unit.lower()
     mu = m + " " + u  # the statistic may be in the unit: 'ms (p99)'
-    stat = "p99" if "p99" in mu else "p90" if "p90" in mu else "p50" if ("p50" in mu or "median" in mu) else "mean"
+    stat = ("p99" if "p99" in mu else "p95" if "p95" in mu else "p90" if "p90" in mu
+            else "p50" if ("p50" in mu or "median" in mu) else "mean")
     if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens

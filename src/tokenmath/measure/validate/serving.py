@@ -212,9 +212,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                basis, measured, scale, al)
     if regime is not None:
         other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", f"{measured_part(row['metric'])} {row['unit']}", re.I)
-        if other and other.group(1) not in ("50", "90", "99"):  # the simulator's percentiles; p95 is not the mean
+        if other and other.group(1) not in ("50", "90", "95", "99"):  # the simulator's percentiles; p75 is not the mean
             return Unexpressed(rid, g, f"the row's statistic {other.group(0)!r} under load: the simulator reports the "
-                                       "mean, p50, p90 and p99")
+                                       "mean, p50, p90, p95 and p99")
         if OSL is None and key == "ttft_s":
             OSL = 2
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")

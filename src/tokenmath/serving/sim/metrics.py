@@ -33,13 +33,13 @@ _EDGES = np.logspace(-7, 4, 4401)  # 100 ns .. 10,000 s
 
 
 def stats(x) -> dict:
-    """mean, p50, p90, p99 of the finite values of x (empty: {})."""
+    """mean, p50, p90, p95, p99 of the finite values of x (empty: {})."""
     a = np.asarray(x, dtype=float)
     a = a[np.isfinite(a)]
     if a.size == 0:
         return {}
-    p = np.percentile(a, [50, 90, 99])
-    return {"mean": float(a.mean()), "p50": float(p[0]), "p90": float(p[1]), "p99": float(p[2])}
+    p = np.percentile(a, [50, 90, 95, 99])
+    return {"mean": float(a.mean()), "p50": float(p[0]), "p90": float(p[1]), "p95": float(p[2]), "p99": float(p[3])}
 
 
 class Recorder:
@@ -140,7 +140,8 @@ class Recorder:
         mids = np.sqrt(_EDGES[:-1] * _EDGES[1:])
         mids = np.concatenate([[_EDGES[0]], mids, [_EDGES[-1]]])
         pick = lambda q: float(mids[min(int(np.searchsorted(cum, q)), len(mids) - 1)])  # noqa: E731
-        return {"mean": self.itl_sum / self.itl_n, "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}
+        return {"mean": self.itl_sum / self.itl_n, "p50": pick(0.5), "p90": pick(0.9), "p95": pick(0.95),
+                "p99": pick(0.99)}
 
     def close(self, t_end: float) -> tuple[float, float]:
         """(∫ requests in flight dt, ∫ KV reserved dt) up to t_end."""
