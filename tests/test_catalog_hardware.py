@@ -835,6 +835,8 @@ ROUND13_PART_NAMES = [
     # their neighbours keep their own entries; bins, memory options and parts not in the catalog stay refused
     ("H800", "hgx-h800"), ("A800", "hgx-a800"), ("MI300X", "mi300x-8"), ("H100 PCIe", "pcie-h100-8"),
     ("M2 Ultra 60-core GPU", None), ("M3 Max 30c", None), ("M3 Max 36GB", None), ("MacBook Pro M4", None),
+    # another module number beside names that carry none (was the T5000 entry); the part's own number beside another
+    ("Jetson AGX Thor T4000", None), ("Jetson AGX Thor T5000", "jetson-agx-thor-1"), ("H100 SXM (H200 same)", "hgx-h100"),
     ("M2 Max", None), ("Xeon 6972P", None), ("EPYC 9754", None), ("Jetson AGX Orin 32GB", None),
     ("Jetson Orin Nano", None), ("Command R+", None),
 ]
@@ -887,6 +889,16 @@ def test_each_rounds_parts_show_and_serve(name, system):
     r = run("serve", "llama-3.1-8b", "--on", name, "--batch", "4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["system"] == system
+
+
+def test_a_model_too_large_for_a_module_with_no_link_is_not_told_to_add_chips():
+    """Snowflake Arctic on a Jetson: one line, and no '--chips' advice (the module has no link to another: roofline
+    refuses a second chip); on a Mac, which has Ethernet, more chips stay a way out."""
+    r = run("serve", "snowflake-arctic", "--on", "jetson-agx-thor-1", "--json")
+    line = [x for x in r.output.splitlines() if "does not fit" in x]
+    assert r.exit_code != 0 and len(line) == 1 and "1 × jetson-agx-thor" in line[0] and "--chips" not in line[0]
+    r = run("serve", "snowflake-arctic", "--on", "mac-studio-m2-ultra", "--json")
+    assert r.exit_code != 0 and "use more --chips" in r.output
 
 
 @pytest.mark.parametrize("hw, par, chips", [("trn2.48xlarge", "TP64", 16), ("inf2.48xlarge", "TP24", 12),

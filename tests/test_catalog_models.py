@@ -1496,6 +1496,7 @@ ROUND13_NAMES = [
     ("mistralai/Pixtral-Large-Instruct-2411", "mistral-large-2407"), ("Pixtral-12B-2409", "mistral-nemo-12b"),
     # fine-tunes of catalog models: their base's shapes
     ("NousResearch/Hermes-3-Llama-3.1-70B", "llama-3.1-70b"), ("allenai/Llama-3.1-Tulu-3-8B", "llama-3.1-8b"),
+    ("Hermes 3 70B", "llama-3.1-70b"), ("Tulu 3 8B", "llama-3.1-8b"), ("Tulu 2 70B", None),
     ("Llama-3.1-Tulu-3-405B", "llama-3.1-405b"),
 ]
 ROUND13_SERVED = ["granite-3.1-8b", "internlm2_5-20b-chat", "Falcon3-10B-Instruct", "starcoder2-15b", "smollm2-135m",

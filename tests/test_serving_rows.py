@@ -582,3 +582,29 @@ def test_probe5_the_new_rules_leave_lookalikes_alone():
     assert batch_of({"batch": "", "notes": "chunked prefill batch 2048"}) is None
     assert swept_load({"batch": "concurrency 64", "notes": "swept concurrency 1-256", "metric": "", "parallelism": ""}) is None
     assert split_of(role_split("TP8 (prefill) / TP4 (decode)", "decode").lower()) == {"tp": 4}
+
+
+def test_review4_lookalikes_of_the_probe5_rules_are_not_read():
+    """Review of round 13: '1000 generated prompts' was an output length of 1000, 'MTP generates 2 tokens per step'
+    one of 2, 'time out = 600 s' one of 600; 'CUDA graphs up to batch 512' and a URL's '?bs=32' were the batch;
+    'nodes with 2 TB host RAM' was 2 chips; a mixed batch's '4 prefill + 60 decode requests' was a disaggregated
+    deployment; 'and p95 TTFT < 2 s' after a limit was read as the statistic measured; 'TPS/user > 2x baseline' a speed
+    of 2; and the sweep beside a batch column's load ('concurrency 1 to 256') set the concurrency to 1."""
+    from tokenmath.measure.validate.atload import under_load
+    from tokenmath.measure.validate.rows import batch_of, disaggregated, hardware_count, lengths_of, measured_part
+
+    def osl(notes):
+        return lengths_of({"input_len": "", "output_len": "", "notes": notes})[1]
+    assert [osl(n) for n in ("1000 generated prompts; output 128", "MTP generates 2 tokens per step",
+                             "request time out = 600 s", "prompt 1024, 256 generated", "in=1k/out=8k")] == \
+        [128, None, None, 256, 8192]
+    assert [batch_of({"batch": "", "notes": n}) for n in ("CUDA graphs up to batch 512", "see https://x.org/run?bs=32",
+                                                          "bs=32, prompt 1k tokens")] == [None, None, 32]
+    assert hardware_count("H100 SXM (nodes with 2 TB host RAM)")[0] is None and hardware_count("4 nodes of 8 H200")[0] == 8
+    assert not disaggregated({"notes": "mixed batch per step: 4 prefill + 60 decode requests"})
+    assert disaggregated({"notes": "4 prefill + 4 decode workers"})
+    assert measured_part("output throughput at p99 TPOT < 50 ms and p95 TTFT < 2 s") == "output throughput"
+    row = {"batch": "", "parallelism": "TP1", "metric": "output throughput", "unit": "tokens/s", "value": "5000"}
+    assert under_load({**row, "notes": "TPS/user > 2x baseline"}) is None
+    assert under_load({**row, "notes": "TPS/user >= 50"}).user_speed == 50
+    assert under_load({**row, "batch": "32", "notes": "concurrency 1 to 256 swept in the blog"}) is None

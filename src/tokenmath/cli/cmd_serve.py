@@ -134,10 +134,12 @@ def warnings(r) -> list[str]:
     if r.fits:
         return []
     v = r.value
+    # a one-module system with no link to another (a Jetson) takes no more chips (roofline refuses them)
+    more_chips = bool(r.system.scaleout_bw) or r.G < r.system.domain_chips
     return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
             f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
-            f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use more --chips, a smaller --batch or --context, "
-            f"or a narrower --precision" + (f"; or {v('split_note')}" if v("split_note") else "")]
+            f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use " + ("more --chips, " if more_chips else "") +
+            "a smaller --batch or --context, or a narrower --precision" + (f"; or {v('split_note')}" if v("split_note") else "")]
 
 
 def _print(r) -> None:

@@ -67,12 +67,16 @@ def _limit(what: str, text: str) -> re.Match | None:
             or re.search(pre + _NUM + r"\s*(ms|s)\s*(?:p\d\d\s+)?" + what, text, re.I))
 
 
+# a sweep of loads: 'concurrency 1-64', 'batch sizes 1 to 256', 'QPS 1–8'
+_SWEEP = (r"(?:concurren(?:cy|t[-_ ]requests|t[-_ ]users)|\bconc\.?|\bbatch(?:[ _-]?sizes?)?|\bbs|\busers|"
+          r"\bclients|\bQPS|\bRPS|request[-_ ]rates?)\s*(?:of|=|:|from)?\s*\d+(?:\.\d+)?\s*(?:-|–|—|to|\.\.\.?|…)\s*"
+          r"\d+(?:\.\d+)?(?![\d.])(?!\s*(?:[kKmM]\b|tok|%))")
+
+
 def swept_load(row: dict) -> str | None:
     """The words that say a row spans a sweep of loads ('concurrency 1-64', 'batch sizes 1 to 256', 'QPS 1–8'), or
     None: one number measured over many loads is not the measurement of one setup (the first load is not it)."""
-    pat = (r"(?:concurren(?:cy|t[-_ ]requests|t[-_ ]users)|\bconc\.?|\bbatch(?:[ _-]?sizes?)?|\bbs|\busers|"
-           r"\bclients|\bQPS|\bRPS|request[-_ ]rates?)\s*(?:of|=|:|from)?\s*\d+(?:\.\d+)?\s*(?:-|–|—|to|\.\.\.?|…)\s*"
-           r"\d+(?:\.\d+)?(?![\d.])(?!\s*(?:[kKmM]\b|tok|%))")
+    pat = _SWEEP
     batch = row.get("batch", "") or ""
     m = re.search(pat, batch, re.I)
     if m is None and re.search(r"\d", batch):  # the batch column states the row's one load: a sweep in the notes is
@@ -83,7 +87,8 @@ def swept_load(row: dict) -> str | None:
 
 def under_load(row: dict) -> LoadRegime | None:
     """The load a row states, or None for a max-load / fixed-batch row."""
-    text = percentiles_as_p(row_text(row, ("batch", "parallelism", "metric", "notes")))
+    # a sweep beside the row's one load is the study around it, not the load ('concurrency 1 to 256' reads no 1)
+    text = re.sub(_SWEEP, " ", percentiles_as_p(row_text(row, ("batch", "parallelism", "metric", "notes"))), flags=re.I)
     conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t[-_ ]requests|t[-_ ]users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
                      r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
@@ -100,8 +105,9 @@ def under_load(row: dict) -> LoadRegime | None:
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
                        r"\s*(?:tok(?:en)?s?|tps)\s*/\s*s(?:ec)?\s*/\s*(?:user|u)\b", text, re.I) or \
         re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I) or \
-        re.search(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*" + _NUM, text, re.I)
-    # ('TPS/user ≥ 100': the speed before its bound)
+        re.search(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*" + _NUM +
+                  r"(?![\d.])(?!\s*[x×%])", text, re.I)
+    # ('TPS/user ≥ 100': the speed before its bound; not 'TPS/user > 2x baseline', a ratio)
     if target and not per_user_metric:
         speed = float(target.group(1))
     tpot, ttft = _limit(r"(?:TPOT|ITL|TBT|time per output token|time between tokens)", text), _limit(r"(?:TTFT|time to first token)", text)

@@ -279,6 +279,16 @@ class Aliases:
         if rule is None and said and bin_ and said.group(1) != bin_.group(1):
             return None, (f"hardware {text!r} names a {said.group(1)}-core GPU; the nearest catalog match, "
                           f"{sysm.chip.name} ({disp}), has {bin_.group(1)}: a different part")
+        # a model number the string states against another of the entry's names ('Jetson AGX Thor T4000': the name
+        # it matched carries no number, the chip's display name says T5000); one beside the part's own number
+        # ('H100 SXM (H200 same)') is a remark
+        numbered = {t for k, _ in _system_candidates().get(m.entry, []) for t in tokens(k) if re.fullmatch(r"[a-z]+\d+", t)}
+        said_nums = [h for h in tokens(part) if re.fullmatch(r"[a-z]+\d+", h)]
+        other = next((h for h in said_nums if h not in numbered and any(_shape(h) == _shape(t) for t in numbered)
+                      and not any(_shape(x) == _shape(h) and x in numbered for x in said_nums)), None)
+        if rule is None and other:
+            return None, (f"hardware {text!r} names {other.upper()}; the nearest catalog match, {sysm.chip.name} "
+                          f"({disp}), is another model number: a different part")
         notes = [m.note(), extra]
         if option is not None:
             notes.append(f"{option / 2**30:.0f} GB of the part's memory options, as the string states")

@@ -54,6 +54,11 @@ def to_int(text: str) -> int | None:
 
 
 _LEN = r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)"
+# what a count of 'generated' things may be other than tokens ('1000 generated prompts'), a rate of tokens per step
+# ('MTP generates 2 tokens per step'), and a time after '=' ('time out = 600 s'): none is a request's length
+_GENERATED_THINGS = r"(?:prompts?|requests?|samples?|quer(?:y|ies)|sequences?|inputs?|examples?|conversations?|questions?|datasets?|texts?|images?|traces?)\b"
+_PER_STEP = r"(?:per|each|every|a|/)[ \t]*(?:decode[ \t]+|forward[ \t]+)?(?:step|iteration|iter|forward|pass|cycle)"
+_NOT_TIME = r"(?![\d.]|,\d|\s*(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?)\b)"
 
 
 def _length(text: str) -> int | None:
@@ -91,8 +96,10 @@ def batch_of(row: dict) -> int | None:
         return int(m.group(1)) if m else None
     notes = row.get("notes", "") or ""
     m = next((x for x in re.finditer(pat + r"(?!\s*(?:[-–]|to\b|k\b|tok|\.\d))", notes, re.I)
-              if not re.search(r"(?:max|maximum|micro|global|mini|prefill|decode|chunk(?:ed)?|tokens?|eval|train(?:ing)?)"
-                               r"[\s_-]*$", notes[:x.start()], re.I)), None)
+              if not re.search(r"(?:max|maximum|micro|global|mini|prefill|decode|chunk(?:ed)?|tokens?|eval|train(?:ing)?|"
+                               r"up[\s_-]*to|graphs?)[\s_-]*$", notes[:x.start()], re.I)
+              and not re.search(r"(?:https?://|www\.)\S*$", notes[:x.start()], re.I)), None)
+    # ('CUDA graphs up to batch 512' is a limit, a 'bs=32' inside a URL a link's parameter)
     return int(m.group(1)) if m else None
 
 
@@ -136,11 +143,11 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
         rf"{_LEN}[- ]?(?:input|prompt)[- ]tokens?", text, re.I) or re.search(
         rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
-        rf"[ \t]*{_LEN}", text, re.I) or re.search(rf"(?<![\w-])in[ \t]*=[ \t]*{_LEN}", text, re.I)  # 'in=1k'
+        rf"[ \t]*{_LEN}", text, re.I) or re.search(rf"(?<![\w-])in[ \t]*=[ \t]*{_LEN}{_NOT_TIME}", text, re.I)  # 'in=1k'
     # TGI's 'decode length 128', 'max_new_tokens 128', 'gen 128' (not PCIe 'Gen5')
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
-        rf"{_LEN}[ \t]+(?:tokens?[ \t]+)?generated\b|\bgenerat(?:e|es|ed|ing)[ \t]+{_LEN}[ \t]*(?:new[ \t]+)?tokens?\b"
-        rf"|(?<![\w-])out[ \t]*=[ \t]*{_LEN}", text, re.I) or re.search(
+        rf"{_LEN}[ \t]+(?:tokens?[ \t]+)?generated\b(?![ \t]+{_GENERATED_THINGS})|\bgenerat(?:e|es|ed|ing)[ \t]+{_LEN}[ \t]*"
+        rf"(?:new[ \t]+)?tokens?\b(?![ \t]*{_PER_STEP})|(?<![\w-])out[ \t]*=[ \t]*{_LEN}{_NOT_TIME}", text, re.I) or re.search(
         rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
         rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
         rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}"
@@ -166,12 +173,16 @@ def context_of(row: dict) -> int | None:
     return _length(row.get("context_len", ""))
 
 
+# words after 'N prefill' / 'N decode' that count something other than a pool of chips: '4 prefill + 60 decode requests'
+# (one mixed batch), '1 prefill-heavy and 3 decode-heavy workloads'
+_NOT_POOL = r"[\s-]*(?:tok|step|chunk|len|phase|time|laten|iter|req|seq|heavy|bench|workload|batch|job|quer|sample|prompt)"
+
+
 def disaggregated(row: dict) -> str:
     """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D', 'xPyD',
     '2 prefill (TP4) + 2 decode (TP4)'), or ''."""
     m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|\bxPyD\b|prefill[- /]decode split|"
-                  r"\b\d+\s*prefill\b(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))[^|]*?\b\d+\s*decode\b"
-                  r"(?!\s*(?:tok|step|chunk|len|phase|time|laten|iter))",
+                  rf"\b\d+\s*prefill\b(?!{_NOT_POOL})[^|]*?\b\d+\s*decode\b(?!{_NOT_POOL})",
                   " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
     return m.group(0) if m else ""
 
@@ -522,7 +533,8 @@ _LAT = r"(?:TPOT|ITL|TBT|TTFT|time per output token|time between tokens|time to 
 _LIMIT_BODY = (r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s\b|[\d.]+\s*m?s\s*(?:p\d\d\s+)?" + _LAT +
                r")")  # 'TPOT 100 ms' or '50 ms TPOT', after a preposition
 _LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
-                    + _LIMIT_BODY + r"|\s*\b" + _LAT + r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)
+                    + _LIMIT_BODY + r"|\s*(?:(?:\band\b|,|&)\s*)?(?:\bp\d\d\s+)?\b" + _LAT +
+                    r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)  # '… and p95 TTFT < 2 s'
 
 
 _ORDINAL_PCT = re.compile(r"\b(\d{2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s_-]*(?:percentile|pctl?|%ile)\b", re.I)
@@ -619,9 +631,10 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     if nodes[0]:
         return nodes
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
-        r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])", t, re.I) or re.fullmatch(
+        r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])(?![KMGT]i?B\b|W\b|cores?\b|CPUs?\b)", t, re.I) or re.fullmatch(
         r"\s*(\d+)\s+(?=[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
-    # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node); a count before the part, '64 B200', the whole count
+    # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node; not 'nodes with 2 TB'); a count before the part,
+    # '64 B200', the whole count
     if m:
         return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
     topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
