@@ -292,6 +292,8 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
 @pytest.mark.parametrize("n, hardware, want", [("2x8", "H100", 16), ("1 node", "8x H100", 8), ("", "8x H200", 8),
                                                ("", "2 nodes of 8x H100", 16), ("", "MI300X x 8", 8),
                                                ("", "GB200 NVL72 (72 GPUs)", 72), ("", "H100 80GB", None),
+                                               ("", "4 GB200 NVL72", 288), ("", "GB300 NVL72 x 2", 144),
+                                               ("", "72 GB200 NVL72", 72), ("", "36 GB200 NVL72", 36),
                                                ("", "H100x8", 8), ("", "8*H100", 8), ("", "RTX 4090 x2", 2),
                                                ("", "RTX 4090", None), ("", "MI300X", None), ("", "A100 40GB x 4", 4),
                                                ("", "4xA100-40GB", 4), ("", "TPU v5e-8", 8), ("", "v6e-256", 256),

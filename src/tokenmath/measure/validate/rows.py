@@ -620,6 +620,17 @@ def node_product(hw: str) -> tuple[int | None, str]:
     return n, f"hardware {hw!r}: {m.group(1)} nodes × {m.group(2)} chips = {n}"
 
 
+def _racks(t: str, n: int) -> tuple[int, str]:
+    """n counted beside an NVLink domain named by its GPU count ('4 GB200 NVL72', 'GB300 NVL72 x 2', '2 HGX B200
+    NVL8'): n domains of that many chips, not n chips — unless the string counts GPUs itself or n is more than 16
+    (published deployments count a few racks; '36 GB200 NVL72' counts chips). Rubin's NVL144/NVL576 count dies, not packages, and are left as stated."""
+    nvl = re.search(r"\bnvl\s?(\d{1,2})\b", t, re.I)
+    if nvl and not re.search(r"\d\s*(?:gpus?|chips?|cards?)\b", t, re.I) and n <= 16:
+        k = int(nvl.group(1))  # ('72 GB200 NVL72', '36 GB200 NVL72': a count of that size counts chips)
+        return n * k, f"hardware {t!r}: {n} NVL{k} domains of {k} chips, {n * k} chips"
+    return n, f"hardware {t!r}: {n} chips"
+
+
 def hardware_count(hw: str) -> tuple[int | None, str]:
     """(chips, how) a hardware string gives with its part: a count glued before it ('8xH100', '8x H100 SXM',
     '8*H100', '4xA100-40GB'), after it ('H100x8', 'L40Sx4', 'MI300X x 8', 'A100 40GB x 4'), or a Cloud TPU slice's
@@ -636,7 +647,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node; not 'nodes with 2 TB'); a count before the part,
     # '64 B200', the whole count
     if m:
-        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+        return _racks(t, int(m.group(1)))
     topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
     if topo:  # a Cloud TPU slice's topology, or a grid of something else: not a count after a part
         if not re.search(r"\btpu|\bv\d[a-z]*\b", t, re.I):
@@ -645,7 +656,8 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
         return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
     m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
     if m:
-        return int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips"
+        return _racks(t, int(m.group(1))) if not re.search(r"\d\s*(?:gpus?|cards?|chips?)\b", t, re.I) else \
+            (int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips")
     m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
     if m:
         n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
