@@ -186,5 +186,5 @@ def _print(r) -> None:
     fits = "fits" if r.fits else "DOES NOT FIT"
     draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
     console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "
-                  f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} HBM — {fits}",
+                  f"= {fmt(v('memory.required_bytes'), 'B')} of {fmt(v('memory.capacity_bytes'), 'B')} device memory — {fits}",
                   markup=False)

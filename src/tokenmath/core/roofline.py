@@ -810,7 +810,8 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     up = system.scaleup_bw * pri.eta_scaleup
     out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
     if crosses and system.scaleout_bw == 0:
-        raise InputError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} chips")
+        raise InputError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} "
+                         f"chip{'s' if dom != 1 else ''}")
     lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
     lat_src = pri.source_of("scaleout_latency_s" if crosses else "scaleup_latency_s")
     src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"
