@@ -856,6 +856,9 @@ def test_a_stated_memory_option_sets_the_capacity():
     assert "memory option" in system.chip.source_of("hbm_capacity_bytes")
     assert system.chip.hbm_bandwidth_bytes_per_s == load_chip("m2-ultra").hbm_bandwidth_bytes_per_s
     assert Aliases().system("M2 Ultra 96GB")[0] is None
+    # a server CPU's DIMMs are a configuration: the stated size, shared over the sockets of the matched server
+    assert Aliases().system("Xeon 8480+ 256GB")[0].chip.hbm_capacity_bytes == 256 * 2**30
+    assert Aliases().system("2x EPYC 9654 1536GB")[0].chip.hbm_capacity_bytes == 768 * 2**30
 
 
 def test_m2_ultra_decodes_llama_2_7b_q4_0_below_its_bandwidth_bound():

@@ -108,6 +108,7 @@ class Chip(Record):
     # the capacities the part ships with at the same bandwidth and compute (unified-memory Macs); the largest is
     # hbm_capacity_bytes, and a row stating another is this part with that capacity
     memory_options_bytes: tuple[float, ...] = ()
+    memory_configurable: bool = False  # DIMMs (a server CPU): any capacity a row states is the machine's
     scaleup_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     scaleout_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     power_w: float | None = None

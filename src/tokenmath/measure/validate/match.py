@@ -254,11 +254,14 @@ class Aliases:
             # a part sold with several capacities at one bandwidth (a Mac's unified memory) is that part, with the size
             option = next((c for c in sysm.chip.memory_options_bytes if abs(float(gb) - c / 2**30) <= 0.15 * c / 2**30),
                           None)
+            if option is None and sysm.chip.memory_configurable:  # a CPU's DIMMs: the stated size, over its sockets
+                option = float(gb) * 2**30 / sysm.domain_chips
             if option is None:
                 return None, (f"hardware {text!r} states {gb} GB of memory; the nearest catalog match, "
                               f"{sysm.chip.name}, has {have:.0f}: a different part")
-            sysm = _with_capacity(sysm, option, f"{gb} GB stated by the row: one of the part's memory options "
-                                                f"({sysm.chip.source_of('memory_options_bytes')})")
+            sysm = _with_capacity(sysm, option, f"{gb} GB stated by the row: " + (
+                "the DIMMs a server CPU is configured with" if sysm.chip.memory_configurable else
+                f"one of the part's memory options ({sysm.chip.source_of('memory_options_bytes')})"))
         # a form factor the string names against the part's: a PCIe or NVL card (H100 NVL, H200 NVL, H800 PCIe:
         # other memory, clocks and power) is not the SXM module, nor the other way round ('NVL72' is a rack)
         card = re.search(r"\bpcie\b|\bnvl\b", part, re.I)
@@ -291,7 +294,8 @@ class Aliases:
                           f"({disp}), is another model number: a different part")
         notes = [m.note(), extra]
         if option is not None:
-            notes.append(f"{option / 2**30:.0f} GB of the part's memory options, as the string states")
+            notes.append(f"{option / 2**30:.0f} GB a chip, as the string states (the part's memory is "
+                         f"{'configurable' if sysm.chip.memory_configurable else 'one of its options'})")
         fab = _fabric(text)
         if fab is not None:
             fname, rate = fab
