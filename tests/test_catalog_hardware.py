@@ -852,7 +852,7 @@ def test_a_stated_memory_option_sets_the_capacity():
     changes, not the speed); a size no option has (96 GB) is another part."""
     from tokenmath.measure.validate.match import Aliases
     system, note = Aliases().system("M2 Ultra 64GB")
-    assert system.chip.hbm_capacity_bytes == 64 * 2**30 and "memory options" in note
+    assert system.chip.hbm_capacity_bytes == 64 * 2**30 and "one of its options" in note
     assert "memory option" in system.chip.source_of("hbm_capacity_bytes")
     assert system.chip.hbm_bandwidth_bytes_per_s == load_chip("m2-ultra").hbm_bandwidth_bytes_per_s
     assert Aliases().system("M2 Ultra 96GB")[0] is None
