@@ -610,3 +610,44 @@ def test_review4_lookalikes_of_the_probe5_rules_are_not_read():
     assert under_load({**row, "notes": "TPS/user > 2x baseline"}) is None
     assert under_load({**row, "notes": "TPS/user >= 50"}).user_speed == 50
     assert under_load({**row, "batch": "32", "notes": "concurrency 1 to 256 swept in the blog"}) is None
+
+
+def test_probe6_neuron_degrees_latencies_totals_and_rates_per_dollar():
+    """Round-14 probes: Neuron's 'tp_degree=64' is TP64 (the row ran on 4 of a trn2.48xlarge's 16 chips, by the
+    memory rule); NxD's 'token generation latency' is one decode step (it was the end-to-end time, 1,000× off) and
+    its 'context encoding latency' the prefill; a 'total throughput' counts input and output tokens (it was output
+    only); a rate per dollar written '/$' is refused (it was read as tokens/s)."""
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import ratio_reason
+
+    assert split_of("tp_degree=64") == {"tp": 64} and split_of("pp_degree: 2, tp_degree 8") == {"tp": 8, "pp": 2}
+    assert [quantity_of(m, "ms")[0] for m in ("Token Gen Latency (P50)", "token_generation_model latency p99",
+                                              "Context Encoding Latency", "e2e latency")] == \
+        ["tpot_s", "tpot_s", "ttft_s", "e2e_s"]
+    assert [quantity_of(m, "tok/s")[0] for m in ("Total throughput", "total output throughput", "throughput")] == \
+        ["total_tokens_per_s", "output_tokens_per_s", "output_tokens_per_s"]
+    assert "normalised by cost" in ratio_reason({"metric": "output tokens/s/$", "unit": "tok/s/$", "value": "2500"})
+    assert ratio_reason({"metric": "output tokens/s", "unit": "tok/s", "value": "2500"}) is None
+    row = dict(id="X-17", source="AWS Neuron docs", model="Llama-3.1-70B-Instruct", precision="BF16",
+               hardware="trn2.48xlarge", n_chips="", parallelism="tp_degree=64", batch="1", input_len="2048",
+               output_len="256", context_len="", metric="TPOT (P50)", value="14.5", unit="ms", confidence="approx",
+               notes="")
+    assert "on 16 chip(s)" in predict_row(row, Aliases()).why[0]
+
+
+def test_probe6_a_latency_at_a_stated_context_is_a_step_at_that_context():
+    """A TPOT at a batch and a context_len, no prompt length ('32k context (1k output)' in the context column, or
+    '32768'), is the decode step at that KV length; it was checked as a best case over a one-token prompt, 3.1×
+    under the step at 32k."""
+    from tokenmath.measure.validate.rows import context_of, lengths_of
+
+    assert [context_of({"context_len": t}) for t in ("32k context (1k output)", "ctx=8192", "8k", "", "32k/128k")] == \
+        [32768, 8192, 8192, None, None]
+    assert lengths_of({"input_len": "", "output_len": "", "notes": "", "context_len": "32k (1k output)"})[1] == 1024
+    assert lengths_of({"input_len": "", "output_len": "", "notes": "1,000 output tok/s"})[1] is None
+    row = dict(id="X-18", source="blog", model="Llama 3.1 70B", precision="FP8", hardware="8x H100", n_chips="8",
+               parallelism="TP8", batch="64", input_len="", output_len="", context_len="32k context (1k output)",
+               metric="TPOT", value="38", unit="ms", confidence="approx", notes="")
+    at = predict_row(row, Aliases())
+    plain = predict_row({**row, "input_len": "32767", "output_len": "2", "context_len": ""}, Aliases())
+    assert at.predicted == pytest.approx(plain.predicted, rel=1e-9)

@@ -204,16 +204,18 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
     if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m) or not e2e and re.search(
-            r"(?:decod(?:e|ing)|next[\s_-]token)[\s_-]*(?:step[\s_-]*)?latency", m):
+            r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?latency",
+            m):  # Neuron's 'token generation (model) latency': one call of the decode graph, a step
         return "tpot_s", stat, False  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
-    if not e2e and re.search(r"prefill[\s_-]*(?:step[\s_-]*)?latency|prompt[\s_-]*processing[\s_-]*latency", m):
-        return "ttft_s", stat, False  # TGI's 'prefill latency': the prefill step that yields the first token
+    if not e2e and re.search(r"(?:prefill|context[\s_-]*encoding(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?latency|"
+                             r"prompt[\s_-]*processing[\s_-]*latency", m):
+        return "ttft_s", stat, False  # TGI's 'prefill latency', Neuron's 'context encoding latency': the prefill step
     if e2e or re.search(r"(?<![a-z])latency", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
     if re.search(r"/\s*user", u) or (re.search(r"(?<![a-z])per[\s_-]user|/\s*user|interactivity", m) and not target):
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
-    if re.search(r"total.?tokens?(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
+    if re.search(r"total.?tokens?(?!.*output)|total.?throughput(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
     if re.search(r"(?:input|prompt|prefill).?(?:tok|throughput)", m):  # vLLM's 'prompt throughput': input tokens/s
         return "input_tokens_per_s", "mean", True

@@ -121,7 +121,8 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
         return isl, osl, ""
     # a length column that holds more than one count ('ISL 1024 / OSL 128' in input_len) is read as text too
     text = " | ".join([str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism")] +
-                      [row.get(c) or "" for c, n in (("input_len", isl), ("output_len", osl)) if n is None])
+                      [row.get(c) or "" for c, n in (("input_len", isl), ("output_len", osl)) if n is None] +
+                      re.findall(r"\(([^()]*)\)", row.get("context_len") or ""))  # '32k context (1k output)'
     pats = [(rf"\b(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
@@ -150,6 +151,7 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
         rf"(?:new[ \t]+)?tokens?\b(?![ \t]*{_PER_STEP})|(?<![\w-])out[ \t]*=[ \t]*{_LEN}{_NOT_TIME}", text, re.I) or re.search(
         rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
         rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
+        rf"(?<![\w.]){_LEN}[ \t]+out(?:put)?(?=[ \t]*(?:[),;|]|$))", text, re.I) or re.search(  # '(1k output)'
         rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}"
         r"(?![\w.])(?!\s*(?:[kmgtp]i?b|[kmg]?hz|w|watts?|%|gbps|gb/s|tb/s)(?![\w/]))", text, re.I)  # not '4th gen 80GB'
     if mi is None and mo is not None:  # 'sequence length 512, decode length 128': with the output apart, the prompt
@@ -169,8 +171,15 @@ def bench_test_of(row: dict) -> tuple[str, int] | None:
 
 
 def context_of(row: dict) -> int | None:
-    """The KV length per sequence a row states in its context_len column ('4989', '8k')."""
-    return _length(row.get("context_len", ""))
+    """The KV length per sequence a row states in its context_len column ('4989', '8k', '32k context', 'ctx=8192',
+    '32k (1k output)': a parenthesis there says more of the run, read by `lengths_of`)."""
+    text = row.get("context_len", "") or ""
+    n = _length(text)
+    if n is not None or not text.strip():
+        return n
+    m = re.fullmatch(r"\s*(?:(?:context|ctx|kv)(?:[ \t_-]*(?:length|len))?\s*[:=]?\s*)?(\d[\d,]*(?:\.\d+)?\s*[kK]?)\s*"
+                     r"(?:tokens?|toks?)?\s*(?:context|ctx)?\s*(?:\([^()]*\))?\s*", text, re.I)
+    return _length(m.group(1)) if m else None
 
 
 # words after 'N prefill' / 'N decode' that count something other than a pool of chips: '4 prefill + 60 decode requests'
@@ -419,7 +428,7 @@ def ratio_reason(row: dict) -> str | None:
     elif re.search(r"speed[\s-]?up|\bratio\b(?!\s*(?:of\s*)?[:=]?\s*\d)|relative to|improvement|"
                    r"times (?:faster|higher|more)", metric, re.I):  # not a setting: 'KV cache hit ratio 50%'
         what = f"metric {metric!r}"
-    elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|usd|dollar|w|kw|watt|j|joule|kwh|mw)\b"
+    elif re.search(r"per[\s_-]*(?:dollar|usd|\$|watt|w\b|kw\b|joule|j\b|kwh|mw\b)|/\s*(?:\$|(?:usd|dollar|w|kw|watt|j|joule|kwh|mw)\b)"
                    r"|\$\s*/|\b(?:cost|price)\b(?![\s-]*(?:optimal|efficien|effective|aware))", f"{metric} | {unit}",
                    re.I):  # not a setting chosen for cost: 'throughput at the cost-optimal batch'
         return (f"metric {metric!r} ({unit}) is normalised by cost, power or energy, which the catalog does not "

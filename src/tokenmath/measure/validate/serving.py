@@ -159,6 +159,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of "
                            f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate")
     ctx = context_of(row)
+    if ctx is not None and ISL is None and phase is None and not per_user and under_load(row) is None:
+        # a latency at a stated context, no load: a per-token time is a decode step at that KV length, a TTFT its prefill
+        phase = {"tpot_s": "decode", "itl_s": "decode", "ttft_s": "prefill"}.get(quantity_of(row["metric"], row["unit"])[0])
     if ctx is not None and ISL is None and (phase is not None or per_user):
         # a decode step reads the KV the sequence holds, however it splits into prompt and output: ISL + OSL/2 = ctx
         ISL, OSL = (ctx, OSL) if phase == "prefill" else (max(1, ctx - 1), 2)
@@ -414,6 +417,7 @@ def split_of(par: str) -> dict[str, int | bool]:
         p = re.sub(rf"\b{word}[- ]?parallel(?:ism)?(?:[- ]?size)?\s*(?:=|:|of)?\s*(\d+)", rf"{short}\1", p)
         p = re.sub(rf"\b(\d+)[- ]way[- ](?:{short}\b|{word}[- ]?parallel(?:ism)?)", rf"{short}\1", p)
         p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
+        p = re.sub(rf"\b{short}-degree\s*(?:=|:)?\s*(\d+)", rf"{short}\1", p)  # Neuron's 'tp_degree=32'
     p = re.sub(r"\b(\d+)\s*(?:independent\s+|data[- ]parallel\s+)?replicas\b", r"dp\1", p)  # 'TP1 x 8 replicas'
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
