@@ -651,3 +651,30 @@ def test_probe6_a_latency_at_a_stated_context_is_a_step_at_that_context():
     at = predict_row(row, Aliases())
     plain = predict_row({**row, "input_len": "32767", "output_len": "2", "context_len": ""}, Aliases())
     assert at.predicted == pytest.approx(plain.predicted, rel=1e-9)
+
+
+def test_probe6_other_locales_digits_gguf_k_quants_and_llama_cpp_timings():
+    """Values as other locales write them ('12 345', '12.345,6', '2.4×10^5': refused as no number); GGUF k-quants
+    (Q4_K_M, the most common Ollama download, was refused as an unknown precision) at their file-average bits;
+    llama.cpp's / Ollama's 'eval rate' is one request's decode (it was a max-load run of 8,192 sequences) and
+    'prompt eval rate' one prompt's prefill (refused for no output length)."""
+    from tokenmath.core.units import COMPUTE_FORMAT, PRECISION_BYTES
+    from tokenmath.measure.validate.rows import parse_measured
+
+    assert [parse_measured(t).value for t in ("12 345", "12\u202f345,6", "12.345,6", "1.234.567", "2.4×10^5",
+                                              "2.4 x 10⁵", "1.2E+04")] == \
+        pytest.approx([12345, 12345.6, 12345.6, 1234567, 2.4e5, 2.4e5, 1.2e4])
+    assert parse_measured("12.345").value == 12.345 and parse_measured("8 x 10") is None  # a lone dot is a decimal
+    assert parse_measured("1 234-1 500").kind == "range"
+    al = Aliases()
+    assert [al.storage(p)["linear"] for p in ("Q4_K_M", "GGUF q5_k_m", "Q6_K")] == ["gguf_q4_k_m", "gguf_q5_k_m", "gguf_q6_k"]
+    assert 4.5 < PRECISION_BYTES["gguf_q4_k_m"] * 8 < 5 and PRECISION_BYTES["gguf_q6_k"] * 8 == 6.5625
+    assert COMPUTE_FORMAT["gguf_q4_k_m"] == "int8"
+    row = dict(id="OL-1", source="Ollama", model="llama3.1:8b", precision="Q4_K_M", hardware="RTX 4090",
+               n_chips="1", parallelism="", batch="", input_len="512", output_len="", context_len="",
+               metric="prompt eval rate", value="6,400", unit="tokens/s", confidence="approx", notes="")
+    pp = predict_row(row, al)
+    assert pp.kind == "prefill" and "prefill 1 prompt(s) of 512" in pp.why[0]
+    tg = predict_row({**row, "metric": "eval rate", "value": "120", "input_len": ""}, al)
+    assert "batch 1 as stated" in tg.why
+    assert "engine batch" in " ".join(predict_row({**row, "metric": "throughput", "input_len": ""}, al).why)

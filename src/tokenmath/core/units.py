@@ -31,14 +31,22 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # scale + 32 int8 values, 34 bytes): 4.5 and 8.5 bits a weight. Both multiply at the 8-bit integer rate: llama.cpp's CUDA
 # matmul for quantised weights (ggml-cuda/mmq.cuh) quantises the activations to q8_1 and runs int8 dot products (int8 MMA,
 # dp4a) over the unpacked weights, W8A8 for Q4_0 as for Q8_0 (recalled from the source, not re-read here).
+# The k-quants (ggml-common.h: super-blocks of 256): block_q6_K = 128 + 64 + 16 scale bytes + an FP16 scale = 210 bytes,
+# 6.5625 bits. A k-quant "mix" (_S, _M, _L) stores some tensors (attn_v, ffn_down in part of the layers, the output
+# matrix) in a wider k-quant, so it is priced at its whole-file average: llama.cpp's quantize listing for LLaMA-v1-7B
+# (6.74B weights) gives Q2_K 2.63, Q3_K_S 2.75, Q3_K_M 3.06, Q3_K_L 3.35, Q4_K_S 3.59, Q4_K_M 3.80, Q5_K_S 4.33 and
+# Q5_K_M 4.45 GiB (recalled, not re-read here: estimates); MMQ multiplies them at the 8-bit rate, as Q4_0.
+_GGUF_K_MIX_GIB_7B = {"gguf_q2_k": 2.63, "gguf_q3_k_s": 2.75, "gguf_q3_k_m": 3.06, "gguf_q3_k_l": 3.35,
+                      "gguf_q4_k_s": 3.59, "gguf_q4_k_m": 3.80, "gguf_q5_k_s": 4.33, "gguf_q5_k_m": 4.45}
 PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
                    "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8_block": 1.0 + 4.0 / (128 * 128),
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8,
-                   "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32}
+                   "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
+                   **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
 # storage formats -> the tensor-core format whose peak their matmuls run at
 COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
-                  "gguf_q4_0": "int8", "gguf_q8_0": "int8"}
+                  "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}

@@ -285,6 +285,8 @@ def with_unit(row: dict) -> dict:
     tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user'). A footnote mark on the
     value is dropped first (`without_footnote`)."""
     row = without_footnote(row)
+    if _localised(row.get("value") or "") != (row.get("value") or ""):  # '12 345 tok/s': the number in one piece
+        row = {**row, "value": _localised(row["value"])}
     lead = re.fullmatch(r"\s*([A-Za-zµ][A-Za-zµ/ ]*?)\s*[:=]?\s*([<>≤≥~≈]?=?\s*\d[\d.,]*\s*[kKmM]?"
                         r"(?:\s*(?:-|to|±|\+/-)\s*[\d.,]+\s*[kKmM]?)?)\s*", row.get("value") or "")
     if lead and unit_scale(lead.group(1)) is not None:  # the unit before the value: 'samples/s 28', 'tok/s: 1,234'
@@ -466,9 +468,27 @@ def _num(m: re.Match) -> float:
     return v * {"k": 1e3, "m": 1e6}.get((m.group(2) or "").lower(), 1.0)
 
 
+_GROUP_SPACE = "[ \u00a0\u2009\u202f]"  # a space, no-break space, thin space, narrow no-break space (SI, French)
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def _localised(t: str) -> str:
+    """A number as other locales and typesetting write it, in the plain form: digits grouped by spaces ('12 345',
+    '12 345,6'), German grouping by dots with a decimal comma ('12.345,6', '1.234.567'), a power of ten ('2.4×10^5',
+    '2.4 x 10⁵', '2.4·10^5'). A lone '12.345' stays a decimal: nothing tells it from German grouping."""
+    t = re.sub(rf"(?<![\d.,])(\d{{1,3}}(?:{_GROUP_SPACE}\d{{3}})+)(,\d+)?(?![\d.,])",
+               lambda m: re.sub(_GROUP_SPACE, "", m.group(1)) + (m.group(2) or "").replace(",", "."), t)
+    t = re.sub(r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+)(,\d+)?(?![\d.,])", lambda m: m.group(0) if not (
+        m.group(2) or m.group(1).count(".") > 1) else m.group(1).replace(".", "") + (m.group(2) or "").replace(",", "."), t)
+    # a power of ten needs its caret or superscript: '8 x 10' is no number
+    return re.sub(r"(?<![\d.,])(\d+(?:\.\d+)?)\s*[x×·*]\s*10\s*(?:(?:\^|\*\*)\s*([-+−]?\d+)|([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))(?![\d.])",
+                  lambda m: f"{m.group(1)}e{(m.group(2) or m.group(3)).translate(_SUPERSCRIPT).replace('−', '-')}", t)
+
+
 def parse_measured(text: str) -> Measured | None:
-    """'27,911', 'up to 800' -> point; '8-31' / '8 to 31' -> range; '>250', '≥250', '250+', '<5' -> bound."""
-    t = (text or "").strip().replace("≥", ">=").replace("≤", "<=").replace("–", "-").replace("—", "-")
+    """'27,911', 'up to 800' -> point; '8-31' / '8 to 31' -> range; '>250', '≥250', '250+', '<5' -> bound; other
+    locales' digits ('12 345', '12.345,6', '2.4×10^5') as `_localised` reads them."""
+    t = _localised((text or "").strip()).replace("≥", ">=").replace("≤", "<=").replace("–", "-").replace("—", "-")
     t = re.sub(r"^[~≈]|^approx\.?\s*|^about\s+", "", t, flags=re.I).strip()
     t = re.sub(r"\s*\((?:p\d\d|mean|median|avg|average)\)\s*$", "", t, flags=re.I)  # '12.5 (p50)': the statistic
     if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?\s*[eE]\s*[+-]?[0-9]+", t):  # '3.2e4'

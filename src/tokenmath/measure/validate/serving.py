@@ -112,6 +112,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         # batch beside llama-bench's test is its n_batch / n_ubatch (tokens per compute batch), not sequences
         row = {**row, "batch": "1", "input_len": str(bench[1] if bench[0] == "prefill" else 1),
                "output_len": str(1 if bench[0] == "prefill" else bench[1])}
+    # llama.cpp's and Ollama's timings ('eval rate', 'prompt eval rate'): one request's decode, or its prompt's prefill
+    evals = re.search(r"(?<![\w-])(prompt[\s_-]*)?eval(?:uation)?[\s_-]*(?:rate|speed|tok|tps|count\s*/\s*s)",
+                      row["metric"], re.I)
+    if evals and not (row.get("batch") or "").strip():
+        row = {**row, "batch": "1"}
     metric, unit = row["metric"].lower(), row["unit"].lower()
     scope = unit_scope(row["unit"], row["metric"])
     if scope == "core":
@@ -120,7 +125,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
-    phase = bench[0] if bench else phase
+    phase = bench[0] if bench else "prefill" if evals and evals.group(1) else phase
     if _unsized_request_rate(row, metric) and lower is not None:
         osl, how_osl = output_len_per_request(row, measured * scale)
         if osl is not None:  # the same run's tokens/s beside its samples/s: the mean output per sample
