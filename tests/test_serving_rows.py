@@ -678,3 +678,14 @@ def test_probe6_other_locales_digits_gguf_k_quants_and_llama_cpp_timings():
     tg = predict_row({**row, "metric": "eval rate", "value": "120", "input_len": ""}, al)
     assert "batch 1 as stated" in tg.why
     assert "engine batch" in " ".join(predict_row({**row, "metric": "throughput", "input_len": ""}, al).why)
+
+
+def test_probe6_a_words_own_x_is_no_count_glued_to_the_part():
+    """'CloudMatrix384' (the paper's own spelling) was read as 384 × 'CloudMatri' and matched nothing; a count glued
+    after a part follows its digit or capital ('H100x8', 'L40Sx4', 'l40sx4'); 'GB200NVL72' is GB200 NVL72."""
+    from tokenmath.measure.validate.rows import hardware_count
+
+    al = Aliases()
+    assert al.system("CloudMatrix384")[0].name == "cloudmatrix-384" and hardware_count("CloudMatrix384")[0] is None
+    assert al.system("GB200NVL72")[0].name == "gb200-nvl72"
+    assert [hardware_count(h)[0] for h in ("H100x8", "L40Sx4", "l40sx4", "A100*8", "H200×8")] == [8, 4, 4, 8, 8]

@@ -233,7 +233,9 @@ class Aliases:
                 r"\bsxm\d?|\b[dh]gx\b|\bhost\b|\bnics?\b|\bswitch|connectx|\bcx-?\d|,\s*pci-?e", text, re.I):
             part = re.sub(r"(?:gen\s*\d|\d\.0)\w*", " ", text, flags=re.I)  # 'H100 PCIe Gen5': the card's own link
         # counts and names glued to the part: 'H100x8', 'L40Sx4' (a count after it), 'RTX4090' (a name and its number)
-        part = re.sub(r"(?<=[0-9A-Za-z])[x×*](?=\d+\s*$)", " x", part)
+        # (after a part's digit or capital, or 'l40sx4': not a word's own x, 'CloudMatrix384' is no 384 × 'CloudMatri')
+        part = re.sub(r"(?:(?<=[0-9A-Z])|(?<=[0-9][a-z]))[x×*](?=\d+\s*$)|(?<=[A-Za-z0-9])[×*](?=\d+\s*$)", " x", part)
+        part = re.sub(r"(?<=\d)(?=NVL\d)", " ", part, flags=re.I)  # 'GB200NVL72'
         part = re.sub(r"^\s*(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*", r"\1 x \2 x ", part)  # '2x8xH100': nodes × chips
         part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
         part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory

@@ -683,7 +683,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
             return None, ""
         n = math.prod(int(x) for x in topo.groups() if x)
         return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
-    m = re.search(r"(?:(?<=[0-9A-Za-z])[x×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
+    m = re.search(r"(?:(?:(?<=[0-9A-Z])|(?<=[0-9][a-z]))[x×*](?=\d)|(?<=[A-Za-z])[×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
     if m:
         return _racks(t, int(m.group(1))) if not re.search(r"\d\s*(?:gpus?|cards?|chips?)\b", t, re.I) else \
             (int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips")
