@@ -31,6 +31,7 @@ EXPECTED = {
     "llama-4-scout", "qwen3-8b", "qwen3-1.7b", "qwen3-0.6b", "qwen3.5-35b-a3b", "kimi-k2.5", "glm-5.2", "mimo-7b",
     "nemotron-3-ultra-550b-a55b", "nemotron-3.5-lightning-30b-a3b", "llama-2-7b", "llama-2-13b", "llama-2-70b",
     "falcon-7b", "gpt-neox-20b", "command-r-v01", "olmo-7b", "gemma-7b", "qwen1.5-moe-a2.7b",
+    "llama-3.2-1b", "llama-3.2-3b", "llama-3.2-11b-vision", "llama-3.2-90b-vision",
 }
 
 TOL = 0.02  # computed vs published parameter counts
@@ -705,7 +706,7 @@ def test_llama_3_is_llama_3_1_with_an_8k_context():
     ("Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"), ("Llama 3.1 70B", "llama-3.1-70b"), ("Llama 3.3 70B", "llama-3.3-70b"),
     ("Llama 3 405B (dense, GQA)", "llama-3.1-405b"),  # no Llama 3 405B was released: 3.1's, at half credit
     ("Llama 3.2 1B", "llama-3.2-1b"), ("Llama-3.2-1B-Instruct", "llama-3.2-1b"),
-    ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"), ("Llama 3.2 11B Vision", None),
+    ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"), ("Llama 3.2 11B Vision", "llama-3.2-11b-vision"),
     # Phi-4, Gemma 2, Qwen3
     ("Phi-4", "phi-4"), ("microsoft/phi-4", "phi-4"), ("Phi-4-mini-instruct", "phi-4-mini"), ("Phi-3.5-MoE", "phi-3.5-moe"),
     ("Gemma 2 9B", "gemma-2-9b"), ("google/gemma-2-9b-it", "gemma-2-9b"), ("Gemma 2 27B", "gemma-2-27b"),
@@ -1218,7 +1219,10 @@ ROUND8_NAMES = [
     ("NVIDIA-Nemotron-Nano-12B-v2", None), ("Llama-3.1-Nemotron-Nano-8B-v1", "llama-3.1-8b"),
     # fine-tunes of the same architecture (names.yaml)
     ("Llama-3.1-Nemotron-70B-Instruct", "llama-3.1-70b"), ("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", "llama-3.1-70b"),
-    ("Llama 3.2 11B Vision", None), ("Llama-3.2-90B-Vision-Instruct", None),
+    # Llama 3.2 Vision: its own entries (cross-attention over the image's tokens), not Llama 3.1's decoder
+    ("Llama 3.2 11B Vision", "llama-3.2-11b-vision"), ("Llama-3.2-90B-Vision-Instruct", "llama-3.2-90b-vision"),
+    ("meta-llama/Llama-3.2-11B-Vision-Instruct", "llama-3.2-11b-vision"),
+    ("Llama-3.2-90B-Vision-Instruct-FP8-dynamic", "llama-3.2-90b-vision"),
 ]
 
 

@@ -35,6 +35,18 @@ experts, k experts per token, m matrices per MLP (3 for gated SwiGLU/GeGLU, 2 ot
   compression; a window-only layer keeps no body). Attention FLOP per key read 2·N·(H + H_v), per indexed
   entry 2·n_idx·d_idx. Sources: aiconfigurator-core 0.12.0 sdk/models/gemma4.py and deepseek_v4.py
   (get_kvcache_bytes_per_sequence) for the same per-group KV.
+- Cross-attention (Model.cross_attention: Llama 3.2 Vision): L_x of the L layers attend to P = tiles·(patches + 1)
+  vision tokens of the image instead of the text (Q, K, V, O of the self-attention shape; K and V projected from
+  the P tokens once, at prefill). They keep no entry per text token; each sequence holds a fixed cache of
+  kv_cross = L_x·P·2·K·H·b bytes, written at prefill and read in full by every decode step, and each text token
+  spends 4·N·H·P FLOP per cross layer (QK and AV over all P, not causal). What a text token multiplies leaves out
+  the cross K/V projections and the vision encoder: N_idle = L_x·2·D·K·H + N_vis, with the encoder
+  N_vis = L_v·(4·D_v² + 2·D_v·F_v) + D_o·D + N_vis_extra (ViT layers, projector D_o → D, tables/norms/biases),
+  held in memory and run once per image at prefill: F_image = P·(2·N_vis_mm + 4·L_v·D_v·P) + L_x·P·2·(2·D·K·H)
+  (its linears over every vision token, attention over the image's P tokens, the cross K/V projections).
+  P = 0 is a text-only request: the cross layers are skipped whole (N_idle adds their N_attn + N_mlp). Sources:
+  transformers 4.57.1 models/mllama/modeling_mllama.py (MllamaVisionModel, MllamaCrossAttentionDecoderLayer) and
+  vLLM model_executor/models/mllama.py (skip_cross_attention; encoder tokens per image).
 - Output-gated attention (Qwen3.5): the query projection also yields a gate, + D·N·H parameters (MLA, Kimi K3:
   + D·N·d_v).
 - Latent MoE (Nemotron 3 Super/Ultra): routed experts work in d_lat, N_expert = m·d_lat·F_e, plus a
@@ -66,6 +78,7 @@ __all__ = [
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
     "is_native", "n_linear_layers", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
+    "n_cross_layers", "cross_kv_bytes", "vision_params", "idle_params", "image_flop_per_sequence",
 ]
 
 
@@ -88,9 +101,75 @@ def n_linear_layers(m: Model) -> int:
     return m.linear_attention.n_layers if m.linear_attention is not None else 0
 
 
+def n_cross_layers(m: Model) -> int:
+    """Layers that attend to the image's vision tokens instead of the text (Llama 3.2 Vision)."""
+    return m.cross_attention.n_layers if m.cross_attention is not None else 0
+
+
 def layer_kinds(m: Model) -> tuple[int, int]:
-    """(full-attention layers, sliding-window layers); a hybrid's linear-attention layers are neither."""
-    return m.n_layers - m.n_sliding_layers - n_linear_layers(m), m.n_sliding_layers
+    """(full-attention layers, sliding-window layers); linear-attention and cross-attention layers are neither."""
+    return m.n_layers - m.n_sliding_layers - n_linear_layers(m) - n_cross_layers(m), m.n_sliding_layers
+
+
+@formula("kv_cross = L_x · P · 2·K·H·b", unit="B")
+def cross_kv(L_x, P, K, H, b):
+    return L_x * P * 2 * K * H * b
+
+
+def cross_kv_bytes(m: Model, kv_dtype: str | None = None, explain: bool = False):
+    """The fixed cache one sequence's image leaves in the cross-attention layers (0 without any)."""
+    x = m.cross_attention
+    if x is None:
+        return 0.0
+    src = m.file or m.name
+    g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    return cross_kv(g("L_x", x.n_layers), lift(explain, "P", x.kv_tokens, "tok", m.source_of("cross_attention.kv_tokens")), g("K", m.n_kv_heads), g("H", m.head_dim),
+                    g("b", bytes_per(kv_dtype or m.kv_dtype), "B"))
+
+
+@formula("N_vis = L_v·(4·D_v² + 2·D_v·F_v) + D_o·D + N_vis_extra", unit="params")
+def vision_encoder_params(L_v, D_v, F_v, D_o, D, N_vis_extra):
+    return L_v * (4 * D_v ** 2 + 2 * D_v * F_v) + D_o * D + N_vis_extra
+
+
+def vision_params(m: Model, matmul_only: bool = False) -> float:
+    """The vision encoder and projector (their linear layers only where `matmul_only`); 0 without one."""
+    x = m.cross_attention
+    if x is None:
+        return 0.0
+    return float(vision_encoder_params(x.vision_layers, x.vision_d_model, x.vision_d_ff, x.vision_out_dim,
+                                       m.d_model, 0.0 if matmul_only else x.vision_extra_params))
+
+
+def idle_params(m: Model) -> float:
+    """Parameters held but not multiplied by a text token: the vision encoder, the cross layers' K/V projections
+    (their inputs are the image's tokens, projected once at prefill), and on a text-only request (P = 0) the
+    cross layers whole, MLP included (serving stacks skip them)."""
+    x = m.cross_attention
+    if x is None:
+        return 0.0
+    D, N, K, H = m.d_model, m.n_heads, m.n_kv_heads, m.head_dim
+    per_layer = 2 * D * K * H if x.kv_tokens else attn_params_gqa(D, N, K, H) + mlp_params(m.mlp_matrices, D, m.d_ff)
+    return x.n_layers * per_layer + vision_params(m)
+
+
+@formula("F_image = P·(2·N_vis_mm + 4·L_v·D_v·P) + L_x·P·2·(2·D·K·H)", unit="FLOP")
+def image_flop(P, N_vis_mm, L_v, D_v, L_x, D, K, H):
+    return P * (2 * N_vis_mm + 4 * L_v * D_v * P) + L_x * P * 2 * (2 * D * K * H)
+
+
+def image_flop_per_sequence(m: Model, explain: bool = False):
+    """FLOP one image costs at prefill, once per sequence: the vision encoder over its P tokens and the cross
+    layers' K/V projections of them (0 without cross-attention, or on a text-only request)."""
+    x = m.cross_attention
+    if x is None or not x.kv_tokens:
+        return 0.0
+    src = m.file or m.name
+    g = lambda sym, v, unit="": lift(explain, sym, v, unit, src)  # noqa: E731
+    return image_flop(lift(explain, "P", x.kv_tokens, "tok", m.source_of("cross_attention.kv_tokens")), lift(explain, "N_vis_mm", vision_params(m, True), "params",
+                      f"{src}: vision encoder and projector linears L_v·(4·D_v² + 2·D_v·F_v) + D_o·D"),
+                      g("L_v", x.vision_layers), g("D_v", x.vision_d_model), g("L_x", x.n_layers), g("D", m.d_model),
+                      g("K", m.n_kv_heads), g("H", m.head_dim))
 
 
 @formula("N_lin = D·(2·h_k·d_k + 2·h_v·d_v + g·h_v) + h_v·d_v·D + (2·h_k·d_k + h_v·d_v)·c", unit="params")
@@ -301,6 +380,8 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
     L_lin = n_linear_layers(m)
     if L_lin:
         extra["attention"] = extra.get("attention", 0.0) + L_lin * v(linear_layer_params(m))
+    if m.cross_attention is not None:  # held with the embeddings: an input encoder, kept in 16 bits by FP8 releases
+        extra["embeddings"] = vision_params(m)
     mm = g("m", m.mlp_matrices)
     n_mlp = mlp_params(mm, D, g("F", m.d_ff))
     L_moe = n_moe_layers(m)
@@ -325,16 +406,21 @@ def param_counts(m: Model, explain: bool = False) -> ParamCounts:
                        D, V, n_emb)
     if extra:
         what = {"attention": "linear-attention layers L_lin·N_lin and layer-shared indexers",
-                "shared_experts": "latent MoE projections L_moe·2·D·d_lat"}
+                "shared_experts": "latent MoE projections L_moe·2·D·d_lat",
+                "embeddings": "vision encoder and projector N_vis"}
         tot = _plus(tot, sum(extra.values()), "N_total", " + ".join(what[k] for k in extra))
     act = active_params(tot, g("L_moe", L_moe), E, k, n_exp)
     mat = matmul_params(act, V, D, n_emb)
+    if m.cross_attention is not None:
+        what = "the cross K/V projections" if m.cross_attention.kv_tokens else "the skipped cross layers (text only)"
+        mat = _plus(mat, -idle_params(m), "N_matmul",
+                    f"− N_idle: the vision encoder and {what}, not multiplied by a text token")
     emb = m.vocab_size * m.d_model * (1 if m.tie_embeddings else 2)
     nE, nS = (m.moe.n_routed_experts, m.moe.n_shared_experts) if m.moe else (0, 0)
     by_kind = {"attention": L_attn_n * v(n_attn) + extra.get("attention", 0.0),
                "mlp": L_dense * v(n_mlp), "experts": L_moe * nE * v(n_exp),
                "shared_experts": L_moe * nS * v(n_sh) + extra.get("shared_experts", 0.0),
-               "router": L_moe * m.d_model * nE, "embeddings": float(emb)}
+               "router": L_moe * m.d_model * nE, "embeddings": float(emb) + extra.get("embeddings", 0.0)}
     return ParamCounts(n_attn, n_mlp, n_exp, tot, act, mat, param_ratio(tot, act), g("N_emb", emb, "params"),
                        by_kind)
 
@@ -352,7 +438,7 @@ def _kv_per_attention_layer(m: Model, kv_dtype: str | None = None) -> float:
     """Bytes the main attention caches per token, averaged over the attention layers (cross-layer sharing:
     only n_kv_layers of them keep a cache)."""
     b = bytes_per(kv_dtype or m.kv_dtype)
-    L_attn = m.n_layers - n_linear_layers(m)
+    L_attn = m.n_layers - n_linear_layers(m) - n_cross_layers(m)
     if L_attn == 0:  # a state-space model: no attention layer, no KV cache
         return 0.0
     share = (m.n_kv_layers or L_attn) / L_attn
@@ -367,7 +453,7 @@ def kv_bytes_per_token_layer(m: Model, kv_dtype: str | None = None) -> float:
     With cross-layer KV sharing (`n_kv_layers` < L), or a hybrid's linear-attention layers, this is the mean
     over all L layers: only the layers that keep a cache count.
     """
-    return _kv_per_attention_layer(m, kv_dtype) * (m.n_layers - n_linear_layers(m)) / m.n_layers
+    return _kv_per_attention_layer(m, kv_dtype) * (m.n_layers - n_linear_layers(m) - n_cross_layers(m)) / m.n_layers
 
 
 @formula("kv_bytes_per_token = L · (kv_layer + idx_layer)", unit="B/tok")
@@ -392,8 +478,9 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
     idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) / m.n_layers if m.sparse_attention \
         else 0.0
     kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
-    if m.n_kv_layers or m.linear_attention:
-        kind += f" × {m.n_kv_layers or m.n_layers - n_linear_layers(m)}/{m.n_layers} layers with their own KV"
+    if m.n_kv_layers or m.linear_attention or m.cross_attention:
+        kind += (f" × {m.n_kv_layers or m.n_layers - n_linear_layers(m) - n_cross_layers(m)}/{m.n_layers} layers "
+                 "with their own KV")
     return kv_per_token(lift(explain, "L", m.n_layers, "", src),
                         lift(explain, "kv_layer", kv_bytes_per_token_layer(m, kv_dtype), "B/tok", f"{kind}, "
                              f"{kv_dtype or m.kv_dtype} ({src})"),
@@ -402,7 +489,7 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
 
 def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
     """KV bytes held for one sequence of S tokens: sliding layers keep only their window; a hybrid's
-    linear-attention layers hold their fixed state whatever S."""
+    linear-attention layers hold their fixed state whatever S, cross-attention layers the image's cache."""
     S = np.asarray(S, dtype=float)
     if m.attention_groups:
         state = state_bytes_per_sequence(m)
@@ -411,7 +498,7 @@ def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
     per = _kv_per_attention_layer(m, kv_dtype)
     idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
     held = full * S + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    state = state_bytes_per_sequence(m)
+    state = state_bytes_per_sequence(m) + cross_kv_bytes(m, kv_dtype)
     return per * held + idx * _n_index_layers(m) * S + (state if state else 0.0)
 
 
@@ -420,7 +507,7 @@ def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
 
     Full layers read all S tokens, sliding layers min(S, W); sparse attention reads its top-k tokens
     plus the indexer's key for every token; a linear-attention layer reads its state and writes it back
-    (2 × state bytes, whatever S).
+    (2 × state bytes, whatever S); cross-attention layers read the image's whole cache.
     """
     S = np.asarray(S, dtype=float)
     if m.attention_groups:
@@ -432,7 +519,8 @@ def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
     read = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
     idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) * S if m.sparse_attention else 0.0
     state = state_bytes_per_sequence(m)
-    return per * read + idx + (2 * state if state else 0.0)
+    cross = cross_kv_bytes(m, kv_dtype)  # the image's cache: read whole, never rewritten
+    return per * read + idx + (2 * state if state else 0.0) + (cross if cross else 0.0)
 
 
 # ---- FLOP ------------------------------------------------------------------------------------
@@ -473,6 +561,8 @@ def attention_flop_per_token(m: Model, S, phase: str = "decode"):
         indexer = 2 * sa.index_n_heads * sa.index_head_dim * _mean_context(S, None, causal)
         return full * per_key * ctx + _n_index_layers(m) * indexer + recur
     out = full * per_key * _mean_context(S, None, causal)
+    if m.cross_attention is not None and m.cross_attention.kv_tokens:  # every text token sees all P image tokens
+        out = out + n_cross_layers(m) * per_key * m.cross_attention.kv_tokens
     if sliding:
         out = out + sliding * per_key * _mean_context(S, m.sliding_window, causal)
     return out + recur if recur else out
@@ -542,6 +632,24 @@ def weights_touched(W_all, L_moe, E, E_hit, N_expert, b_exp, N_lookup, b_emb):
     return W_all - L_moe * (E - E_hit) * N_expert * b_exp - N_lookup * b_emb
 
 
+def lookup_params(m: Model, native: bool = True) -> float:
+    """Parameters a text step does not read, counted at the embedding tables' format: an untied input table (a
+    lookup), and the idle weights of a vision model (idle_params): the encoder (stored like the embeddings) and the
+    cross layers' idle projections, scaled by their format's bytes over the tables' where the checkpoint stores
+    them apart (`native`)."""
+    n = 0.0 if m.tie_embeddings else float(m.vocab_size * m.d_model)
+    x = m.cross_attention
+    if x is None:
+        return n
+    fmts = weight_formats(m) if native else {k: "bf16" for k in MODULE_KINDS}
+    b_emb = bytes_per(fmts["embeddings"])
+    D, N, K, H = m.d_model, m.n_heads, m.n_kv_heads, m.head_dim
+    attn = 2 * D * K * H if x.kv_tokens else attn_params_gqa(D, N, K, H)
+    mlp = 0 if x.kv_tokens else mlp_params(m.mlp_matrices, D, m.d_ff)
+    return n + vision_params(m) + x.n_layers * (attn * bytes_per(fmts["attention"])
+                                                + mlp * bytes_per(fmts["mlp"])) / b_emb
+
+
 def weight_bytes_touched(m: Model, T, weight_bytes_per_param=None, explain: bool = False,
                          pc: ParamCounts | None = None):
     """Bytes of weights one step reads when it carries T tokens: all but the experts nobody chose.
@@ -562,7 +670,7 @@ def weight_bytes_touched(m: Model, T, weight_bytes_per_param=None, explain: bool
     else:
         W_all = weight_bytes_all(pc.total, weight_bytes_per_param)
         b_exp = b_emb = weight_bytes_per_param
-    lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params")
+    lookup = g("N_lookup", lookup_params(m, weight_bytes_per_param is None), "params")
     if m.moe is None:
         T0 = np.asarray(T.value if isinstance(T, Q) else T, dtype=float)
         return weights_touched(W_all, g("L_moe", 0), g("E", 0), g("E_hit", 0.0 * T0), g("N_expert", 0), b_exp,

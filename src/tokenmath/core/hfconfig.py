@@ -14,7 +14,8 @@ Phi-3.5-MoE (`phi3`, `phimoe`), OLMo/OLMo 2/OLMoE, Falcon (MQA, and the new deco
 GPT-J, GPT-NeoX/Pythia, GPT-2, StarCoder 1/2 (`gpt_bigcode`, `starcoder2`), Bloom, OPT, MPT, DBRX,
 Cohere Command R (`cohere`, `cohere2`), Granite, StableLM, InternLM2, Nemotron, MiniMax-M2. A
 multimodal config whose language model sits under `text_config` (Gemma 3, Llama 4, Mistral 3, Qwen-VL
-...), or wrapped by one (Kimi K2.5/K2.6), is read from there (vision towers are not counted). GLM-5.x
+...), or wrapped by one (Kimi K2.5/K2.6), is read from there (vision towers are not counted; Llama 3.2 Vision,
+`mllama`, counts its vision tower and reads cross_attention_layers as records.CrossAttention). GLM-5.x
 (`glm_moe_dsa`: MLA + sparse indexer; indexer_types shares indexers), Step-3.7 and MiMo read as their
 relatives. Hybrids are modelled physically (records.LinearAttention): Qwen3-Next / Qwen3.5 / Qwen3.6
 Gated DeltaNet layers (layer_types 'linear_attention'; linear_num_* heads and dims) and Nemotron-H /
@@ -87,7 +88,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from .errors import CatalogError
 from .files import read_text
-from .records import MLA, MODULE_KINDS, AttentionGroup, LinearAttention, Model, MoE, SparseAttention
+from .records import MLA, MODULE_KINDS, AttentionGroup, CrossAttention, LinearAttention, Model, MoE, SparseAttention
 
 __all__ = ["model_from_hf_config", "read_hf_config", "FAMILIES", "MAX_CONFIG_BYTES"]
 
@@ -287,6 +288,15 @@ class _Fields(BaseModel):
     max_window_layers: _int(0, 4096) | None = None
     attention_chunk_size: Tokens | None = None
     attn_type_list: list[_int(0, 1)] | None = None
+    cross_attention_layers: list[_int(0, 4095)] | None = None  # mllama text_config: layers that read the image
+    # mllama vision_config (read as its own _Cfg): the image encoder's shape
+    num_global_layers: Count | None = None
+    image_size: Size | None = None
+    patch_size: Size | None = None
+    num_channels: Size | None = None
+    max_num_tiles: _int(1, 64) | None = None
+    supported_aspect_ratios: list[list[_int(1, 64)]] | None = None
+    vision_output_dim: Size | None = None
     attention_layers: list[StrictStr] | None = None  # GPT-Neo: 'global' / 'local' per layer
     window_size: Tokens | None = None
     # hybrids: Gated DeltaNet (Qwen3-Next / Qwen3.5) and Mamba2 (Nemotron-H) layers
@@ -568,6 +578,9 @@ FAMILY_SPECS: dict[str, _Family] = {
     "minimax": _Family("minimax", moe="mixtral", expert_ff=_MOE_FF, linear="lightning"),
     "mamba": _Family("mamba", linear="ssm1"), "falcon_mamba": _Family("falcon-mamba", linear="ssm1"),
     "mamba2": _Family("mamba2", linear="ssm2"),
+    "mllama": _Family("mllama", notes="Llama 3.2 Vision: cross-attention layers read a fixed cache of one image's "
+                                      "vision tokens (at the most tiles); the vision encoder is counted, its FLOP at "
+                                      "prefill; the input table's 8 image-token rows are not."),
     "nemotron_h": _Family("nemotron-h", mlp=2, linear="mamba2",
                           notes="Nemotron-H blocks regrouped: each Mamba2 or attention block paired with an MLP/MoE "
                                 "block (counts exact)."),
@@ -580,7 +593,7 @@ _SAME_AS = {"gemma3_text": "gemma3", "llama4_text": "llama4", "mistral3": "mistr
             "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_5_moe", "qwen3_next": "qwen3_5_moe",
             "minimax_text_01": "minimax", "minimax_m1": "minimax",
             "kimi_k25": "deepseek_v3", "minimax_m3_vl": "minimax_m3", "kimi_k3": "kimi_linear", "gemma4_text": "gemma4", "deepseek_ref": "deepseek_v4",
-            "flex_olmo": "olmoe"}
+            "flex_olmo": "olmoe", "mllama_text_model": "mllama"}
 FAMILIES: dict[str, str] = {k: FAMILY_SPECS[_SAME_AS.get(k, k)].label for k in (*FAMILY_SPECS, *_SAME_AS)}
 
 _NOT_ATTENTION = {
@@ -596,8 +609,6 @@ _NOT_YET: dict[str, str] = {
     "gemma3n_text": "Gemma 3n: per-layer input embeddings, AltUp and layers that share another layer's KV cache",
     "longcat_flash": "LongCat-Flash: two MLA blocks per layer, zero-computation experts and a shortcut-connected MoE",
     "jetmoe": "JetMoE: mixture of attention heads (routed query/output projections over shared K/V)",
-    "mllama": "Llama 3.2 Vision: cross-attention layers that read a fixed cache of the image's vision tokens (not one "
-              "entry per text token), and that serving stacks skip on text-only requests",
 }
 
 _ARCH_SUFFIX = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
@@ -1404,6 +1415,31 @@ _GROUPS = {"gemma4": _gemma4, "mimo_v2": _mimo_v2, "dsv4": _dsv4, "nas": _nas, "
 
 # ---- reading ---------------------------------------------------------------------------------------
 
+def _mllama(cfg: dict, c: _Cfg, path: Path, L: int, D: int) -> CrossAttention:
+    """Llama 3.2 Vision: text_config cross_attention_layers, and the image encoder from vision_config. One image of
+    max_num_tiles tiles leaves tiles·((image_size/patch_size)² + 1) vision tokens. The encoder's weights outside its
+    linears (transformers 4.57.1 MllamaVisionModel): a gated tile-position table of (R + 1)·T·P_t·D_v, a position
+    table P_t·D_v, pre- and post-tile tables 2·(R + 1)·T·D_v (R supported aspect ratios), the patch convolution
+    c·p²·D_v, a class embedding, layer norms and MLP biases per layer, 2 gates per global layer, 3 embedding gates,
+    and the projector's bias."""
+    cross = c.get("cross_attention_layers")
+    if not cross or len(set(cross)) != len(cross) or max(cross) >= L:
+        raise CatalogError(f"{path}: field {c.prefix + 'cross_attention_layers'!r} must list distinct layers below {L}")
+    vc = cfg.get("vision_config")
+    if not isinstance(vc, dict):
+        raise CatalogError(f"{path}: field 'vision_config' missing or not an object")
+    v = _Cfg(vc, path, "vision_config.")
+    D_v, F_v, p = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
+    L_loc, L_glob, T = v.int("num_hidden_layers"), v.int("num_global_layers", default=0), v.int("max_num_tiles")
+    img, ch = v.int("image_size"), v.int("num_channels", default=3)
+    R = len(v.get("supported_aspect_ratios") or []) or 8
+    P_t = (img // p) ** 2 + 1
+    extra = ((R + 1) * T * P_t * D_v + P_t * D_v + 2 * (R + 1) * T * D_v + ch * p * p * D_v + D_v + 4 * D_v
+             + (L_loc + L_glob) * (4 * D_v + F_v + D_v) + 2 * L_glob + 3 + D)
+    return CrossAttention(n_layers=len(cross), kv_tokens=T * P_t, vision_layers=L_loc + L_glob, vision_d_model=D_v,
+                          vision_d_ff=F_v, vision_out_dim=v.int("vision_output_dim"), vision_extra_params=extra)
+
+
 def _depth(x: Any, limit: int) -> bool:
     """True when `x` nests deeper than `limit` (checked without recursion)."""
     stack = [(x, 0)]
@@ -1477,7 +1513,8 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
         if isinstance(sub, str) and _SAME_AS.get(sub, sub) in FAMILY_SPECS:
             fam = _SAME_AS.get(sub, sub)
         c = _Cfg(tc, path, "text_config.")
-        notes.append("language model read from text_config; the vision encoder is not counted.")
+        notes.append("language model read from text_config" + ("." if fam == "mllama" else
+                                                                 "; the vision encoder is not counted."))
     spec = FAMILY_SPECS[fam]
     c.defaults = spec.defaults
 
@@ -1578,6 +1615,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
     if lin is not None:
         notes.append(f"{lin.n_layers} of {L} layers are {lin.kind.replace('_', ' ')} (fixed state per sequence, "
                      f"{lin.state_dtype}), {L - lin.n_layers} attention.")
+    cross = _mllama(cfg, c, path, L, D) if fam == "mllama" else None
     if cfg.get("_quant_file"):
         notes.append(f"quantisation read from {cfg['_quant_file']}.")
     name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
@@ -1595,7 +1633,7 @@ def model_from_hf_config(cfg: dict, path: Path) -> Model:
             tie_embeddings=bool(tie), mlp_matrices=spec.mlp,
             attention=attention, mla=mla, sparse_attention=sparse,
             sliding_window=window, n_sliding_layers=n_sliding, moe=moe,
-            linear_attention=lin, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), qk_norm=bool(qk), sandwich_norms=spec.sandwich,
+            linear_attention=lin, cross_attention=cross, attention_groups=tuple(groups) if groups else None, attention_output_gate=bool(gate), qk_norm=bool(qk), sandwich_norms=spec.sandwich,
             n_dense_mlp_layers=n_dense_mlp,
             weight_dtype=dtype, weight_dtypes=per_kind, kv_dtype=kv or "bf16", fp8_block_size=_fp8_block(c, top, dtype),
             max_context=c.key("ctx", required=False), notes=" ".join(notes),

@@ -24,7 +24,7 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
-__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "AttentionGroup", "Priors", "Curve", "TrainingPrior",
+__all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "AttentionGroup", "CrossAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
            "ENGINES", "Intervals", "IntervalGroup"]
 
@@ -320,6 +320,29 @@ class AttentionGroup(Part):
         return self.v_head_dim or self.head_dim
 
 
+class CrossAttention(Part):
+    """Cross-attention layers that read a fixed cache of an image's vision tokens (Llama 3.2 Vision, `mllama`): of
+    the model's n_layers, `n_layers` attend (with the self-attention shape N, K, H) not to the text but to the
+    `kv_tokens` tokens a vision encoder made of the image (tiles × (patches + 1)). Their keys and values are
+    projected once, at prefill, and cached per sequence (one entry per vision token, not per text token); every
+    decode step reads that cache in full. The vision encoder (ViT of `vision_layers` layers of width
+    `vision_d_model` and MLP `vision_d_ff`, and a projector `vision_out_dim` → D) runs once per image at prefill;
+    its weights are held in memory. `vision_extra_params` are the encoder's other weights (tile and position
+    embeddings, patch convolution, norms, biases). kv_tokens 0 is a text-only request: serving stacks then skip
+    the cross-attention layers, MLP included (vLLM mllama.py skip_cross_attention). arch.py owns the formulas."""
+
+    RANGES = {"n_layers": "[1, 1e5]", "kv_tokens": "[0, 1e7]", "vision_layers": "[0, 1e4]",
+              "vision_d_model": "[0, 1e6]", "vision_d_ff": "[0, 1e7]", "vision_out_dim": "[0, 1e7]",
+              "vision_extra_params": "[0, 1e12]"}
+    n_layers: int
+    kv_tokens: int
+    vision_layers: int = 0
+    vision_d_model: int = 0
+    vision_d_ff: int = 0
+    vision_out_dim: int = 0
+    vision_extra_params: float = 0.0
+
+
 class MoE(Part):
     RANGES = {"n_routed_experts": "[1, 1e5]", "n_shared_experts": "[0, 1e4]", "d_ff_expert": "[1, 1e7]",
               "first_dense_layers": "[0, 1e5]", "layer_step": "[1, 1e5]", "d_latent": "[1, 1e6]"}
@@ -372,6 +395,8 @@ class Model(Record):
     # groups, not n_heads/n_kv_heads/head_dim/sliding_window/mla, are the attention layers (n_heads... then
     # name the largest group, for layouts); layers in no group and not linear have no token mixer
     attention_groups: tuple[AttentionGroup, ...] | None = None
+    # Llama 3.2 Vision: cross_attention.n_layers of the n_layers attend to a fixed cache of the image's tokens
+    cross_attention: CrossAttention | None = None
     attention_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (Qwen3-Next / Qwen3.5)
     qk_norm: bool = False  # an RMSNorm of q and of k before RoPE (Qwen3, Gemma 3, OLMo 2): host calls and small kernels
     sandwich_norms: bool = False  # a norm after attention and after the MLP as well as before each (Gemma 2/3: four)
@@ -419,6 +444,10 @@ class Model(Record):
             if not self.attention_groups or n_grp + n_lin > self.n_layers or self.n_sliding_layers or self.mla:
                 raise ValueError("attention_groups need at least one group, at most n_layers layers with the "
                                  "linear-attention ones, and no n_sliding_layers or mla beside them")
+        if self.cross_attention is not None and (self.cross_attention.n_layers + self.n_sliding_layers + n_lin
+                                                 >= self.n_layers or self.mla or self.attention_groups):
+            raise ValueError("cross_attention layers must leave a self-attention layer, beside no mla or "
+                             "attention_groups")
         if self.n_dense_mlp_layers is not None and not 0 <= self.n_dense_mlp_layers <= self.n_layers:
             raise ValueError("n_dense_mlp_layers must be between 0 and n_layers")
         if self.n_kv_layers is not None and not 1 <= self.n_kv_layers <= self.n_layers:

@@ -430,6 +430,10 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     pc = arch.param_counts(m, explain)
     attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
                 f"{src_m}: QK and AV over the context ({phase})")
+    if phase == "prefill" and m.cross_attention is not None and m.cross_attention.kv_tokens:
+        # one image per sequence, encoded with its prompt: its FLOP spread over the prompt's S tokens
+        attn_pt = with_image(attn_pt.renamed("a_ctx") if isinstance(attn_pt, Q) else attn_pt,
+                             arch.image_flop_per_sequence(m, explain), g("S", S, "tok", "prompt tokens"))
     kv = kv_dtype or m.kv_dtype
     extrapolated = False if spec else check_formats(pri, prec, kv)  # a profile answers only for what it measured
     F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
@@ -479,6 +483,10 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     else:
         kv_seq = g("kv_seq", arch.kv_stored_bytes(m, S, kv_dtype), "B",
                    f"{src_m}: KV bytes written per prompt of S tokens")
+    if explain and m.cross_attention is not None and m.cross_attention.kv_tokens:  # show the image's fixed cache
+        kv_x = arch.cross_kv_bytes(m, kv_dtype, explain)
+        kv_seq = with_cross_kv(g("kv_self", value_of(kv_seq) - value_of(kv_x), "B", kv_seq.source.replace(
+            "KV bytes", "self-attention KV bytes")), kv_x)
 
     def eta_kv_for(eta_bw, kv_chip_bytes):  # KV streaming: by bytes per attention kernel, else by context, else eta_bw
         if spec:
@@ -597,6 +605,19 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
+@formula("kv_seq = kv_self + kv_cross", unit="B")
+def with_cross_kv(kv_self, kv_cross):
+    """A vision model's KV per sequence: the text's own, and the image's fixed cross-attention cache."""
+    return kv_self + kv_cross
+
+
+@formula("attn_per_token = a_ctx + F_image / S", unit="FLOP/tok")
+def with_image(a_ctx, F_image, S):
+    """Prefill of a vision model's request: the image's encoder and cross K/V FLOP (arch.image_flop_per_sequence),
+    run at the attention rate (16-bit, like the encoder's own weights), shared by the prompt's S tokens."""
+    return a_ctx + F_image / S
+
+
 def _act_dtype(prec: str) -> str:
     return prec if prec in ("fp32", "bf16", "fp16") else "bf16"
 
@@ -707,8 +728,10 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     E = g("E", moe.n_routed_experts if moe else 0, "", src_m)
     k = g("k", moe.experts_per_token if moe else 0, "", src_m)
     L_moeq = g("L_moe", L_moe, "", src_m)
-    lookup = g("N_lookup", 0 if m.tie_embeddings else m.vocab_size * m.d_model, "params",
-               "untied input embedding: a lookup, not read whole")
+    lookup = g("N_lookup", arch.lookup_params(m, native), "params",
+               "untied input embedding: a lookup, not read whole" + (
+                   "; the vision encoder and idle cross-attention weights (arch.lookup_params)" if m.cross_attention
+                   else ""))
     if native:  # each module kind in the checkpoint's own format
         fmts = arch.weight_formats(m)
         W_all = arch.model_weight_bytes(m, None, explain, pc)
