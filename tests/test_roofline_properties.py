@@ -112,3 +112,20 @@ def test_batch_one_reads_only_the_active_parameters():
     read = (pc.active - lookup - bf16) * 1 + bf16 * 2
     assert r.value("decode.step_time_s") == pytest.approx(read / (64 * 8e12), rel=1e-6)
     assert r.value("latency_floor_s") == pytest.approx(pc.total / (64 * 8e12), rel=1e-9)
+
+
+def test_prefill_lm_head_multiplies_one_row_per_prompt():
+    """A prefill samples only each prompt's last position: the LM head's FLOP count B rows, not B·S tokens;
+    a decode step samples every token. (Spec basis: FLOP at the peak, no other term in t_math.)"""
+    m, sysm = load_model("llama-3.1-8b"), load_system("h200")
+    pc = arch.param_counts(m)
+    F = sysm.chip.peak("bf16")
+    VD = m.vocab_size * m.d_model
+    for B, S in ((1, 1000), (8, 4096)):
+        st_ = step(m, sysm, G=1, B=B, S=S, basis="spec", phase="prefill", precision="bf16")
+        attn = B * S * arch.attention_flop_per_token(m, S, "prefill")
+        want = (2 * (pc.matmul - VD) * B * S + 2 * VD * B + attn) / F
+        assert float(st_.t_math) == pytest.approx(want, rel=1e-9)
+    dec = step(m, sysm, G=1, B=64, S=1000, basis="spec", phase="decode", precision="bf16")
+    assert float(dec.t_math) == pytest.approx((2 * pc.matmul * 64 + 64 * arch.attention_flop_per_token(
+        m, 1000, "decode")) / F, rel=1e-9)

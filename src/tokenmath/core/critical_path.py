@@ -6,7 +6,10 @@ With Layout(tp, ep) on G chips, attention and every non-expert weight (dense MLP
   experts are split ep ways (each expert G / ep ways). Per chip:
       B_dp  = max(B / dp, min(B, 1)),  T_dp = B_dp · S_new   sequences and tokens of its DP group
       W_dense  = N_dense · b_w / tp                            every chip reads its replica's shard
-      FLOP_dense = 2 · N_dense_mm · T_dp / tp,  FLOP_attn = T_dp · attn_per_token / tp
+      FLOP_body = 2 · (N_dense_mm − N_head) · T_dp / tp,  FLOP_attn = T_dp · attn_per_token / tp
+      FLOP_head = 2 · N_head · R_head / tp                     the LM head (V·D) multiplies only the rows whose
+                                                               logits the step samples: R_head = T_dp in decode,
+                                                               B_dp in prefill (each prompt's last position)
       KV read  = B_dp · kv_seq · f_kv,  f_kv = max(1/tp, 1/K)  (KV heads split; replicated when tp > K;
                                                                 MLA's latent is read whole: f_kv = 1)
   and, for the routed experts, the busiest of the ep ranks under uniform routing. A rank hosts E/ep
@@ -31,9 +34,10 @@ import numpy as np
 from .derive import formula
 
 __all__ = [
-    "blom_z", "dp_batch", "dp_tokens", "dense_matmul_params", "dense_bytes_chip", "dense_flop_chip",
+    "blom_z", "dp_batch", "dp_tokens", "dense_matmul_params", "dense_bytes_chip", "body_flop_chip",
+    "head_flop_chip",
     "attention_flop_chip", "busiest_rank_load", "busiest_rank_experts", "expert_rows", "expert_flop_chip",
-    "expert_bytes_chip", "dense_gemm_time", "expert_gemm_time", "attention_time_chip", "dense_weight_time",
+    "expert_bytes_chip", "dense_head_gemm_time", "expert_gemm_time", "attention_time_chip", "dense_weight_time",
     "expert_weight_time", "kv_time_chip", "math_time_chip", "weight_time_chip", "serial_kernel_time_chip",
     "expert_op_math_time", "expert_op_stream_time", "serial_kernel_time_moe_op",
 ]
@@ -67,9 +71,18 @@ def dense_bytes_chip(W_all, L_moe, E, N_expert, b_exp, N_lookup, b_emb, tp):
     return (W_all - L_moe * E * N_expert * b_exp - N_lookup * b_emb) / tp
 
 
-@formula("FLOP_dense = 2 · N_dense_mm · T_dp / tp", unit="FLOP")
-def dense_flop_chip(N_dense_mm, T_dp, tp):
-    return 2 * N_dense_mm * T_dp / tp
+@formula("FLOP_body = 2 · (N_dense_mm − N_head) · T_dp / tp", unit="FLOP")
+def body_flop_chip(N_dense_mm, N_head, T_dp, tp):
+    """The non-expert GEMMs but the LM head: every token of the DP group through its tp shard."""
+    return 2 * (N_dense_mm - N_head) * T_dp / tp
+
+
+@formula("FLOP_head = 2 · N_head · R_head / tp", unit="FLOP")
+def head_flop_chip(N_head, R_head, tp):
+    """The LM head (N_head = V·D, vocabulary-parallel over tp) on the rows whose logits the step samples: a decode
+    step's every token, but a prefill's last position of each prompt only — vLLM, SGLang and TensorRT-LLM gather
+    those hidden states before the head (TensorRT-LLM's gather_context_logits is off by default)."""
+    return 2 * N_head * R_head / tp
 
 
 @formula("FLOP_attn = T_dp · attn_per_token / tp", unit="FLOP")
@@ -113,9 +126,11 @@ def expert_bytes_chip(L_moe, hit_max, N_expert, b_exp, moe_tp):
     return L_moe * hit_max * N_expert * b_exp / moe_tp
 
 
-@formula("t_mm_dense = FLOP_dense / (F_mm · eta_mm)", unit="s")
-def dense_gemm_time(FLOP_dense, F_mm, eta_mm):
-    return FLOP_dense / (F_mm * eta_mm)
+@formula("t_mm_dense = FLOP_body / (F_mm · eta_mm) + FLOP_head / (F_head · eta_head)", unit="s")
+def dense_head_gemm_time(FLOP_body, F_mm, eta_mm, FLOP_head, F_head, eta_head):
+    """The LM head runs in its own format (the embeddings': BF16 in FP8 releases, which keep lm_head unquantised)
+    at its own rows."""
+    return FLOP_body / (F_mm * eta_mm) + FLOP_head / (F_head * eta_head)
 
 
 @formula("t_mm_experts = FLOP_experts / (F_mm · eta_mm_e)", unit="s")

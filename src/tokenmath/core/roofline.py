@@ -3,7 +3,10 @@
     t_step = max(t_math, t_weights + t_kv) + t_serial + (1 − overlap)·t_comm + t_overhead
 
 - t_math: matmul FLOP at the serving precision's dense peak plus attention FLOP at the BF16 peak,
-  over G chips at efficiency eta_flop.
+  over G chips at efficiency eta_flop. The LM head (V·D) multiplies only the rows whose logits the step
+  samples: every token of a decode step, but one row per prompt in a prefill (engines gather each
+  prompt's last hidden state before the head), FLOP_mm = 2·(N_matmul − V·D)·T + 2·V·D·R_head; on the
+  prior basis it runs in the embeddings' format (BF16 in FP8 releases).
 - t_weights: the weights the step touches (for MoE, the expected distinct experts hit by its T
   tokens) over G·W·eta_bw.
 - t_kv: decode reads each sequence's KV cache; prefill writes it (at eta_kv of W where a profile
@@ -58,9 +61,9 @@ from .critical_path import (
     blom_z,
     busiest_rank_experts,
     busiest_rank_load,
+    body_flop_chip,
     dense_bytes_chip,
-    dense_flop_chip,
-    dense_gemm_time,
+    dense_head_gemm_time,
     dense_matmul_params,
     dense_weight_time,
     dp_batch,
@@ -72,6 +75,7 @@ from .critical_path import (
     expert_op_stream_time,
     expert_rows,
     expert_weight_time,
+    head_flop_chip,
     kv_time_chip,
     math_time_chip,
     serial_kernel_time_chip,
@@ -109,9 +113,24 @@ def step_tokens(B, S_new):
     return B * S_new
 
 
-@formula("FLOP_mm = 2 · N_matmul · T", unit="FLOP")
-def matmul_flop(N_matmul, T):
-    return 2 * N_matmul * T
+@formula("FLOP_mm = 2 · (N_matmul − N_head) · T + 2 · N_head · R_head", unit="FLOP")
+def matmul_flop(N_matmul, N_head, T, R_head):
+    """Every token through every matmul but the LM head, which multiplies only the R_head rows whose logits the
+    step samples (critical_path.head_flop_chip)."""
+    return 2 * (N_matmul - N_head) * T + 2 * N_head * R_head
+
+
+def head_rows(g, phase: str, B, T):
+    """R_head: the rows the LM head multiplies — a decode step's every token, a prefill's last position of each
+    prompt."""
+    if phase == "prefill":
+        return g("R_head", B, "rows", "prefill: each prompt's last position (logits of the prompt's other "
+                                     "tokens are not computed)")
+    return g("R_head", T, "rows", "decode: every token of the step samples a next token")
+
+
+def head_params(g, m: Model):
+    return g("N_head", m.vocab_size * m.d_model, "params", f"{m.file or m.name}: LM head V·D")
 
 
 @formula("FLOP_attn = T · attn_per_token", unit="FLOP")
@@ -519,7 +538,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             hit = eager.expert_rows(m, value_of(T))[1] if exp_w else 0.0
             eta_bw = _width_eta(eta_bw, dense_w + [(n * hit * arch.n_moe_layers(m), k) for n, k in exp_w], T, kf, c, g)
         flop_attn = attention_flop(T, attn_pt)
-        flop_mm = matmul_flop(pc.matmul, T)
+        flop_mm = matmul_flop(pc.matmul, head_params(g, m), T, head_rows(g, phase, Bq, T))
         eta_mm = eta_mm_at("eta_mm", T)
         if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
             eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
@@ -545,6 +564,13 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             kf_dense, kf_exp = kernel_format(m, fa, pri), kernel_format(m, fe, pri)
             if chip.peak_precision(fa) != chip.peak_precision(prec):
                 F_dense = g("F_dense", chip.peak(fa), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fa)}"))
+        kf_head, F_head = kf_dense, F_dense
+        if native:  # the LM head in the embeddings' format (BF16 beside FP8 matmuls in FP8 releases)
+            fh = arch.weight_formats(m)["embeddings"]
+            kf_head = kernel_format(m, fh, pri)
+            if chip.peak_precision(fh) != chip.peak_precision(prec):
+                F_head = g("F_head", chip.peak(fh), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fh)}")
+                           + f" (the LM head's {fh} weights)")
         kf_moe, F_moe = kf_exp, None
         if native and m.moe is not None:
             kf_moe = moe_format(arch.weight_formats(m)["experts"], kf_exp, pri)
@@ -555,7 +581,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
-            kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf)
+            kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf, phase=phase,
+            kf_head=kf_head, F_head=F_head)
         extras.update(more)
 
     if spec:
@@ -711,7 +738,7 @@ def _interval(t, pri, reads, extrapolated: bool):
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
                    kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None,
-                   attn_kf: str = "bf16"):
+                   attn_kf: str = "bf16", phase: str = "decode", kf_head: str | None = None, F_head=None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -740,7 +767,10 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     else:
         W_all, b_exp, b_emb = arch.weight_bytes_all(pc.total, bq), bq, bq
     W_dense = dense_bytes_chip(W_all, L_moeq, E, pc.expert, b_exp, lookup, b_emb, tpq)
-    flop_dense = dense_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), T_dp, tpq)
+    N_head = head_params(g, m)
+    R_head = head_rows(g, phase, B_dp, T_dp)
+    flop_body = body_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), N_head, T_dp, tpq)
+    flop_head = head_flop_chip(N_head, R_head, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
     if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
         eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / m.n_layers)
@@ -749,7 +779,9 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)
     if has_curve(pri, "gemm_width", kf_dense) and not spec:  # a CPU profile: streaming rate by each GEMM's width K
         eta_bw = _width_eta(eta_bw, eager.gemm_widths(m)[0], T_dp, kf_dense, c, g)
-    t_mm_d = dense_gemm_time(flop_dense, F_dense, eta_mm)
+    kf_head, F_head = kf_head or kf_dense, F_dense if F_head is None else F_head
+    eta_head = eta_mm if kf_head == kf_dense and R_head is T_dp else eta_mm_at("eta_head", R_head, kf_head)
+    t_mm_d = dense_head_gemm_time(flop_body, F_dense, eta_mm, flop_head, F_head, eta_head)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
     f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
