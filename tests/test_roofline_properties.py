@@ -129,3 +129,18 @@ def test_prefill_lm_head_multiplies_one_row_per_prompt():
     dec = step(m, sysm, G=1, B=64, S=1000, basis="spec", phase="decode", precision="bf16")
     assert float(dec.t_math) == pytest.approx((2 * pc.matmul * 64 + 64 * arch.attention_flop_per_token(
         m, 1000, "decode")) / F, rel=1e-9)
+
+
+def test_a_mixed_step_samples_its_decodes_and_one_row_per_prompt_piece():
+    """The simulator's mixed step (decodes plus prompt chunks, one roofline step) computes logits for its decode
+    tokens and one row per prompt piece: `sampled` sets the LM head's rows."""
+    from tokenmath.serving.sim.steps import mixed_time
+    m, sysm = load_model("llama-3.1-8b"), load_system("h200")
+    pc, VD, F = arch.param_counts(m), m.vocab_size * m.d_model, sysm.chip.peak("bf16")
+    full = step(m, sysm, G=1, B=5, S=1000, basis="spec", phase="decode", S_new=1640 / 5, precision="bf16")
+    part = step(m, sysm, G=1, B=5, S=1000, basis="spec", phase="decode", S_new=1640 / 5, precision="bf16", sampled=5)
+    assert float(full.t_math) - float(part.t_math) == pytest.approx(2 * VD * (1640 - 5) / F, rel=1e-9)
+    assert pc.matmul > VD
+    t = mixed_time(m, sysm, None, n_dec=4, ctx_dec=4000, n_pre=1, T_pre=1636, ctx_pre=1000, G=1, precision="bf16",
+                   kv_dtype="bf16", basis="spec", priors=None, layout=None)
+    assert t == pytest.approx(float(part.t_step), rel=1e-9)

@@ -120,9 +120,11 @@ def matmul_flop(N_matmul, N_head, T, R_head):
     return 2 * (N_matmul - N_head) * T + 2 * N_head * R_head
 
 
-def head_rows(g, phase: str, B, T):
+def head_rows(g, phase: str, B, T, sampled=None):
     """R_head: the rows the LM head multiplies — a decode step's every token, a prefill's last position of each
-    prompt."""
+    prompt, or the `sampled` rows a caller states (a mixed step: its decodes and one per prompt piece)."""
+    if sampled is not None:
+        return g("R_head", sampled, "rows", "the step's sampled rows: its decode tokens and one per prompt piece")
     if phase == "prefill":
         return g("R_head", B, "rows", "prefill: each prompt's last position (logits of the prompt's other "
                                      "tokens are not computed)")
@@ -378,12 +380,15 @@ class Step:
 
 def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
-         layout: Layout | None = None, ideal: bool | None = None, explain: bool = False, S_new=None) -> Step:
+         layout: Layout | None = None, ideal: bool | None = None, explain: bool = False, S_new=None,
+         sampled=None) -> Step:
     """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
 
     Decode: each of the B sequences adds S_new tokens (default one; K + 1 when verifying K draft
     tokens, or a prompt chunk) and reads its S-token KV cache.
     Prefill: each of the B sequences is a prompt of S tokens, processed in one pass (causal).
+    sampled: the rows whose logits the step computes (the LM head's rows; default every token in decode,
+    each prompt's last position in prefill) — a mixed step's decodes plus one per prompt piece.
     ideal: True spreads every FLOP and byte evenly over the G chips (the lecture's idealised bound);
     False follows the layout to its busiest chip (module docstring). Default: ideal for basis 'spec',
     the layout's critical path for 'prior'.
@@ -393,7 +398,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     """
     layout = layout or default_layout(m, G)
     kw = dict(G=G, B=B, S=S, phase=phase, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
-              ideal=ideal, explain=explain, S_new=S_new)
+              ideal=ideal, explain=explain, S_new=S_new, sampled=sampled)
     critical = not (basis == "spec" if ideal is None else ideal)
     if layout.adaptive and critical and np.any(np.asarray(value_of(B), dtype=float) * 2 <= layout.dp(G)):
         return _faster(_step(m, system, layout=replace(layout, adaptive=False), **kw), _step(m, system, layout=layout, **kw))
@@ -422,7 +427,8 @@ def _faster(idle: Step, joined: Step) -> Step:
 
 
 def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str | None, kv_dtype: str | None,
-          basis: str, priors: Priors | None, layout: Layout, ideal: bool | None, explain: bool, S_new) -> Step:
+          basis: str, priors: Priors | None, layout: Layout, ideal: bool | None, explain: bool, S_new,
+          sampled=None) -> Step:
     """`step` for one layout (see there)."""
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}")
@@ -538,7 +544,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             hit = eager.expert_rows(m, value_of(T))[1] if exp_w else 0.0
             eta_bw = _width_eta(eta_bw, dense_w + [(n * hit * arch.n_moe_layers(m), k) for n, k in exp_w], T, kf, c, g)
         flop_attn = attention_flop(T, attn_pt)
-        flop_mm = matmul_flop(pc.matmul, head_params(g, m), T, head_rows(g, phase, Bq, T))
+        flop_mm = matmul_flop(pc.matmul, head_params(g, m), T, head_rows(g, phase, Bq, T, sampled))
         eta_mm = eta_mm_at("eta_mm", T)
         if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
             eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
@@ -582,7 +588,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
             kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf, phase=phase,
-            kf_head=kf_head, F_head=F_head)
+            kf_head=kf_head, F_head=F_head, sampled=sampled)
         extras.update(more)
 
     if spec:
@@ -738,7 +744,8 @@ def _interval(t, pri, reads, extrapolated: bool):
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
                    kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None,
-                   attn_kf: str = "bf16", phase: str = "decode", kf_head: str | None = None, F_head=None):
+                   attn_kf: str = "bf16", phase: str = "decode", kf_head: str | None = None, F_head=None,
+                   sampled=None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -768,7 +775,9 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         W_all, b_exp, b_emb = arch.weight_bytes_all(pc.total, bq), bq, bq
     W_dense = dense_bytes_chip(W_all, L_moeq, E, pc.expert, b_exp, lookup, b_emb, tpq)
     N_head = head_params(g, m)
-    R_head = head_rows(g, phase, B_dp, T_dp)
+    R_head = head_rows(g, phase, B_dp, T_dp, None if sampled is None else  # the busiest DP group's share
+                       np.asarray(sampled, dtype=float) * np.asarray(value_of(B_dp), dtype=float)
+                       / np.maximum(np.asarray(value_of(Bq), dtype=float), 1e-300))
     flop_body = body_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), N_head, T_dp, tpq)
     flop_head = head_flop_chip(N_head, R_head, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)

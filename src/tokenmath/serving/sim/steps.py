@@ -134,7 +134,8 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
 
     The step is taken as n = n_dec + n_pre sequences at their mean context, each adding T / n new
     tokens: its tokens T = n_dec·(K + 1 or 1) + T_pre (weights, matmul FLOP, communication) are
-    exact, and so are its KV reads where KV is linear in context. A piece of c prompt tokens after
+    exact, and so are its KV reads where KV is linear in context. The LM head samples the decodes' tokens and
+    one row per prompt piece. A piece of c prompt tokens after
     `done` sees the causal mean context done + c/2 (ctx_pre sums those). With speculation the
     decoding sequences also pay the draft's K one-token steps.
     """
@@ -143,7 +144,7 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
     T = n_dec * per_dec + T_pre
     kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
     t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
-                        layout=layout, **kw).v("t_step"), dtype=float)
+                        sampled=n_dec * per_dec + n_pre, layout=layout, **kw).v("t_step"), dtype=float)
     if spec is not None:
         d = spec.draft_model(m)
         has = np.asarray(n_dec, dtype=float) > 0
