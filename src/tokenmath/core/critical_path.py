@@ -128,8 +128,9 @@ def expert_bytes_chip(L_moe, hit_max, N_expert, b_exp, moe_tp):
 
 @formula("t_mm_dense = FLOP_body / (F_mm · eta_mm) + FLOP_head / (F_head · eta_head)", unit="s")
 def dense_head_gemm_time(FLOP_body, F_mm, eta_mm, FLOP_head, F_head, eta_head):
-    """The LM head runs in its own format (the embeddings': BF16 in FP8 releases, which keep lm_head unquantised)
-    at its own rows."""
+    """The LM head runs in its own format at its own rows: the embeddings' format, BF16 in FP8 releases, which keep
+    lm_head unquantised (ModelOpt's hf_quant_config.json: "exclude_modules": ["lm_head"], e.g. aiconfigurator-core
+    0.12.0 model_configs/nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json)."""
     return FLOP_body / (F_mm * eta_mm) + FLOP_head / (F_head * eta_head)
 
 
