@@ -789,7 +789,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     if has_curve(pri, "gemm_width", kf_dense) and not spec:  # a CPU profile: streaming rate by each GEMM's width K
         eta_bw = _width_eta(eta_bw, eager.gemm_widths(m)[0], T_dp, kf_dense, c, g)
     kf_head, F_head = kf_head or kf_dense, F_dense if F_head is None else F_head
-    eta_head = eta_mm if kf_head == kf_dense and R_head is T_dp else eta_mm_at("eta_head", R_head, kf_head)
+    same_rows = phase != "prefill" and sampled is None  # a decode step's head multiplies the body's rows
+    eta_head = eta_mm if kf_head == kf_dense and same_rows else eta_mm_at("eta_head", R_head, kf_head)
     t_mm_d = dense_head_gemm_time(flop_body, F_dense, eta_mm, flop_head, F_head, eta_head)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
