@@ -120,11 +120,12 @@ def matmul_flop(N_matmul, N_head, T, R_head):
     return 2 * (N_matmul - N_head) * T + 2 * N_head * R_head
 
 
-def head_rows(g, phase: str, B, T, sampled=None):
+def head_rows(g, phase: str, B, T, sampled=None, share=1.0):
     """R_head: the rows the LM head multiplies — a decode step's every token, a prefill's last position of each
-    prompt, or the `sampled` rows a caller states (a mixed step: its decodes and one per prompt piece)."""
+    prompt, or the `sampled` rows a caller states (a mixed step: its decodes and one per prompt piece), of which a
+    data-parallel group carries its `share` (B_dp / B)."""
     if sampled is not None:
-        return g("R_head", sampled, "rows", "the step's sampled rows: its decode tokens and one per prompt piece")
+        return g("R_head", np.asarray(sampled, dtype=float) * share, "rows", "the step's sampled rows: its decode tokens and one per prompt piece")
     if phase == "prefill":
         return g("R_head", B, "rows", "prefill: each prompt's last position (logits of the prompt's other "
                                      "tokens are not computed)")
@@ -564,19 +565,17 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             t_serial = serial_kernel_time(t_mm, t_weights, t_attn, t_kv, t_math)
             extras.update(t_attn=t_attn, t_mm=t_mm)
     else:
-        kf_dense, kf_exp, F_dense = kf, kf, F_mm
-        if native:  # each module kind's GEMMs run its own kernels (gpt-oss: BF16 attention beside MXFP4 experts)
-            fa, fe = (arch.weight_formats(m)[k] for k in ("attention", "experts"))
-            kf_dense, kf_exp = kernel_format(m, fa, pri), kernel_format(m, fe, pri)
-            if chip.peak_precision(fa) != chip.peak_precision(prec):
-                F_dense = g("F_dense", chip.peak(fa), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fa)}"))
-        kf_head, F_head = kf_dense, F_dense
-        if native:  # the LM head in the embeddings' format (BF16 beside FP8 matmuls in FP8 releases)
-            fh = arch.weight_formats(m)["embeddings"]
-            kf_head = kernel_format(m, fh, pri)
-            if chip.peak_precision(fh) != chip.peak_precision(prec):
-                F_head = g("F_head", chip.peak(fh), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(fh)}")
-                           + f" (the LM head's {fh} weights)")
+        def module_peak(sym, f, what=""):  # a module kind's matmul peak: the step's own unless its format differs
+            pk = chip.peak_precision(f)
+            return F_mm if pk == chip.peak_precision(prec) else \
+                g(sym, chip.peak(f), "FLOP/s", chip.source_of(f"peak_flop_per_s.{pk}") + what)
+
+        kf_dense, kf_exp, F_dense, kf_head, F_head = kf, kf, F_mm, kf, F_mm
+        if native:  # each module kind's GEMMs run its own kernels (gpt-oss: BF16 attention beside MXFP4 experts;
+            # the LM head in the embeddings' format: BF16 beside the FP8 matmuls of FP8 releases)
+            fa, fe, fh = (arch.weight_formats(m)[k] for k in ("attention", "experts", "embeddings"))
+            kf_dense, kf_exp, kf_head = (kernel_format(m, f, pri) for f in (fa, fe, fh))
+            F_dense, F_head = module_peak("F_dense", fa), module_peak("F_head", fh, f" (the LM head's {fh} weights)")
         kf_moe, F_moe = kf_exp, None
         if native and m.moe is not None:
             kf_moe = moe_format(arch.weight_formats(m)["experts"], kf_exp, pri)
@@ -775,9 +774,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         W_all, b_exp, b_emb = arch.weight_bytes_all(pc.total, bq), bq, bq
     W_dense = dense_bytes_chip(W_all, L_moeq, E, pc.expert, b_exp, lookup, b_emb, tpq)
     N_head = head_params(g, m)
-    R_head = head_rows(g, phase, B_dp, T_dp, None if sampled is None else  # the busiest DP group's share
-                       np.asarray(sampled, dtype=float) * np.asarray(value_of(B_dp), dtype=float)
-                       / np.maximum(np.asarray(value_of(Bq), dtype=float), 1e-300))
+    R_head = head_rows(g, phase, B_dp, T_dp, sampled, share=value_of(B_dp) / np.maximum(value_of(Bq), 1e-300))
     flop_body = body_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), N_head, T_dp, tpq)
     flop_head = head_flop_chip(N_head, R_head, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
