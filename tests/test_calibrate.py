@@ -116,6 +116,32 @@ def test_predictions_on_a_profile_carry_its_spread_as_an_interval(profile):
     assert lo <= d["step_time_s"] <= hi and "measured tables" in d["interval_group"]
 
 
+def test_an_eager_steps_interval_spans_the_hosts_drift(torch_profile):
+    """A profile's host cost drifts between calibration and use: the interval holds the step at t_host/(1 + d) and
+    t_host·(1 + d), each end widened by the curves' spread; a GPU's host-bound step (host overlapped) scales alike."""
+    s, m = load_system(torch_profile), load_model(TINY)
+    pri = load_priors(s.chip.priors)
+    assert pri.host_drift == pytest.approx(0.3) and "±30 %" in pri.source_of("host_drift")
+    kw = dict(G=1, B=2, S=16, phase="decode", precision="fp32", kv_dtype="fp32")
+    for o_host in (0.0, 1.0):
+        base = pri.model_copy(update={"host_overlap": o_host, "host_drift": 0.0})
+        lo0, hi0 = step(m, s, priors=base, **kw).extras["interval"]
+        st = step(m, s, priors=base.model_copy(update={"host_drift": 0.3}), **kw)
+        lo, hi = st.extras["interval"]
+        t, t_host = float(st.v("t_step")), float(st.extras["t_host"])
+        assert lo <= lo0 <= t <= hi0 <= hi and (lo < lo0 or o_host == 1.0)
+        spread_hi = hi0 / t - 1
+        if o_host == 0.0:  # a CPU: host and device add, so the ends move by the host term alone
+            assert hi == pytest.approx((t + 0.3 * t_host) * (1 + spread_hi), rel=1e-6)
+        else:  # the host-bound GPU step is the host's time: it scales with the drift
+            fast = base.model_copy(update={"dispatch_s": 1.0, "route_dispatch_s": 1.0, "expert_dispatch_s": 1.0,
+                                           "host_drift": 0.3})
+            st = step(m, s, priors=fast, **kw)
+            lo, hi = st.extras["interval"]
+            t = float(st.v("t_step"))
+            assert hi / t == pytest.approx(1.3 * (hi0 / float(step(m, s, priors=base, **kw).v("t_step"))), rel=1e-3)
+
+
 def test_fit_recovers_the_parameters_it_was_made_with():
     F, W = 1e11, 2e10
     truth = dict(eta_flop=0.8, eta_bw=0.7, t_kernel=2e-6, M_half=16.0)

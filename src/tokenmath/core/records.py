@@ -545,6 +545,7 @@ class Priors(Record):
     expert_dispatch_s: float = 0.0  # host cost of one call of an expert hit's glue (0: dispatch_s)
     host_overlap: float = 0.0  # share of host dispatch hidden behind device work
     host_probe_s: float | None = None  # calibrate's tiny dense decode step (check-local re-times it: host drift)
+    host_drift: float = 0.0  # relative drift of the host's per-op cost between calibration and use (widens intervals)
 
     def for_engine(self, engine: str | None) -> "Priors":
         """These priors with the kernels measured on `engine` (keys `<key>@<engine>`) in place of the engines'
@@ -601,7 +602,7 @@ class Priors(Record):
               "step_overhead_s": "[0, 10]", "kernel_overhead_s": "[0, 1]", "aux_kernel_s": "[0, 1]", "matmul_m_half": "[0, 1e7]",
               "ep_imbalance": "[1, 10]", "alltoall_latency_s": "[0, 1]",
               "dispatch_s": "[0, 1]", "route_dispatch_s": "[0, 1]", "expert_dispatch_s": "[0, 1]",
-              "host_overlap": "[0, 1]", "host_probe_s": "(0, 1]"}
+              "host_overlap": "[0, 1]", "host_probe_s": "(0, 1]", "host_drift": "[0, 10]"}
 
 
 class EngineSettings(Record):

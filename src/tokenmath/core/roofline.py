@@ -630,10 +630,15 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                                  g("n_expert", ops.n_host_expert, "", "calls per expert hit, per step (core.eager)"),
                                  p("t_dispatch_expert", "expert_dispatch_s" if pri.expert_dispatch_s else "dispatch_s",
                                    "s"))
-        t = eager.eager_step_time(t, eager.host_visible_time(t_host, t, p("o_host", "host_overlap")))
+        t_dev, o_host = t, p("o_host", "host_overlap")
+        t = eager.eager_step_time(t_dev, eager.host_visible_time(t_host, t_dev, o_host))
         extras["t_host"] = t_host
+        if pri.host_drift:  # the step at the host's slowest and fastest per-op cost (module _interval)
+            t_h, t_d, o = value_of(t_host), value_of(t_dev), value_of(o_host)
+            extras["host_range"] = tuple(eager.eager_step_time(t_d, eager.host_visible_time(t_h * f, t_d, o))
+                                         for f in (1 / (1 + pri.host_drift), 1 + pri.host_drift))
     if pri.formats is not None and not spec:
-        extras["interval"] = _interval(value_of(t), pri, reads, extrapolated)
+        extras["interval"] = _interval(value_of(t), pri, reads, extrapolated, extras.get("host_range"))
     return Step(phase, basis, t_math, t_weights, t_kv, t_comm, t_over, t, T, extras=extras)
 
 
@@ -729,15 +734,23 @@ def _eager_overhead(m, chip, pri, prec, T, p, g, c):
                                      t_route)
 
 
-def _interval(t, pri, reads, extrapolated: bool):
-    """(low, high) step time: ± the largest measurement spread of the curves read; ÷/× 2 beyond measured formats."""
+def _interval(t, pri, reads, extrapolated: bool, host_range=None):
+    """(low, high) step time of a calibrated profile: ± the largest measurement spread s of the curves read; ÷/× 2
+    beyond measured formats. An eager step's host cost drifts on a shared host between calibration and use
+    (this project's measurements: ±30 % within minutes on a 2-vCPU VM, 9-17 µs per op over one morning on an
+    H100's host; validation/README.md), so with `host_drift` d the ends are the step at t_host/(1 + d) and
+    t_host·(1 + d) (`host_range`), each widened by s:
+
+        t_low = t(t_host / (1 + d)) · (1 − s),   t_high = t(t_host · (1 + d)) · (1 + s)
+    """
     s = 0.0
     for name, fmt_, x in reads:
         s = np.maximum(s, curve_spread(pri, name, fmt_, x))
     s = np.minimum(s, 0.9)
+    lo, hi = host_range if host_range is not None else (t, t)
     if extrapolated:
-        return t / 2 * (1 - s), t * 2 * (1 + s)
-    return t * (1 - s), t * (1 + s)
+        return lo / 2 * (1 - s), hi * 2 * (1 + s)
+    return lo * (1 - s), hi * (1 + s)
 
 
 def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq,

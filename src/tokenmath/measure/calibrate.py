@@ -758,6 +758,14 @@ def _fit_dispatch(be: Backend, timer: "Timer", cal: "Calibration", tick) -> None
                         "moe_device_s": [dev_1, dev_32], "moe_route_calls": r_1, "moe_expert_calls": [e_1, e_32]}
 
 
+# how far a shared host's per-op cost moves between calibration and use: what an eager step's interval allows
+HOST_DRIFT = 0.3
+HOST_DRIFT_SOURCE = ("estimate from this project's own measurements (validation/README.md, calibration): a 2-vCPU "
+                     "cloud VM's per-op cost moved by ±30 % within minutes, an H100 host's from 17.0 to 12.2 µs per "
+                     "op within one session (9 µs earlier that morning); the interval takes the host term at "
+                     "t_host/(1 + d) and t_host·(1 + d)")
+
+
 def main_format(cuda: bool, formats) -> str:
     """The format a profile's scalar priors and its host costs are measured in: bf16 on a GPU, fp32 on a CPU."""
     main = "bf16" if cuda else "fp32"
@@ -1069,6 +1077,7 @@ def profile_dict(c: Calibration) -> dict:
                                        f"(check-local times it again and scales them by the ratio: a shared host's "
                                        f"per-op cost drifts by ±30 % within minutes)"}}
            if c.dispatch_fit else {}),
+        **({"host_drift": {"value": HOST_DRIFT, "source": HOST_DRIFT_SOURCE}} if c.dispatch_fit else {}),
         **({"route_dispatch_s": {"value": f"{c.route_dispatch_s:.3g} s",
                                  "source": f"{src}: the same fit, MoE routing calls (softmax, top-k, one-hot, the "
                                            f"experts hit) of a tiny 8-expert top-2 step at 1 and 32 tokens"},
