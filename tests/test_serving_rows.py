@@ -689,3 +689,73 @@ def test_probe6_a_words_own_x_is_no_count_glued_to_the_part():
     assert al.system("CloudMatrix384")[0].name == "cloudmatrix-384" and hardware_count("CloudMatrix384")[0] is None
     assert al.system("GB200NVL72")[0].name == "gb200-nvl72"
     assert [hardware_count(h)[0] for h in ("H100x8", "L40Sx4", "l40sx4", "A100*8", "H200×8")] == [8, 4, 4, 8, 8]
+
+
+def _probe7_row(**kw) -> dict:
+    base = dict(id="P7-X", source="blog", model="Llama 3.1 8B", precision="BF16", hardware="H100 SXM", n_chips="1",
+                parallelism="", batch="", input_len="", output_len="", context_len="", metric="", value="",
+                unit="", confidence="approx", notes="")
+    return {**base, **kw}
+
+
+def test_probe7_lmdeploys_out_unit_and_tgis_decode_token_latency_and_shards():
+    """LMDeploy's 'out tok/s' is output tokens/s (it was refused as an unknown unit); TGI's benchmark 'Decode (token)'
+    latency is one decode step (it was read as end-to-end, 100× off) and its '--num-shard 8' a TP8 (it was the
+    engine rule's replica of 4 Gaudi2 chips)."""
+    from tokenmath.measure.validate.atload import quantity_of
+
+    assert unit_scale("out tok/s") == 1.0
+    assert quantity_of("Decode (token) latency avg", "ms")[0] == "tpot_s"
+    assert quantity_of("Decode (step) latency", "ms")[0] == "tpot_s"
+    assert split_of("--sharded true --num-shard 8") == {"tp": 8} and split_of("num_shard=4") == {"tp": 4}
+    row = _probe7_row(batch="32", input_len="512", output_len="128", metric="Decode (token) latency avg",
+                      value="13.2", unit="ms")
+    r = predict_row(row, Aliases())
+    assert r.kind == "static" and 2 < r.predicted < 30
+    assert predict_row(_probe7_row(batch="64", input_len="1", output_len="512", metric="token throughput (out tok/s)",
+                                   value="3420", unit="out tok/s"), Aliases()).kind == "run"
+    gaudi = _probe7_row(model="Llama 2 70B", hardware="8x Gaudi2", n_chips="", parallelism="--sharded true --num-shard 8",
+                        batch="bs=128", input_len="1024", output_len="1024", metric="throughput", value="2650",
+                        unit="tokens/s")
+    assert not any("engine rule" in a for a in predict_row(gaudi, Aliases()).assumptions)
+
+
+def test_probe7_llama_bench_names_its_files_type_after_the_model():
+    """llama-bench prints 'llama 7B Q4_0' and 'llama 8B Q4_K - Medium': the type is the precision where the column is
+    empty (the row ran as the checkpoint's BF16, about 3× slow), and its size word is no sibling of the model ('Medium'
+    refused every model); 'llama 8B' is a Llama 3.x 8B."""
+    from tokenmath.measure.validate.rows import gguf_type_of
+
+    assert gguf_type_of("llama 8B Q4_K - Medium") == ("llama 8B", "Q4_K_M")
+    assert gguf_type_of("llama 7B Q4_0") == ("llama 7B", "Q4_0") and gguf_type_of("qwen2 7B F16") == ("qwen2 7B", "F16")
+    assert gguf_type_of("gpt-oss 20B MXFP4 MoE") == ("gpt-oss 20B MXFP4 MoE", "")
+    row = _probe7_row(model="llama 8B Q4_K - Medium", precision="", hardware="NVIDIA GeForce RTX 4090",
+                      metric="tg128", value="150.3 ± 0.2", unit="t/s")
+    r = predict_row(row, Aliases())
+    assert r.matched["model"]["entry"] == "llama-3.1-8b" and any("'Q4_K_M' from the model's name" in a
+                                                                  for a in r.assumptions)
+    q4 = predict_row({**row, "model": "llama 7B Q4_0"}, Aliases())
+    bf = predict_row({**row, "model": "llama 7B"}, Aliases())
+    assert q4.predicted > 2.5 * bf.predicted  # 4.5 bits a weight against 16
+
+
+def test_probe7_mlc_q4f16_and_exl2_and_mig_slices():
+    """MLC-LLM's q4f16_1 is a Q4_0 block (4.5 bits; it was refused as unknown); an EXL2 quantisation (any average bits
+    per weight) is refused with the reason; a MIG slice is no whole chip (it was priced as a whole H100)."""
+    al = Aliases()
+    assert al.precision("q4f16_1")[0] == "int4" and al.storage("q4f16_1")["linear"] == "gguf_q4_0"
+    exl2 = predict_row(_probe7_row(model="Llama 2 7B", precision="EXL2 4.0 bpw", hardware="RTX 4090", batch="1",
+                                   metric="decode speed", value="205", unit="t/s"), al)
+    assert isinstance(exl2, Unexpressed) and "EXL2" in exl2.reason
+    system, why = al.system("H100 MIG 3g.40gb")
+    assert system is None and "MIG instance (MIG 3g.40gb)" in why
+    assert al.system("A100 (1g.10gb)")[0] is None and al.system("H100 SXM")[0] is not None
+
+
+def test_probe7_lengths_a_dataset_was_cut_to_are_no_lengths():
+    """'OpenOrca (filtered, max 1024 in / 1024 out)' states limits; the run was read at 1024 / 1024."""
+    from tokenmath.measure.validate.rows import lengths_of
+
+    assert lengths_of({"notes": "OpenOrca (filtered, max 1024 in / 1024 out), request rate inf"})[:2] == (None, None)
+    assert lengths_of({"notes": "up to 2k input, 256 output"})[:2] == (None, 256)
+    assert lengths_of({"notes": "1024 in / 128 out"})[:2] == (1024, 128)

@@ -204,8 +204,10 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
     if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m) or not e2e and re.search(
-            r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?latency",
-            m):  # Neuron's 'token generation (model) latency': one call of the decode graph, a step
+            r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[\s_-]*"
+            r"(?:step[\s_-]*|\(\s*(?:token|step)\s*\)[\s_-]*)?latency", m):
+        # Neuron's 'token generation (model) latency': one call of the decode graph, a step; TGI's benchmark prints
+        # 'Decode (token)' latency, one step, beside 'Decode (total)', every step of the request
         return "tpot_s", stat, False  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
     if not e2e and re.search(r"(?:prefill|context[\s_-]*encoding(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?latency|"
                              r"prompt[\s_-]*processing[\s_-]*latency", m):

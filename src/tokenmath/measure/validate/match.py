@@ -227,6 +227,10 @@ class Aliases:
 
     def system(self, text: str) -> tuple[System | None, str]:
         rule = self._match("hardware", text)
+        mig = _MIG.search(text)
+        if rule is None and mig:
+            return None, (f"hardware {text!r} is a MIG instance ({mig.group(0).strip()}): a share of a GPU's compute "
+                          "slices and memory, while the catalog's parts are whole chips")
         # a host link or NIC named beside the part ('PCIe Gen5 host', 'ConnectX-7 PCIe') says nothing of its form
         part = re.sub(r"pci-?e\s*(?:gen\s*\d|\d\.0)\w*|(?:connectx|\bcx)-?\d\w*(?:\s*pci-?e)?", " ", text, flags=re.I)
         if re.search(r"pci-?e\s*(?:gen\s*\d|\d\.0)", text, re.I) and not re.search(
@@ -321,6 +325,9 @@ class Aliases:
         rule = self._match("precision", text)
         return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
 
+
+# a Multi-Instance GPU slice: 'H100 MIG 3g.40gb', 'A100 (MIG 1g.10gb)', 'MIG 2g.20gb' (n of the GPU's 7 compute slices)
+_MIG = re.compile(r"(?:\bMIG\s*)?(?<![\w.])\d\s*g\s*\.\s*\d+\s*gb\b|\bMIG\b", re.I)
 
 # a GPU's core count as tables write it: '76-core GPU', '40 GPU cores', 'M3 Max 40c' (not '16c CPU')
 _GPU_CORES = re.compile(r"(\d+)\s*-?\s*(?:core\s*gpu|gpu\s*cores?|c\b(?!\s*-?\s*cpu))", re.I)

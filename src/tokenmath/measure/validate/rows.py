@@ -20,7 +20,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "hardware_count", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "gguf_type_of", "hardware_count", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
@@ -112,10 +112,17 @@ _ARROW_LEAD = re.compile(r"(?:^|[,;|(\[:]|\b(?:isl|osl|in(?:put)?|out(?:put)?|le
 _COUNTED = r"\s*(?:gpus?|chips?|nodes?|cards?|devices?|users?|clients?|requests?|reqs?|replicas?|concurren\w*|ways?|layers?|experts?)\b"
 
 
+# lengths a dataset was filtered or cut to, not the requests' lengths: 'max 1024 in / 1024 out', 'up to 2k input'
+_LIMITED = re.compile(rf"\b(?:max(?:imum)?|up[ \t]+to|at[ \t]+most)[ \t]+(?:of[ \t]+)?{_LEN}[ \t]*(?:tokens?[ \t]+)?"
+                      rf"(?:in(?:put)?|out(?:put)?|prompts?)\b(?:[ \t]*(?:tokens?)?[ \t]*/[ \t]*{_LEN}[ \t]*"
+                      r"(?:tokens?[ \t]+)?(?:in(?:put)?|out(?:put)?)\b)?", re.I)
+
+
 def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k'), else the row's text
-    ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'). A 'k' after a power-of-two
-    count is 1,024 (1k, 8k: the benchmarks' 1,024 and 8,192), else 1,000 (1.5k)."""
+    ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'), less the limits a dataset was cut
+    to ('max 1024 in / 1024 out'). A 'k' after a power-of-two count is 1,024 (1k, 8k: the benchmarks' 1,024 and 8,192),
+    else 1,000 (1.5k)."""
     isl, osl = _column_length(row.get("input_len", "")), _column_length(row.get("output_len", ""))
     if isl is not None and osl is not None:
         return isl, osl, ""
@@ -123,6 +130,7 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     text = " | ".join([str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism")] +
                       [row.get(c) or "" for c, n in (("input_len", isl), ("output_len", osl)) if n is None] +
                       re.findall(r"\(([^()]*)\)", row.get("context_len") or ""))  # '32k context (1k output)'
+    text = _LIMITED.sub(" ", text)
     pats = [(rf"\b(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*/\s*{_LEN}", 1, 2),
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
@@ -161,6 +169,22 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
     how = "lengths read from the row's text: " + ", ".join(f"'{x.group(0).strip()}'" for x in (mi, mo) if x) \
         if (mi or mo) else ""
     return i, o, how
+
+
+# a GGUF file type as llama-bench prints it after the model ('llama 7B Q4_0', 'llama 8B Q4_K - Medium', 'qwen2 7B F16')
+_GGUF_FTYPE = re.compile(r"(?<![A-Za-z0-9])(?:Q[2-8]_(?:[01]|K)(?:(?:_|\s*-\s*)(?:S|M|L|Small|Medium|Large))?|B?F16)"
+                         r"(?![A-Za-z0-9])", re.I)
+
+
+def gguf_type_of(model: str) -> tuple[str, str]:
+    """(the model string less a GGUF file type, the type in the precision table's spelling): 'llama 8B Q4_K - Medium'
+    -> ('llama 8B', 'Q4_K_M'); ('llama 7B Q4_0', no type) -> ('llama 7B', 'Q4_0'); else (model, ''). The type's size
+    word is no sibling of the model ('Medium' is not Phi-3-medium)."""
+    m = _GGUF_FTYPE.search(model or "")
+    if not m:
+        return model, ""
+    kind = re.sub(r"\s*-\s*(S|M|L)\w*$", lambda g: "_" + g.group(1).upper(), m.group(0), flags=re.I)
+    return (model[:m.start()] + model[m.end():]).strip(" -_"), kind
 
 
 def bench_test_of(row: dict) -> tuple[str, int] | None:
@@ -257,8 +281,9 @@ def to_float(text: str) -> float | None:
         return None
 
 
-# a unit may name what it counts before the count: 'output tok/s', 'input tokens/s', 'generated tokens/sec'
-_UNIT_QUALIFIER = r"^(?:output|input|prompt|generated|generation|total|decode|prefill|completion)\s+(?=tok)"
+# a unit may name what it counts before the count: 'output tok/s', 'input tokens/s', 'generated tokens/sec', LMDeploy's
+# 'out tok/s'
+_UNIT_QUALIFIER = r"^(?:output|out|input|prompt|generated|generation|total|decode|prefill|completion)\s+(?=tok)"
 
 
 _MARKS = "*†‡§¶¹²³⁴⁵⁶⁷⁸⁹⁰"

@@ -41,7 +41,8 @@ from ..intervals import phase_of
 from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, group_of, lengths_of,
+from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
+                   lengths_of,
                    output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, percentiles_as_p,
                    to_int, unit_scope)
 
@@ -86,12 +87,15 @@ class _Setup:
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
-    m, note = al.model(row["model"])
+    name, gguf = gguf_type_of(row["model"])  # llama-bench's 'llama 7B Q4_0': the model, then its file's type
+    m, note = al.model(name)
     if m is None:
         return Unexpressed(rid, g, note)
-    named = re.search(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4)(?![a-z0-9])",
-                      row["model"], re.I)
-    ptext = row["precision"].strip() or (named.group(1) if named else "")  # 'Qwen2.5-7B-Instruct-AWQ': its release
+    named = re.search(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4|q4f(?:16|32)_[01])"
+                      r"(?![a-z0-9])",
+                      name, re.I)
+    # 'Qwen2.5-7B-Instruct-AWQ', 'llama 7B Q4_0': the release or file the name states
+    ptext = row["precision"].strip() or (named.group(1) if named else gguf)
     if ptext:
         prec, kv, pnote = al.precision(ptext)
         if not row["precision"].strip() and prec is not None:
@@ -414,7 +418,8 @@ def split_of(par: str) -> dict[str, int | bool]:
     """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep, pp.
 
     Reads 'TP8', 'tp=8', '--tp 8', 'DP2-TP4', 'TP4xPP2', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
-    with experts over the same chips), 'MoE-TP4'; a bare 'EP' or 'DP attention' without a number is a flag."""
+    with experts over the same chips), 'MoE-TP4', TGI's '--num-shard 8' (its shards split every layer: TP8); a bare 'EP' or
+    'DP attention' without a number is a flag."""
     p = par.lower().replace("_", "-")
     p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
@@ -424,6 +429,7 @@ def split_of(par: str) -> dict[str, int | bool]:
         p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
         p = re.sub(rf"\b{short}-degree\s*(?:=|:)?\s*(\d+)", rf"{short}\1", p)  # Neuron's 'tp_degree=32'
     p = re.sub(r"\b(\d+)\s*(?:independent\s+|data[- ]parallel\s+)?replicas\b", r"dp\1", p)  # 'TP1 x 8 replicas'
+    p = re.sub(r"(?:--)?num-shards?\s*(?:=|:)?\s*(\d+)", r"tp\1", p)  # TGI's '--num-shard 8': tensor-parallel shards
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
