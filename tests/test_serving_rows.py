@@ -759,3 +759,51 @@ def test_probe7_lengths_a_dataset_was_cut_to_are_no_lengths():
     assert lengths_of({"notes": "OpenOrca (filtered, max 1024 in / 1024 out), request rate inf"})[:2] == (None, None)
     assert lengths_of({"notes": "up to 2k input, 256 output"})[:2] == (None, 256)
     assert lengths_of({"notes": "1024 in / 128 out"})[:2] == (1024, 128)
+
+
+def test_probe7_a_floor_on_a_rate_is_checked_on_the_best_case_and_its_best_split():
+    """'30,000+ TPS' and '> 100 tokens/s' with no lengths were refused for want of an input length, though a floor on a
+    rate bounds the best case as a point does; with the split unstated the best split over the row's chips is taken
+    (a per-user floor on 8 B200s took the engine rule's 4-chip replica)."""
+    row = _probe7_row(model="DeepSeek-R1 671B", precision="FP4", hardware="DGX B200 (8 GPUs)", n_chips="",
+                      batch="max throughput", metric="throughput", value="30,000+", unit="TPS")
+    r = predict_row(row, Aliases())
+    assert isinstance(r, Prediction) and r.measured_op == ">=" and any("one-token prompt" in a for a in r.assumptions)
+    assert any("best the roofline finds over the row's 8 chips" in a for a in r.assumptions)
+    user = predict_row({**row, "batch": "", "metric": "tokens per second per user", "value": ">250", "unit": "TPS/user"},
+                       Aliases())
+    assert user.kind == "per_user" and any("over the row's 8 chips" in a for a in user.assumptions)
+    slow = predict_row({**row, "metric": "TTFT", "value": "> 2", "unit": "s", "batch": "1"}, Aliases())
+    assert isinstance(slow, Unexpressed)  # a time bounded above the best case bounds nothing
+
+
+def test_probe7_a_stated_batch_on_chips_of_unstated_split_is_one_replicas():
+    """Qwen's speed table, batch 1 on 2 A100s: one request on a TP2 replica; it was two 1-chip replicas' output, two
+    requests' worth."""
+    row = _probe7_row(model="Qwen2.5-72B-Instruct-GPTQ-Int4", precision="", hardware="A100 80GB", n_chips="2",
+                      input_len="1", metric="Speed (tokens/s)", value="47.5", unit="",
+                      notes="vLLM 0.6.3, batch size 1, generating 2048 tokens")
+    r = predict_row(row, Aliases())
+    assert any("one replica over the row's 2 chips serves the stated batch of 1 (TP2" in a for a in r.assumptions)
+    one = predict_row({**row, "n_chips": "1"}, Aliases())
+    assert one.predicted < r.predicted < 2 * one.predicted
+
+
+def test_probe7_input_counted_with_cache_hits_ratios_written_with_words_and_hints_for_names():
+    """DeepSeek's '73.7k tokens/s input (including cache hits)' counts tokens the prefill did not compute (it was a
+    best case that failed); '1.4x vs H100' is a ratio (refused as no number); a name matching nothing gets the
+    nearest entries."""
+    row = _probe7_row(model="DeepSeek-V3/R1", precision="FP8", hardware="H800 (8 per node)", n_chips="",
+                      parallelism="prefill: EP32 DP32; decode: EP144 DP144; PD disaggregation",
+                      metric="average prefill throughput per node (input, incl. cache hits)", value="73.7k",
+                      unit="tokens/s/node")
+    r = predict_row(row, Aliases())
+    assert isinstance(r, Unexpressed) and "prefix-cache hits" in r.reason
+    decode = predict_row({**row, "metric": "average decode throughput per node (output)", "value": "14.8k"}, Aliases())
+    assert isinstance(decode, Prediction)
+    for value in ("1.4x vs H100", "up to 7x over baseline", "3× faster"):
+        out = predict_row(_probe7_row(metric="throughput", value=value), Aliases())
+        assert isinstance(out, Unexpressed) and "ratio" in out.reason, value
+    al = Aliases()
+    assert al.model("Llama 3.7 8B")[1].endswith("did you mean llama-3.1-8b, llama-3-8b, ministral-8b?")
+    assert "did you mean" in al.system("RTX 4080")[1] and "did you mean" not in al.model("Foo-Bar-9000")[1]

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.errors import CatalogError
-from ...core.load import _load_cached, _other_names, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model, load_system, names
+from ...core.load import (_load_cached, _other_names, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model,
+                          load_system, names)
 from ...core.records import Model, System
 
 __all__ = ["Aliases", "Match", "score_name", "tokens", "MIN_SCORE"]
@@ -183,6 +184,23 @@ def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: 
     return best
 
 
+def _overlap(name: str, text: str) -> float:
+    """The weighted share of a name's words and sizes the string holds, nothing refused (a near miss, for a hint)."""
+    want, have = tokens(name), _token_set(text, split_family=True)
+    total = sum(_weight(t) for t in dict.fromkeys(want))
+    shared = [t for t in dict.fromkeys(want) if t in have and t not in _WEAK and not re.fullmatch(r"[0-9.]+", t)]
+    return sum(_weight(t) for t in shared) / total if total else 0.0  # (a bare '3' is no kinship)
+
+
+def _nearest(text: str, candidates: dict[str, list[tuple[str, str]]], n: int = 3) -> str:
+    """'; did you mean a, b?' for a string that matched nothing: the entries sharing the most of their names' words
+    and numbers with it, '' where none shares any."""
+    scored = sorted(((max(_overlap(k, text) for k, _ in keys), e) for e, keys in candidates.items()),
+                    key=lambda x: (-x[0], x[1]))
+    hint = [e for sc, e in scored if sc > 0][:n]
+    return f"; did you mean {', '.join(hint)}?" if hint else ""
+
+
 class Aliases:
     """Table strings -> catalog records: a scored name matcher plus the rules of catalog/aliases/NAME.yaml."""
 
@@ -214,7 +232,8 @@ class Aliases:
         m = _best(text, _model_candidates(), generations=True) if rule is None else \
             Match(text, rule["model"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         if m is None:
-            return None, f"model {text!r} matches no catalog model (best score below {MIN_SCORE}) nor alias rule"
+            return None, (f"model {text!r} matches no catalog model (best score below {MIN_SCORE}) nor alias rule"
+                          + _nearest(text, _model_candidates()))
         rec = _model(m.entry)
         if rec is None:
             return None, f"model {m.entry!r} is neither in the catalog nor among the alias fallbacks"
@@ -249,8 +268,8 @@ class Aliases:
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
         extra = rule.get("note", "") if rule is not None else ""
         if m is None:
-            return None, f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) " \
-                         "nor alias rule"
+            return None, (f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) "
+                          "nor alias rule" + _nearest(part, _system_candidates()))
         sysm = load_system(m.entry)
         size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*GB\b(?!\s*/\s*s)|-(\d{2,3})G\b(?!\s*/\s*s)", text, re.I)
         have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB

@@ -442,11 +442,16 @@ def unknown_reason(row: dict) -> str:
     return f"metric {metric!r}: not a serving, kernel or training quantity this tool predicts"
 
 
+# a value that is a multiple of another setup's: '2.7x', '1.4x vs H100', 'up to 7x over baseline', '3× faster'
+_RATIO_VALUE = (r"\s*(?:[~≈]|up\s+to|about|over|more\s+than)?\s*[\d.,]+\s*[x×](?:\s+(?:faster|slower|higher|lower|more|"
+                r"less|better|speed[\s-]?up|(?:over|vs\.?|versus|than|relative\s+to|compared\s+(?:to|with))\b.*))?\s*")
+
+
 def ratio_reason(row: dict) -> str | None:
     """Why a row is a ratio, not a measurement of its setup: a value such as '2.7x' or '+498%', a unit 'x', or a
     metric naming a speedup or a comparison ('speedup over v0.5.3', 'throughput relative to H100'); else None."""
     value, unit, metric = (row.get(c, "") or "" for c in ("value", "unit", "metric"))
-    if re.fullmatch(r"\s*[~≈]?\s*[\d.,]+\s*[x×]\s*", value) or re.fullmatch(
+    if re.fullmatch(_RATIO_VALUE, value, re.I) or re.fullmatch(
             r"\s*(?:[x×]|times)(?:\s+(?:faster|slower|higher|lower|more|less|better|speed[\s-]?up|over\b.*|vs\b.*))?\s*",
             unit, re.I):  # 'x', 'x faster', 'times higher'
         what = f"measured value {value!r}" + (f" {unit!r}" if unit.strip() else "")

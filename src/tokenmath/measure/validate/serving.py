@@ -84,6 +84,11 @@ class _Setup:
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
 
 
+# a rate of input tokens that counts those a prefix cache served (DeepSeek's 'input (including cache hits)')
+_CACHE_HITS = re.compile(r"\b(?:incl(?:uding|udes|\.)?|with)\s+(?:the\s+)?(?:prefix[\s-]*|kv[\s-]*|context[\s-]*|disk[\s-]*)?"
+                         r"cache[\s-]*hits?\b", re.I)
+
+
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
@@ -145,6 +150,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             return Unexpressed(rid, g, f"prefill and decode disaggregated ({split!r}): a {q.replace('_', ' ')} per "
                                        f"{scope} mixes the two roles' chips, whose counts the row does not give")
         phase = "prefill" if q == "input_tokens_per_s" else "decode"
+    hits = _CACHE_HITS.search(row_text(row, ("metric", "unit", "notes")))
+    if hits and (phase == "prefill" or quantity_of(row["metric"], row["unit"])[0] in ("input_tokens_per_s",
+                                                                                       "total_tokens_per_s")):
+        return Unexpressed(rid, g, f"input tokens counted with their prefix-cache hits ({hits.group(0)!r}): tokens read "
+                                   "from the cache are not computed, and the tool does not model a prefix cache")
     notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
     if not row["precision"].strip():
@@ -188,9 +198,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         best = point
         if not drafts_stated(row):
             assumptions.append(K_UNSTATED)
-    if ISL is None and (point or (per_user and lower is not None and lower.op in (">", ">="))):
+    # a rate the row bounds below ('30,000+ TPS', '> 100 tokens/s') is checked as a point is: the best case must reach it
+    rate_floor = lower is not None and lower.op in (">", ">=") and quantity_of(row["metric"], row["unit"])[2]
+    unstated = best  # something the row leaves unstated is taken at its best case
+    if ISL is None and (point or rate_floor):
         # the shortest prompt (the least to prefill, the least KV to read) is the fastest case
-        ISL, best = 1, best or point
+        ISL, best, unstated = 1, best or point, True
         assumptions.append("input length not stated: a one-token prompt, the fastest case")
         if OSL is None:
             OSL, how = output_len_from_samples(row, measured * scale)
@@ -261,9 +274,17 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if chips_note:
         notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al, assumptions)
+    if B is not None and lnote and n_rep > 1:
+        # a stated batch is the run's, not each replica's: with the split unstated, one replica over the row's chips
+        # serves it, as for a latency at a stated batch (a batch of one request was read as one per replica)
+        G, n_rep = max(1, G_row // layout.pp), 1
+        layout = dataclasses.replace(default_layout(m, G), pp=layout.pp)
+        lnote = (f"the split is not stated: one replica over the row's {G} chips serves the stated batch of {B} "
+                 f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
     best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
-    # a best-case row with its split unstated: the best split over its chips, as for its other unstated inputs
-    best = best or (BEST_CASE in assumptions and lnote and G_row and G_row > 1)
+    # a best-case row (or a floor on a rate) with its split unstated: the best split over its chips, as for its other
+    # unstated inputs
+    best = best or ((BEST_CASE in assumptions or (unstated and rate_floor)) and lnote and G_row and G_row > 1)
     if lnote and not best:
         assumptions.append(lnote)
     su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
