@@ -807,3 +807,16 @@ def test_probe7_input_counted_with_cache_hits_ratios_written_with_words_and_hint
     al = Aliases()
     assert al.model("Llama 3.7 8B")[1].endswith("did you mean llama-3.1-8b, llama-3-8b, ministral-8b?")
     assert "did you mean" in al.system("RTX 4080")[1] and "did you mean" not in al.model("Foo-Bar-9000")[1]
+
+
+def test_probe7_a_concurrency_counted_per_gpu_or_replica():
+    """'concurrency 256 per GPU' on eight 1-chip replicas is 256 clients each; it was 256 over all eight (32 each)."""
+    from tokenmath.measure.validate.atload import under_load
+
+    row = _probe7_row(model="Llama 3.1 70B", precision="FP8", hardware="MI325X x8", n_chips="", parallelism="TP1 DP8",
+                      batch="concurrency 256 per GPU", input_len="2048", output_len="2048", metric="total throughput",
+                      value="55,000", unit="tokens/s")
+    assert under_load(row).concurrency_per == "gpu"
+    assert under_load({**row, "batch": "concurrency 64 per replica"}).concurrency_per == "replica"
+    assert under_load({**row, "batch": "concurrency 256"}).concurrency_per == ""
+    assert "closed loop at concurrency 256 per replica (8 replica(s)" in predict_row(row, Aliases()).why[0]

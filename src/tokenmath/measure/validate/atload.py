@@ -4,7 +4,8 @@ A dashboard row such as "tokens/s per GPU at 50 tokens/s per user" or "throughpu
 64" is not the engine's maximum-throughput run, which can be 5–15× higher at high interactivity.
 These rows go through the request-level simulator and the frontier (serving/sim, serving/frontier):
 
-    at a concurrency U:   a closed loop of U clients per replica group (U / n_rep per replica),
+    at a concurrency U:   a closed loop of U clients per replica group (U / n_rep per replica; U · G a replica of G
+                          chips where the row counts clients per GPU, U where it counts them per replica),
                           fixed ISL/OSL (or uniform at a stated range ratio), simulated (max(400, 8·U) requests, at most 4,000): the
                           row's quantity (output or total tokens/s, per user, TTFT, TPOT, E2E;
                           mean unless the metric names p50/p90/p95/p99) read off the run
@@ -52,6 +53,7 @@ class LoadRegime:
     note: str = ""
     range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
     rate_per_s: float | None = None  # Poisson arrivals (vLLM's --request-rate, QPS): an open loop
+    concurrency_per: str = ""  # 'gpu' or 'replica' where the row counts its clients so ('concurrency 256 per GPU')
 
 
 def _seconds(x: str, unit: str) -> float:
@@ -93,6 +95,8 @@ def under_load(row: dict) -> LoadRegime | None:
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
                      r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
+    per = re.match(r"\s*(?:/|per|each|a)\s*(?:(gpu|chip|device|card|accelerator)|(replica|instance|engine|server))\b",
+                   text[conc.end():], re.I) if conc else None  # 'concurrency 256 per GPU': the clients of one chip
     rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
                      r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
     R = next((float(x) for x in rate.groups() if x), None) if rate and C is None else None
@@ -121,7 +125,7 @@ def under_load(row: dict) -> LoadRegime | None:
         return None
     rr = re.search(r"range[-_ ]ratio\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
     return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0,
-                      R if R and R > 0 else None)
+                      R if R and R > 0 else None, ("gpu" if per.group(1) else "replica") if per else "")
 
 
 _DRAFTS = re.compile(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
@@ -257,7 +261,9 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                    f"({spec.kind})")
     try:
         if regime.concurrency is not None or regime.rate_per_s is not None:
-            U = max(1, int(np.ceil(regime.concurrency / su.n_rep))) if regime.concurrency is not None else None
+            # the row's clients over its replicas, unless it counts them per chip or per replica
+            per = {"gpu": su.G * regime.concurrency, "replica": regime.concurrency}.get(regime.concurrency_per)
+            U = (per or max(1, int(np.ceil(regime.concurrency / su.n_rep)))) if regime.concurrency is not None else None
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
             n = int(min(4000, max(400, 8 * U))) if U is not None else 1000
 
