@@ -244,6 +244,15 @@ def _from_sim(r, key: str, stat: str, isl: float) -> float:
     return float(v[stat] if isinstance(v, dict) else v)
 
 
+def _clients_per_replica(regime: LoadRegime, G: int, n_rep: int) -> int | None:
+    """The closed loop's clients on one replica of G chips: the row's over its n_rep replicas, or as many per chip or
+    per replica as it counts them ('concurrency 256 per GPU'); None for an open loop."""
+    C = regime.concurrency
+    if C is None:
+        return None
+    return {"gpu": G * C, "replica": C}.get(regime.concurrency_per) or max(1, int(np.ceil(C / n_rep)))
+
+
 def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | None, basis: str, measured: float,
                        scale: float, per_gpu: bool, assumptions: list[str], notes: list[str],
                        layout_note: str, per_node: int | None = None) -> Prediction | Unexpressed:
@@ -261,9 +270,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                    f"({spec.kind})")
     try:
         if regime.concurrency is not None or regime.rate_per_s is not None:
-            # the row's clients over its replicas, unless it counts them per chip or per replica
-            per = {"gpu": su.G * regime.concurrency, "replica": regime.concurrency}.get(regime.concurrency_per)
-            U = (per or max(1, int(np.ceil(regime.concurrency / su.n_rep)))) if regime.concurrency is not None else None
+            U = _clients_per_replica(regime, su.G, su.n_rep)
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
             n = int(min(4000, max(400, 8 * U))) if U is not None else 1000
 
