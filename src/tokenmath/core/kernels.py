@@ -35,6 +35,8 @@ GEMM with a few rows runs far below peak FLOP/s while a one-row product runs as 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .derive import formula
@@ -79,6 +81,14 @@ def depth_efficiency(eta_inf, K, K_half):
 @formula("t_gemm = max(FLOP_gemm / (F · eta_mm), bytes_gemm / (W · eta_bw)) + t_kernel", unit="s")
 def gemm_time(FLOP_gemm, F, eta_mm, bytes_gemm, W, eta_bw, t_kernel=0.0):
     return np.maximum(FLOP_gemm / (F * eta_mm), bytes_gemm / (W * eta_bw)) + t_kernel
+
+
+@formula("eta_kv = kv_k / (W · (t0_attn + n_pair · t_pair) + kv_k / eta_dec)", unit="")
+def decode_attention_eta(kv_k, W, t0_attn, n_pair, t_pair, eta_dec):
+    """Decode attention's KV streaming rate, from one kernel's measured law (kernel_tables._decode_attention_law):
+    t = t0 + n_pair · t_pair + kv_k / (W · eta_dec) for the kv_k bytes of one layer on one chip and its n_pair
+    (sequence, KV head) work items; the rate the step's KV read runs at is kv_k / (W · t)."""
+    return kv_k / (W * (t0_attn + n_pair * t_pair) + kv_k / eta_dec)
 
 
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")

@@ -431,6 +431,8 @@ def _full_attention(df):
 
 
 def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """Decode attention's KV streaming rate by the bytes one kernel reads, pooled over every table row
+    (`eta_kv_bytes.<kv>`): what MLA and chips without the law below read."""
     files = _newest(root / "data" / sysdir / "attention", "generation_attention_perf.parquet")
     W = chip.hbm_bandwidth_bytes_per_s
     for fmt_, tab_fmt in KV_FORMATS.items():
@@ -452,6 +454,75 @@ def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
             f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
             f"catalog chip {chip.name}"))
+
+
+# query heads per KV head G at which the decode-attention law is fitted (rows to the nearest in log2)
+GQA_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128)
+# the law's terms, curves by G, and their units
+ATTN_DECODE_LAW = {"attn_dec_t0": "s", "attn_dec_t_pair": "s", "attn_dec_eta": ""}
+
+
+def _decode_attention_law(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """One decode-attention kernel (a layer, B sequences of context S, K KV heads of H, N query heads), read off the
+    tables' rows as a sum:
+
+        t = t0 + n_pair · t_pair + bytes / (W · eta),   n_pair = B · K,   bytes = B · S · 2 · K · H · b_kv
+
+    t0 the kernel's fixed cost, t_pair what each (sequence, KV head) work item costs beyond its bytes (its page
+    table, its softmax and output: why 2,048 short sequences run 3-5× slower than 64 long ones of the same bytes),
+    eta the streaming rate. Fitted per engine, KV format and G = N/K (rows to the nearest of GQA_GROUPS) by least
+    squares in relative error with every term ≥ 0 and eta ≤ 1 (y = t − bytes/W is fitted), rows faster than
+    W left out. Before 2026-11-28 one curve by bytes pooled every G and batch: the kernels differ by G (H200
+    TensorRT-LLM, FP8 KV: G 2-16 at 1.3-1.8× that median, G ≥ 48 at 0.1×) and by B at equal bytes; the bytes
+    curve missed the tables' rows by a median 8-21 %, p90 46-67 %, this law by 7-17 %, p90 25-48 % (B ≥ 64:
+    20-33 % → 9-19 %). Stored as curves by G: `attn_dec_t0`, `attn_dec_t_pair`, `attn_dec_eta` (`.<kv>`,
+    `.<kv>@<engine>`; the plain key the median over engines)."""
+    files = _newest(root / "data" / sysdir / "attention", "generation_attention_perf.parquet")
+    W = chip.hbm_bandwidth_bytes_per_s
+    for fmt_, tab_fmt in KV_FORMATS.items():
+        per: dict[str, dict[int, tuple]] = {}
+        errs: dict[str, list] = {}
+        for eng, f in files.items():
+            df = _full_attention(_read(f))
+            d = df[(df.kv_cache_dtype == tab_fmt) & (df.head_dim >= 64)]
+            if len(d) == 0:
+                continue
+            K = d.num_key_value_heads.to_numpy(dtype=float)
+            pairs = d.batch_size.to_numpy(dtype=float) * K
+            bytes_t = pairs * (d.step + d.isl).to_numpy(dtype=float) * 2 * d.head_dim.to_numpy() * bytes_per(fmt_) / W
+            t = d.latency.to_numpy() * 1e-3
+            y = t - bytes_t
+            G = np.asarray(GQA_GROUPS)[np.abs(np.log2(d.num_heads.to_numpy(dtype=float) / K)[:, None]
+                                              - np.log2(GQA_GROUPS)[None, :]).argmin(axis=1)]
+            for g_ in GQA_GROUPS:
+                s = (G == g_) & (y > 0)
+                if s.sum() < 20:
+                    continue
+                A = np.stack([np.ones(s.sum()), pairs[s], bytes_t[s]], 1)
+                x = _nnls(A / t[s, None], y[s] / t[s])
+                pred = A @ x + bytes_t[s]
+                per.setdefault(eng, {})[g_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
+                errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
+        if not per:
+            continue
+        for suffix, group in _by_engine([(v, k) for k, v in per.items()]):
+            ways = sorted(set.intersection(*(set(v) for v, _ in group)))
+            if not ways:
+                continue
+            used = ", ".join(k for _, k in group)
+            e = np.concatenate([errs[k] for _, k in group])
+            src = (f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({used}; KV {tab_fmt}, full "
+                   f"attention, head ≥ 64): t = t0 + B·K·t_pair + bytes/(W·eta) fitted per G = N/K "
+                   f"(kernel_tables._decode_attention_law), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; the law "
+                   f"misses the rows by a median {np.median(e):.0%}, p90 {np.quantile(e, 0.9):.0%}"
+                   + ("; median over engines" if not suffix else "") + "; by query heads per KV head G")
+            for i, name in enumerate(ATTN_DECODE_LAW):
+                vals = [[v[w][i] for v, _ in group] for w in ways]
+                med = [float(np.median(v)) for v in vals]
+                spread = [float((max(v) - min(v)) / 2 / m) if m > 0 else 0.0 for v, m in zip(vals, med)]
+                out.curves[f"{name}.{fmt_}{suffix}"] = {"x": [float(w) for w in ways], "y": [_sig(m) for m in med],
+                                                        "spread": [_sig(min(sp, 10.0)) for sp in spread],
+                                                        "source": src, "unit": ATTN_DECODE_LAW[name]}
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -818,6 +889,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
         raise InputError(f"{root}/data/{sysdir}: no tables for {chip_name}")
     _gemm(root, sysdir, chip, out)
     _decode_attention(root, sysdir, chip, out)
+    _decode_attention_law(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
