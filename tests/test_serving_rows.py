@@ -820,3 +820,17 @@ def test_probe7_a_concurrency_counted_per_gpu_or_replica():
     assert under_load({**row, "batch": "concurrency 64 per replica"}).concurrency_per == "replica"
     assert under_load({**row, "batch": "concurrency 256"}).concurrency_per == ""
     assert "closed loop at concurrency 256 per replica (8 replica(s)" in predict_row(row, Aliases()).why[0]
+
+
+def test_a_closed_loop_row_that_names_no_engine_mixes_prompts_into_the_decode_steps():
+    """The default engine summarises TensorRT-LLM and vLLM, which both put a new prompt into the running decode steps:
+    a row under load that names no engine runs the chunked scheduler, not prefill-first (whose stalled decodes keep
+    identical clients in lockstep: a whole concurrency's prompts in every TTFT)."""
+    assert load_engine("default")["policy"] == "chunked" and load_engine("sglang")["policy"] == "continuous"
+    row = dict(id="X-990", source="NIM docs", model="Llama 3.1 70B", precision="FP8", hardware="4 x H100 SXM",
+               n_chips="4", parallelism="TP4", batch="concurrency 100", input_len="1000", output_len="1000",
+               context_len="", metric="TTFT avg", value="260", unit="ms", confidence="approximate", notes="")
+    r = predict_row(row, Aliases())
+    assert "default scheduling: chunked" in r.why[0]
+    sglang = predict_row({**row, "id": "X-991", "notes": "SGLang"}, Aliases())
+    assert "sglang scheduling: continuous" in sglang.why[0] and sglang.predicted > 2 * r.predicted
