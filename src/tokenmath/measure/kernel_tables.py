@@ -503,26 +503,10 @@ def _decode_attention_law(root: Path, sysdir: str, chip, out: Derived) -> None:
                 pred = A @ x + bytes_t[s]
                 per.setdefault(eng, {})[g_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
                 errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
-        if not per:
-            continue
-        for suffix, group in _by_engine([(v, k) for k, v in per.items()]):
-            ways = sorted(set.intersection(*(set(v) for v, _ in group)))
-            if not ways:
-                continue
-            used = ", ".join(k for _, k in group)
-            e = np.concatenate([errs[k] for _, k in group])
-            src = (f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({used}; KV {tab_fmt}, full "
-                   f"attention, head ≥ 64): t = t0 + B·K·t_pair + bytes/(W·eta) fitted per G = N/K "
-                   f"(kernel_tables._decode_attention_law), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; the law "
-                   f"misses the rows by a median {np.median(e):.0%}, p90 {np.quantile(e, 0.9):.0%}"
-                   + ("; median over engines" if not suffix else "") + "; by query heads per KV head G")
-            for i, name in enumerate(ATTN_DECODE_LAW):
-                vals = [[v[w][i] for v, _ in group] for w in ways]
-                med = [float(np.median(v)) for v in vals]
-                spread = [float((max(v) - min(v)) / 2 / m) if m > 0 else 0.0 for v, m in zip(vals, med)]
-                out.curves[f"{name}.{fmt_}{suffix}"] = {"x": [float(w) for w in ways], "y": [_sig(m) for m in med],
-                                                        "spread": [_sig(min(sp, 10.0)) for sp in spread],
-                                                        "source": src, "unit": ATTN_DECODE_LAW[name]}
+        _store_law(out, per, errs, ATTN_DECODE_LAW, fmt_, "query heads per KV head G", lambda used: (
+            f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({used}; KV {tab_fmt}, full "
+            f"attention, head ≥ 64): t = t0 + B·K·t_pair + bytes/(W·eta) fitted per G = N/K "
+            f"(kernel_tables._decode_attention_law), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -771,6 +755,29 @@ MOE_MIN_EXPERT_BYTES = 1e6  # per-rank experts of at least 1 MB (a 0.6 MB expert
 MOE_LAW = {"moe_t0": "s", "moe_t_expert": "s", "moe_eta_bw": "", "moe_eta_mm": "", "moe_route": "count"}
 
 
+def _store_law(out: Derived, per: dict, errs: dict, law: dict, fmt_: str, axis: str, describe) -> None:
+    """A fitted law's terms as curves by the width they were fitted at (`per[engine][width]` = the terms in `law`'s
+    order): the engines' median under `<term>.<f>`, each engine's own under `<term>.<f>@<engine>`; `describe(used)`
+    opens each curve's source, which then states the law's miss on its rows."""
+    if not per:
+        return
+    for suffix, group in _by_engine([(v, k) for k, v in per.items()]):
+        ways = sorted(set.intersection(*(set(v) for v, _ in group)))
+        if not ways:
+            continue
+        used = ", ".join(k for _, k in group)
+        e = np.concatenate([errs[k] for _, k in group])
+        src = (describe(used) + f"the law misses the rows by a median {np.median(e):.0%}, p90 {np.quantile(e, 0.9):.0%}"
+               + ("; median over engines" if not suffix else "") + f"; by {axis}")
+        for i, name in enumerate(law):
+            vals = [[v[w][i] for v, _ in group] for w in ways]
+            med = [float(np.median(v)) for v in vals]
+            spread = [float((max(v) - min(v)) / 2 / m) if m > 0 else 0.0 for v, m in zip(vals, med)]
+            out.curves[f"{name}.{fmt_}{suffix}"] = {"x": [float(w) for w in ways], "y": [_sig(m) for m in med],
+                                                    "spread": [_sig(min(sp, 10.0)) for sp in spread],
+                                                    "source": src, "unit": law[name]}
+
+
 def _nnls(A: np.ndarray, y: np.ndarray) -> np.ndarray:
     """min |A x − y| with x ≥ 0 (active set: solve on the free columns, drop those that go negative)."""
     scale = np.maximum(np.linalg.norm(A, axis=0), 1e-300)
@@ -859,25 +866,11 @@ def _moe_law(root: Path, sysdir: str, chip, out: Derived) -> None:
                 errs.setdefault(found[0], []).extend(np.abs(pred / t[s] - 1))
         if not per:
             continue
-        for suffix, group in _by_engine([(v, k) for k, v in per.items()]):
-            ways = sorted(set.intersection(*(set(v) for v, _ in group)))
-            if not ways:
-                continue
-            used = ", ".join(k for _, k in group)
-            e = np.concatenate([errs[k] for _, k in group])
-            src = (f"{PACKAGE} {out.version} {sysdir}/moe ({used}; balanced routing, fastest gated kernel path per "
-                   f"shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB): t = t0 + hits·t_e + bytes/(W·eta_bw) "
-                   f"+ FLOP/(F·eta_mm) + c_route·T·k·D·2/W fitted per ep (kernel_tables._moe_law), F = {F / 1e12:g} "
-                   f"TFLOP/s ({MOE_PEAK.get(fmt_, fmt_)} peak), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "
-                   f"the law misses the rows by a median {np.median(e):.0%}, p90 {np.quantile(e, 0.9):.0%}"
-                   + ("; median over engines" if not suffix else "") + "; by expert-parallel ways ep")
-            for i, name in enumerate(MOE_LAW):
-                vals = [[v[w][i] for v, _ in group] for w in ways]
-                med = [float(np.median(v)) for v in vals]
-                spread = [float((max(v) - min(v)) / 2 / m) if m > 0 else 0.0 for v, m in zip(vals, med)]
-                out.curves[f"{name}.{fmt_}{suffix}"] = {"x": [float(w) for w in ways], "y": [_sig(m) for m in med],
-                                                        "spread": [_sig(min(sp, 10.0)) for sp in spread],
-                                                        "source": src, "unit": MOE_LAW[name]}
+        _store_law(out, per, errs, MOE_LAW, fmt_, "expert-parallel ways ep", lambda used: (
+            f"{PACKAGE} {out.version} {sysdir}/moe ({used}; balanced routing, fastest gated kernel path per "
+            f"shape, per-rank experts ≥ {MOE_MIN_EXPERT_BYTES / 1e6:g} MB): t = t0 + hits·t_e + bytes/(W·eta_bw) "
+            f"+ FLOP/(F·eta_mm) + c_route·T·k·D·2/W fitted per ep (kernel_tables._moe_law), F = {F / 1e12:g} "
+            f"TFLOP/s ({MOE_PEAK.get(fmt_, fmt_)} peak), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
 def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
