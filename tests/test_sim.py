@@ -150,6 +150,30 @@ def test_disagg_decodes_never_wait_for_a_prefill():
     assert d["itl_s"]["p99"] < c["itl_s"]["p99"] / 3
 
 
+def test_disagg_workers_share_the_load_of_an_xpyd_deployment():
+    """xPyD: y decode workers split the clients (2 decode workers at 2U run each at U's batch and TPOT, and the chips
+    count both pools' workers); x prefill workers share one queue (a prefill-bound 1P1D waits less with 3P); one worker
+    of each is the plain disagg run, exactly; a worker count that is not a whole number ≥ 1 is refused."""
+    from tokenmath.core.errors import InputError
+
+    kw = dict(G=8, policy="disagg", prefill_chips=8, decode_chips=8, isl=2000, osl=200)
+    one = simulate(M70, H100, concurrency=32, requests=256, **kw)
+    assert simulate(M70, H100, concurrency=32, requests=256, prefill_workers=1, decode_workers=1, **kw)["ttft_s"] == \
+        one["ttft_s"]
+    two = simulate(M70, H100, concurrency=64, requests=512, decode_workers=2, prefill_workers=2, **kw)
+    assert two.settings["chips"] == 32 and two["tpot_s"]["mean"] == pytest.approx(one["tpot_s"]["mean"], rel=0.05)
+    assert two["output_tokens_per_s"] == pytest.approx(2 * one["output_tokens_per_s"], rel=0.05)
+    long = dict(kw, isl=16000, osl=100)
+    slow = simulate(M70, H100, concurrency=128, requests=512, **long)
+    fast = simulate(M70, H100, concurrency=128, requests=512, prefill_workers=3, **long)
+    assert fast["ttft_s"]["mean"] < slow["ttft_s"]["mean"] / 2
+    for bad in (0, 1.5):
+        with pytest.raises(InputError, match="workers"):
+            simulate(M70, H100, concurrency=8, requests=16, decode_workers=bad, **kw)
+    with pytest.raises(InputError, match="disagg"):
+        simulate(M70, H100, G=8, concurrency=8, requests=16, isl=100, osl=10, decode_workers=2)
+
+
 def test_a_scheduler_one_step_ahead_delays_arrivals_by_about_one_step(monkeypatch):
     import tokenmath.serving.sim.run as run_mod
     kw = dict(G=1, rate=20.0, requests=300, isl=500, osl=60, range_ratio=0.5, engine="sglang")

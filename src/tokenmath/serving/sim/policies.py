@@ -9,7 +9,8 @@
   step is one roofline.step (steps.StepTimes.mixed).
 - disagg: prefill and decode on separate pools (DistServe, Splitwise; serving/disagg.py): the
   prefill pool batches prompts, the KV moves over the link tier, and the decode pool admits it by
-  KV and never stalls for a prefill.
+  KV and never stalls for a prefill. Each pool may hold several workers (xPyD: x prefill workers
+  sharing one queue, y decode workers; a request goes to the decode worker with the fewest seats taken).
 - cadence: the lecture's fixed cadence (serving/batching.py): a train of `seats` departs every
   t_step whether full or not; a request boards the next departure and its first token arrives one
   step later, so it waits at most 2 · t_step.
@@ -171,7 +172,7 @@ class Cadence(Replica):
 
 
 class _DecodePool(Replica):
-    """The decode side of a disaggregated deployment: requests arrive with their KV and join at once."""
+    """One decode worker of a disaggregated deployment: requests arrive with their KV and join at once."""
 
     def __init__(self, run, steps, kv_pool, kv_need, max_batch, front):
         super().__init__(run, steps, kv_pool, kv_need, max_batch)
@@ -180,7 +181,7 @@ class _DecodePool(Replica):
 
     def finish(self, r: int) -> None:
         super().finish(r)
-        if not self.front.busy and self.front.queue:  # a seat came free: the prefill pool may go on
+        if self.front.free and self.front.queue:  # a seat came free: an idle prefill worker may go on
             self.front.wake()
 
     def arrive(self, r: int) -> None:
@@ -198,43 +199,63 @@ class _DecodePool(Replica):
 
 
 class Disagg:
-    """A prefill pool that batches prompts up to `budget` tokens, a KV transfer, and a decode pool."""
+    """`n_prefill` prefill workers that batch prompts up to `budget` tokens each from one queue, a KV transfer, and
+    `n_decode` decode workers (xPyD). A request is admitted, its KV reserved, on the decode worker with the fewest
+    seats taken that can hold it (the first of equals), before its prefill."""
 
     def __init__(self, run, prefill_steps: StepTimes, decode_steps: StepTimes, kv_pool, kv_need, max_batch,
-                 budget: float, transfer_s: np.ndarray):
+                 budget: float, transfer_s: np.ndarray, n_prefill: int = 1, n_decode: int = 1):
         self.run, self.steps, self.budget, self.transfer_s = run, prefill_steps, budget, transfer_s
-        self.decode = _DecodePool(run, decode_steps, kv_pool, kv_need, max_batch, self)
+        self.decodes = [_DecodePool(run, decode_steps, kv_pool, kv_need, max_batch, self) for _ in range(n_decode)]
         self.queue: deque[int] = deque()
-        self.busy = self._waking = False
+        self.free = n_prefill  # prefill workers idle
+        self._waking = False
 
-    wake, _woken = Replica.wake, Replica._woken
+    def wake(self) -> None:
+        """Decide at the end of this instant, once every request arriving now has arrived."""
+        if not self._waking:
+            self._waking = True
+            self.run.engine.at(self.run.engine.now, self._woken)
+
+    def _woken(self) -> None:
+        self._waking = False
+        self.next()
 
     def arrive(self, r: int) -> None:
         self.queue.append(r)
-        if not self.busy:
+        if self.free:
             self.wake()
 
+    def _decode_for(self, r: int) -> _DecodePool | None:
+        fits = [d for d in self.decodes if d.can_admit(r)]
+        return min(fits, key=lambda d: d.seats) if fits else None
+
     def next(self) -> None:
-        isl, batch, tokens = self.run.wl.isl, [], 0
-        while self.queue and self.decode.can_admit(self.queue[0]) and \
-                (not batch or tokens + isl[self.queue[0]] <= self.budget):
-            r = self.queue.popleft()
-            self.decode.admit(r)
-            batch.append(r)
-            tokens += isl[r]
-        if batch:
+        isl = self.run.wl.isl
+        while self.free and self.queue:
+            batch, tokens = [], 0
+            while self.queue and (not batch or tokens + isl[self.queue[0]] <= self.budget):
+                d = self._decode_for(self.queue[0])
+                if d is None:
+                    break
+                r = self.queue.popleft()
+                d.admit(r)
+                batch.append((r, d))
+                tokens += isl[r]
+            if not batch:
+                return
             now = self.run.engine.now
             self.run.rec.prefill_step(now)
-            self.busy = True
+            self.free -= 1
             self.run.engine.at(now + self.steps.prefill(len(batch), tokens / len(batch)), self._prefilled, batch)
 
-    def _prefilled(self, batch: list[int]) -> None:
+    def _prefilled(self, batch: list) -> None:
         now = self.run.engine.now
-        for r in batch:
+        for r, d in batch:
             self.run.rec.first(r, now)
             if self.run.wl.osl[r] <= 1:
-                self.decode.finish(r)
+                d.finish(r)
             else:
-                self.run.engine.at(now + self.transfer_s[r], self.decode.arrive, r)
-        self.busy = False
+                self.run.engine.at(now + self.transfer_s[r], d.arrive, r)
+        self.free += 1
         self.next()

@@ -89,10 +89,13 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
              decode_chips: int | None = None, spec: Speculation | None = None, slo_ttft: float | None = None,
              slo_tpot: float | None = None, seed: int = 0, precision: str | None = None, kv_dtype: str | None = None,
              basis: str = "prior", priors: Priors | None = None, layout: Layout | None = None,
-             engine: str = "default", max_num_tokens: int | None = None) -> SimResult:
+             engine: str = "default", max_num_tokens: int | None = None, prefill_layout: Layout | None = None,
+             prefill_workers: int = 1, decode_workers: int = 1) -> SimResult:
     """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool).
 
-    `max_num_tokens` replaces the engine's token budget of a prefill step (continuous, disagg).
+    `max_num_tokens` replaces the engine's token budget of a prefill step (continuous, disagg). Disagg:
+    `prefill_workers` workers of `prefill_chips` each (split `prefill_layout`, default: `layout`, else the default
+    layout of their chips) and `decode_workers` of `decode_chips` (split `layout`), all serving the one workload.
     """
     wall0 = time.perf_counter()
     if policy not in POLICIES:
@@ -103,8 +106,12 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     for x, name in ((slo_ttft, "--slo-ttft"), (slo_tpot, "--slo-tpot"), (chunk, "--chunk"), (max_batch, "--max-batch"),
                     (max_num_tokens, "max_num_tokens")):
         _positive(x, name)
-    if policy != "disagg" and (prefill_chips or decode_chips):
-        raise InputError("--prefill-chips/--decode-chips apply to --policy disagg")
+    if policy != "disagg" and (prefill_chips or decode_chips or prefill_layout or prefill_workers != 1
+                               or decode_workers != 1):
+        raise InputError("--prefill-chips/--decode-chips and the pools' workers apply to --policy disagg")
+    for n, name in ((prefill_workers, "prefill workers"), (decode_workers, "decode workers")):
+        if int(n) != n or n < 1:
+            raise InputError(f"{name} must be a whole number ≥ 1 (got {n})")
     eng = load_engine(engine)
     pri = priors or load_priors(system.chip.priors)
     wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
@@ -127,7 +134,9 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
     budget = float(chunk or _engine_tokens(eng, system, "chunk_tokens")) if policy == "chunked" else \
         float(max_num_tokens or _engine_tokens(eng, system, "max_num_tokens"))
-    budget *= lay.dp(G_d)  # attention data parallelism: each rank's scheduler fills its own token budget
+    pre_lay = prefill_layout or layout or default_layout(m, G_p)
+    # attention data parallelism: each rank's scheduler fills its own token budget (disagg: the prefill worker's ranks)
+    budget *= pre_lay.dp(G_p) if policy == "disagg" else lay.dp(G_d)
     n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
     S_max = float((wl.isl + wl.osl).max()) + 1
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
@@ -152,15 +161,18 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
         run.policy = Cadence(run, dec, pool, need, seats, period)
         settings.update(seats=seats, step_s=period, worst_wait_s=float(worst_latency(period)))
     else:
-        pre = StepTimes(m, system, G=G_p, layout=layout or default_layout(m, G_p), B_max=1, n_prefill_max=n_pre, **kw)
+        pre = StepTimes(m, system, G=G_p, layout=pre_lay, B_max=1, n_prefill_max=n_pre, **kw)
         xfer_bytes = np.asarray(arch.kv_stored_bytes(m, wl.isl, kv_dtype), dtype=float)
         crosses = G_p + G_d > system.domain_chips
         bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
         lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
         xfer = kv_transfer_time(xfer_bytes, min(G_p, G_d), bw, lat)
-        run.policy = Disagg(run, pre, dec, pool, need, cap, budget, xfer)
+        run.policy = Disagg(run, pre, dec, pool, need, cap, budget, xfer, int(prefill_workers), int(decode_workers))
         settings.update(prefill_chips=G_p, decode_chips=G_d, kv_transfer_s_mean=float(np.mean(xfer)),
                         link="scale-out" if crosses else "scale-up")
+        if prefill_workers > 1 or decode_workers > 1:
+            settings.update(chips=int(prefill_workers) * G_p + int(decode_workers) * G_d,
+                            prefill_workers=int(prefill_workers), decode_workers=int(decode_workers))
     run.start()
     run.engine.run()
     if np.isnan(rec.done_at).any():
@@ -169,7 +181,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
                         time.perf_counter() - wall0, dec.calls, notes)
     fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2
-    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed:
+    one_each = prefill_workers == 1 and decode_workers == 1 and prefill_layout is None  # the closed form's disagg
+    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
         result.analytic = steady_state(m, system, G=G, concurrency=wl.concurrency, isl=float(wl.isl.mean()),
                                        osl=float(wl.osl.mean()), policy=policy, max_batch=max_batch,
                                        prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
