@@ -834,3 +834,61 @@ def test_a_closed_loop_row_that_names_no_engine_mixes_prompts_into_the_decode_st
     assert "default scheduling: chunked" in r.why[0]
     sglang = predict_row({**row, "id": "X-991", "notes": "SGLang"}, Aliases())
     assert "sglang scheduling: continuous" in sglang.why[0] and sglang.predicted > 2 * r.predicted
+
+
+def test_disaggregated_pools_are_read_with_their_workers():
+    """Each pool's workers and split as tables write them: 'N prefill worker(s) (split)', 'prefill pool: 1 worker
+    TP2', 'instances x 2 GB200', 'xPyD' beside each role's split; no worker counts (or one role only): None."""
+    from tokenmath.measure.validate.serving import pools_of
+
+    p = pools_of("1 prefill worker (TP1 attention-DP4 EP4) + 4 decode workers (TP8 EP8) (trtllm)")
+    assert (p["prefill"][0], p["decode"][0]) == (1, 4)
+    assert split_of(p["prefill"][1].lower()) == {"tp": 1, "dp": 4, "ep": 4}
+    assert split_of(p["decode"][1].lower()) == {"tp": 8, "ep": 8}
+    assert [v[0] for v in pools_of("2 prefill (TP4) + 2 decode (TP4)").values()] == [2, 2]
+    assert [v[0] for v in pools_of("prefill pool: 1 worker TP2; decode pool: 2 workers TP4").values()] == [1, 2]
+    inst = pools_of("4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200; DP+EP")
+    assert (inst["prefill"][0], inst["prefill"][2], inst["decode"][0], inst["decode"][2]) == (4, 2, 1, 8)
+    x = pools_of("1P4D; prefill TP4 EP4, decode DEP8")
+    assert (x["prefill"][0], x["decode"][0]) == (1, 4) and split_of(x["decode"][1].lower()) == {"dep": 8}
+    assert pools_of("PD disaggregation, prefill EP32, decode EP72") is None
+    assert pools_of("TP8 (prefill) / TP4 (decode)") is None
+    assert pools_of("DEP8 prefill + TP8 decode") is None  # 'EP8 prefill': a split's number, not a count
+
+
+def test_a_disaggregated_row_under_load_simulates_its_pools(monkeypatch):
+    """A disaggregated row at a concurrency runs the disagg policy with its pools (it was an aggregated continuous run
+    of 3 replicas of 4 chips for '1P (DEP4) + 1D (DEP8)' on 12 chips): the workers form gcd(n_p, n_d) groups, the
+    deployment's concurrency is spread over the groups, each pool keeps its own split, and a rate per GPU divides by
+    both pools' chips."""
+    import tokenmath.measure.validate.atload as atload
+
+    calls, real = [], atload.simulate
+
+    def spy(*a, **k):
+        calls.append(k)
+        return real(*a, **k)
+
+    monkeypatch.setattr(atload, "simulate", spy)
+    row = dict(id="X-D1", source="Dynamo sglang", model="DeepSeek-V3", precision="FP8", hardware="H200", n_chips="32",
+               parallelism="2 prefill workers (TP1 attention-DP8 EP8) + 2 decode workers (TP8 EP8) (sglang)",
+               batch="concurrency 256", input_len="2048", output_len="256", context_len="", metric="TPOT", value="30",
+               unit="ms", confidence="verbatim", notes="")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction), out
+    k = calls[0]
+    assert (k["policy"], k["concurrency"], k["prefill_workers"], k["decode_workers"]) == ("disagg", 128, 1, 1)
+    assert (k["prefill_chips"], k["decode_chips"]) == (8, 8)
+    assert (k["prefill_layout"].tp, k["prefill_layout"].ep, k["layout"].tp, k["layout"].ep) == (1, 8, 8, 8)
+    assert "2 group(s) of 1 prefill worker(s)" in out.why[0]
+    calls.clear()
+    x = predict_row({**row, "parallelism": "3 prefill workers (DEP8) + 2 decode workers (TP8 EP8)", "n_chips": "40"},
+                    Aliases())
+    assert (calls[0]["prefill_workers"], calls[0]["decode_workers"], calls[0]["concurrency"]) == (3, 2, 256)
+    assert not any("n_chips" in a for a in x.assumptions)
+    calls.clear()
+    rate = predict_row({**row, "metric": "output tokens/s per GPU", "value": "1000", "unit": "tok/s/gpu"}, Aliases())
+    r = real(load_model("deepseek-v3"), load_system("hgx-h200"), **calls[0])
+    assert rate.predicted == pytest.approx(2 * r["output_tokens_per_s"] / 32, rel=1e-9)
+    wrong = predict_row({**row, "n_chips": "24"}, Aliases())
+    assert any("n_chips 24 is not the pools'" in a for a in wrong.assumptions)

@@ -253,6 +253,12 @@ def _clients_per_replica(regime: LoadRegime, G: int, n_rep: int) -> int | None:
     return {"gpu": G * C, "replica": C}.get(regime.concurrency_per) or max(1, int(np.ceil(C / n_rep)))
 
 
+def _split_words(lay, G: int) -> str:
+    """A layout as a table writes it: 'TP1 attention-DP8 EP8'."""
+    dp = int(lay.dp(G))
+    return f"TP{lay.tp}" + (f" attention-DP{dp}" if dp > 1 else "") + (f" EP{lay.ep}" if lay.ep > 1 else "")
+
+
 def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | None, basis: str, measured: float,
                        scale: float, per_gpu: bool, assumptions: list[str], notes: list[str],
                        layout_note: str, per_node: int | None = None) -> Prediction | Unexpressed:
@@ -260,24 +266,28 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
     GPU is divided by the chips, one per node (or rack) by the nodes, `per_node` chips each."""
     rid, g = row["id"], row["id"].split("-", 1)[0].upper()
     key, stat, higher = quantity_of(row["metric"], row["unit"])
-    chips = su.G * su.n_rep
+    pools = getattr(su, "pools", None)  # disaggregated: each group's prefill workers beside its decode workers
+    G_group = su.G if pools is None else pools.n_p * pools.G_p + pools.n_d * su.G
+    chips = G_group * su.n_rep
     kw = dict(precision=su.prec, kv_dtype=su.kv, priors=su.priors, spec=spec)
     engine = getattr(su, "engine", None) or "default"
-    policy = str(load_engine(engine).get("policy", "continuous"))
+    policy = "disagg" if pools else str(load_engine(engine).get("policy", "continuous"))
+    pool_kw = dict(prefill_chips=pools.G_p, decode_chips=su.G, prefill_layout=pools.layout_p,
+                   prefill_workers=pools.n_p, decode_workers=pools.n_d) if pools else {}
     why = [n for n in (regime.note, layout_note) if n] + notes
     if spec is not None:
         why.append(f"speculation: K = {spec.K}, α = {spec.alpha:.3g} → {spec.tokens_per_step:.3g} tokens per step "
                    f"({spec.kind})")
     try:
         if regime.concurrency is not None or regime.rate_per_s is not None:
-            U = _clients_per_replica(regime, su.G, su.n_rep)
+            U = _clients_per_replica(regime, G_group, su.n_rep)
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
             n = int(min(4000, max(400, 8 * U))) if U is not None else 1000
 
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
                                 osl=su.OSL, range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
-                                policy=policy, **kw)
+                                policy=policy, **kw, **pool_kw)
 
             r = run(basis)
             rate_like = key.endswith("per_s") and key != "tokens_per_s_per_user"
@@ -285,8 +295,12 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             bound = _from_sim(run("spec"), key, stat, su.ISL) * (su.n_rep if rate_like else 1) \
                 if basis == "prior" else val
             load = f"closed loop at concurrency {U}" if U is not None else f"Poisson arrivals at {R:.3g} requests/s"
-            why.insert(0, f"simulated {load} per replica ({su.n_rep} replica(s) of {su.G} "
-                          f"chips; {engine} scheduling: {r.settings['policy']}), {n} requests of {su.ISL}+{su.OSL} "
+            over = (f"{su.n_rep} replica(s) of {su.G} chips" if pools is None else
+                    f"{su.n_rep} group(s) of {pools.n_p} prefill worker(s) of {pools.G_p} chips "
+                    f"({_split_words(pools.layout_p, pools.G_p)}) + {pools.n_d} decode worker(s) of {su.G} chips "
+                    f"({_split_words(su.layout, su.G)}), KV moved in {r.settings['kv_transfer_s_mean'] * 1e3:.3g} ms")
+            why.insert(0, f"simulated {load} per {'replica' if pools is None else 'group'} ({over}; {engine} "
+                          f"scheduling: {r.settings['policy']}), {n} requests of {su.ISL}+{su.OSL} "
                           f"tokens: mean batch {r['mean_batch']:.0f}, "
                           f"{r['output_tokens_per_s']:.4g} tok/s, TPOT {r['tpot_s']['mean'] * 1e3:.3g} ms, "
                           f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")

@@ -46,7 +46,7 @@ from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, con
                    output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, percentiles_as_p,
                    to_int, unit_scope)
 
-__all__ = ["role_split", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
+__all__ = ["role_split", "pools_of", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
@@ -82,6 +82,19 @@ class _Setup:
     priors: Priors | None = None
     spec: Speculation | None = None
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
+    pools: Pools | None = None  # disaggregated: the prefill workers beside the decode workers (G, layout) of a group
+
+
+@dataclass(frozen=True)
+class Pools:
+    """One group of a disaggregated deployment (xPyD over n_rep groups): n_p prefill workers of G_p chips split as
+    layout_p beside n_d decode workers (the _Setup's G and layout); the deployment's clients are spread over the
+    groups, each group's over its own workers."""
+
+    n_p: int
+    G_p: int
+    layout_p: Layout
+    n_d: int
 
 
 # a rate of input tokens that counts those a prefix cache served (DeepSeek's 'input (including cache hits)')
@@ -247,9 +260,13 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
-        G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al, assumptions)
+        pools = pools_of(row["parallelism"]) if split else None
+        if pools:  # each pool's workers and split: the deployment simulated as prefill and decode workers
+            n_rep, pools, G, layout, lnote = _pools_setup(row, pools, m, system, prec, al, assumptions)
+        else:
+            G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al, assumptions)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
-                    engine=engine)
+                    engine=engine, pools=pools)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
@@ -481,6 +498,32 @@ def role_split(par: str, phase: str | None) -> str:
     return "".join(p for p in parts if not (re.search(other, p, re.I) and not re.search(_ROLE[phase], p, re.I)))
 
 
+_WORKER = r"(?:workers?|instances?|nodes?|servers?|engines?|replicas?)"
+_CLAUSES = r"\s*(?:[;|,]|\s[+/]\s|\band\b)\s*"
+
+
+def pools_of(par: str) -> dict[str, tuple[int, str, int | None]] | None:
+    """Each pool of a disaggregated deployment by role: (its workers, the split of one worker as text, the chips of
+    one worker where the text counts them: 'instances x 2 GB200'), or None where it does not give both pools'
+    workers. Reads '1 prefill worker (TP4 EP4) + 4 decode workers (TP8 EP8)', '2 prefill (TP4) + 2 decode (TP4)',
+    'prefill pool: 1 worker TP2; decode pool: 2 workers TP4', '4 prefill instances x 2 GB200 + 1 decode instance x 8
+    GB200', and 'xPyD' beside each role's split ('1P4D; prefill TP4, decode DEP8'); a clause that names neither
+    role (a split or a flag for both) belongs to both, as in role_split."""
+    xpyd = re.search(r"(?<![\w.-])(\d+)\s*P\s*(\d+)\s*D\b", par, re.I)
+    out = {}
+    for i, (role, other) in enumerate((("prefill", "decode"), ("decode", "prefill"))):
+        own = " ".join(c for c in re.split(_CLAUSES, par)
+                       if re.search(_ROLE[role], c, re.I) and not re.search(_ROLE[other], c, re.I))
+        n = (re.search(rf"(?<![\w.-])(\d+)\s*(?:x\s*|×\s*)?(?:{_ROLE[role]})", own, re.I)
+             or re.search(rf"(?<![\w.-])(\d+)\s*{_WORKER}\b", own, re.I))
+        workers = int(n.group(1)) if n else (int(xpyd.group(1 + i)) if xpyd else 0)
+        if workers < 1:
+            return None
+        chips = re.search(rf"{_WORKER}\s*(?:x|×)\s*(\d+)\b", own, re.I)
+        out[role] = (workers, role_split(par, role), int(chips.group(1)) if chips else None)
+    return out
+
+
 def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases,
             said: list[str] | None = None):
     """Chips per replica, replicas, and the split, from the row's parallelism text (or the engine rule).
@@ -558,6 +601,24 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
+
+
+def _pools_setup(row, pools: dict, m: Model, system: System, prec: str, al: Aliases, said: list[str]):
+    """A disaggregated row's groups, one group's Pools, and its decode workers' chips, split and note: each pool's
+    worker read as a row of its own split (a dense worker of d data-parallel ranks is d workers); the n_p prefill and
+    n_d decode workers form gcd(n_p, n_d) identical groups."""
+    per = {}
+    for role, (n, text, chips) in pools.items():
+        G, n_rep, lay, note = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al, said)
+        per[role] = (n * n_rep, G, lay, note)
+    (n_p, G_p, lay_p, note_p), (n_d, G_d, lay_d, note_d) = per["prefill"], per["decode"]
+    total, G_row = n_p * G_p + n_d * G_d, chips_of(row)[0]
+    if G_row is not None and G_row != total:
+        said.append(f"n_chips {G_row} is not the pools' {n_p} × {G_p} + {n_d} × {G_d} = {total} chips: the pools "
+                    "are simulated as stated")
+    g = math.gcd(n_p, n_d)
+    lnote = "; ".join(f"{role} worker: {x}" for role, x in (("prefill", note_p), ("decode", note_d)) if x)
+    return g, Pools(n_p // g, G_p, lay_p, n_d // g), G_d, lay_d, lnote
 
 
 def _chips_of_ranks(s: dict, system: System, par: str, said: list[str] | None,
