@@ -174,6 +174,20 @@ def test_disagg_workers_share_the_load_of_an_xpyd_deployment():
         simulate(M70, H100, G=8, concurrency=8, requests=16, isl=100, osl=10, decode_workers=2)
 
 
+def test_the_engines_batch_cap_is_each_attention_dp_ranks():
+    """TensorRT-LLM's max_batch_size (vLLM's max_num_seqs) bounds each attention-DP rank's scheduler: a DEP8 replica
+    runs 8 × 2,048 sequences where the KV holds them (it was capped at 2,048 for the whole replica; the silicon
+    sample's disaggregated DEP8 decode workers ran 3,700-5,400); a --max-batch given is the replica's."""
+    from tokenmath.core.roofline import Layout
+
+    m, s = load_model("deepseek-v3"), load_system("gb200-nvl72")
+    kw = dict(G=8, concurrency=6000, requests=6000, isl=128, osl=32, precision="fp4", kv_dtype="fp8", engine="trtllm")
+    dep = simulate(m, s, layout=Layout(tp=1, ep=8), **kw)
+    tp = simulate(m, s, layout=Layout(tp=8, ep=8), **kw)
+    assert dep["mean_batch"] > 2048 >= tp["mean_batch"]
+    assert simulate(m, s, layout=Layout(tp=1, ep=8), max_batch=2048, **kw)["mean_batch"] <= 2048
+
+
 def test_a_scheduler_one_step_ahead_delays_arrivals_by_about_one_step(monkeypatch):
     import tokenmath.serving.sim.run as run_mod
     kw = dict(G=1, rate=20.0, requests=300, isl=500, osl=60, range_ratio=0.5, engine="sglang")

@@ -128,7 +128,9 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     _check_memory(m, system, G_d, W_all, pool, need, wl)
     if policy == "disagg" and W_all > G_p * system.chip.hbm_capacity_bytes:
         raise InputError(f"{m.name} does not fit on {G_p} prefill chips: use more --prefill-chips")
-    cap = float(max_batch or eng["max_batch"])
+    # the engine's max_batch is each attention-DP rank's scheduler's (TensorRT-LLM's max_batch_size, vLLM's max_num_seqs
+    # per DP engine), as its token budget below; a --max-batch given is the replica's
+    cap = float(max_batch or float(eng["max_batch"]) * lay.dp(G_d))
     if wl.concurrency:
         cap = min(cap, wl.concurrency)
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
