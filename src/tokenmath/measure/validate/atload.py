@@ -6,7 +6,7 @@ These rows go through the request-level simulator and the frontier (serving/sim,
 
     at a concurrency U:   a closed loop of U clients per replica group (U / n_rep per replica; U · G a replica of G
                           chips where the row counts clients per GPU, U where it counts them per replica),
-                          fixed ISL/OSL (or uniform at a stated range ratio), simulated (max(400, 8·U) requests, at most 4,000): the
+                          fixed ISL/OSL (or uniform at a stated range ratio), simulated (max(400, 8·U) requests, at most max(4,000, 4·U)): the
                           row's quantity (output or total tokens/s, per user, TTFT, TPOT, E2E;
                           mean unless the metric names p50/p90/p95/p99) read off the run
     at a per-user speed:  the frontier over concurrency for the row's chips and layout: the best
@@ -282,7 +282,9 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
         if regime.concurrency is not None or regime.rate_per_s is not None:
             U = _clients_per_replica(regime, G_group, su.n_rep)
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
-            n = int(min(4000, max(400, 8 * U))) if U is not None else 1000
+            # at least 4 requests a client (a run of fewer requests than clients is one burst, never the closed
+            # loop's steady state that a benchmark of many requests a client measures)
+            n = int(min(max(4000, 4 * U), max(400, 8 * U))) if U is not None else 1000
 
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
