@@ -3,8 +3,9 @@
     python benchmarks/interval_table.py [--table CSV] [--out YAML] [--dry-run] [--silicon N]
 
 With aiconfigurator-core installed, the residuals of NVIDIA's measured TTFT/TPOT runs under load
-(benchmarks/silicon_table.py, N rows per configuration; 0: none) join the public table's, so the groups of
-rows under load (phases 'ttft', 'decode' at a concurrency) rest on measurements of their own kind.
+(benchmarks/silicon_table.py, N rows per configuration; 0: none; aggregated and disaggregated deployments)
+join the public table's, so the groups of rows under load (phases 'ttft', 'decode' at a concurrency) rest on
+measurements of their own kind.
 
 Runs the validation on the serving rows (TRT, MLP, BS1, VLLM) with each chip's own priors; then, for
 the spec-sheet groups (chips without measured kernels, whose efficiencies are unknown), once more with
@@ -32,8 +33,8 @@ from tokenmath.measure.validate import COLUMNS, SERVING_GROUPS, validate_table
 
 
 def _silicon_residuals(per_config: int) -> list[dict]:
-    """Residual rows of NVIDIA's measured TTFT/TPOT runs (benchmarks/silicon_table.py), if aiconfigurator-core is
-    installed: rows under load, whose groups (phase 'ttft', 'decode', 'run' at a concurrency) the public
+    """Residual rows of NVIDIA's measured TTFT/TPOT runs (benchmarks/silicon_table.py: aggregated and prefill/decode
+    disaggregated deployments), if aiconfigurator-core is installed: rows under load, whose groups (phase 'ttft', 'decode', 'run' at a concurrency) the public
     table barely populates."""
     try:
         import aiconfigurator_core  # noqa: F401
@@ -47,7 +48,7 @@ def _silicon_residuals(per_config: int) -> list[dict]:
         with path.open("w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=COLUMNS)
             w.writeheader()
-            w.writerows(mod.silicon_rows(per_config))
+            w.writerows(mod.silicon_rows(per_config) + mod.silicon_rows(per_config, mode="disagg"))
         # a measurement that beats its spec bound (e.g. concurrency 416 at 15,000-token prompts, TTFT 0.7 s:
         # more prefill FLOP/s than the chips have) was not taken in the steady state the row names: left out
         return residual_rows([p for p in validate_table(path).rows if p.bound_ok is not False])
