@@ -892,3 +892,63 @@ def test_a_disaggregated_row_under_load_simulates_its_pools(monkeypatch):
     assert rate.predicted == pytest.approx(2 * r["output_tokens_per_s"] / 32, rel=1e-9)
     wrong = predict_row({**row, "n_chips": "24"}, Aliases())
     assert any("n_chips 24 is not the pools'" in a for a in wrong.assumptions)
+
+
+# ---- probe round 8: large-scale and MoE serving rows as LMSYS, Dynamo, InferenceMAX, DeepSeek and Neuron write them
+
+def _probe_row(**kw) -> dict:
+    row = dict(id="X-P8", source="", model="DeepSeek-R1", precision="NVFP4", hardware="GB200", n_chips="",
+               parallelism="", batch="", input_len="1024", output_len="1024", context_len="", metric="",
+               value="1000", unit="tok/s/GPU", confidence="recalled", notes="")
+    return {**row, **kw}
+
+
+@pytest.mark.parametrize("said", ["wide EP with EPLB; MTP off", "speculation off", "no MTP",
+                                  "without speculative decoding", "spec decode disabled", "MTP=0", "EAGLE: none"])
+def test_speculation_the_row_says_was_off_is_no_speculation(said):
+    """'MTP off', 'speculation off' named speculation and were read as it: a best case at K = 8, α = 1 (9 tokens a
+    step) for a row measured without it."""
+    from tokenmath.measure.validate.atload import drafts_stated, speculation_of
+
+    row = _probe_row(notes=said)
+    assert speculation_of(row, DSV3, best_case=True) is None and not drafts_stated(row)
+    assert speculation_of({**row, "notes": "MTP=3, acceptance rate 0.8"}, DSV3).K == 3
+
+
+def test_a_per_user_speed_written_approximately_or_in_tps_is_the_speed_the_rate_was_held_at():
+    """'at ~100 tok/s/user' in the notes (a max-load run before, 13.7× off) and 'TPS/GPU at 100 TPS/user' (refused as
+    speculation at max load before) are rates per GPU at a per-user speed."""
+    from tokenmath.measure.validate.atload import under_load
+
+    assert under_load(_probe_row(metric="tok/s/gpu", notes="at ~100 tok/s/user interactivity")).user_speed == 100
+    assert under_load(_probe_row(metric="TPS/GPU at 100 TPS/user")).user_speed == 100
+    assert under_load(_probe_row(metric="tokens/s/GPU", notes="at 30 tokens/s per user")).user_speed == 30
+    assert under_load(_probe_row(metric="tokens per user")) is None
+
+
+def test_an_acceptance_the_row_says_it_does_not_state_is_unstated():
+    """'MTP=3 (acceptance unstated)' names no acceptance: the row is a bound on the best case α = 1 (it was a point,
+    as if α = 1 were measured)."""
+    from tokenmath.measure.validate.atload import acceptance_stated
+
+    assert not acceptance_stated(_probe_row(notes="MTP=3 (acceptance unstated)"))
+    assert acceptance_stated(_probe_row(notes="MTP=3, acceptance rate 0.87"))
+    assert acceptance_stated(_probe_row(notes="EAGLE-3, acceptance length 3.4"))
+    row = _probe_row(hardware="B200", n_chips="8", parallelism="TP8 (TRT-LLM) MTP", metric="TPS/GPU at 100 TPS/user",
+                     value="2300", unit="TPS/GPU", notes="MTP=3 (acceptance unstated)")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and out.best_case and "at ≥ 100 tok/s/user" in out.why[0]
+
+
+def test_sglang_num_steps_are_the_drafts_and_a_stated_batch_runs_speculation():
+    """SGLang's '--speculative-num-steps 3 … num-draft-tokens 4' drafts 3 tokens a step (its draft tokens count the
+    verified one at topk 1), and a decode rate at a stated batch with speculation is that batch's speculative steps
+    (it was refused as speculation at the engine's maximum load)."""
+    row = _probe_row(model="GLM-4.5-FP8", precision="FP8", hardware="H200", n_chips="8", batch="1",
+                     parallelism="--tp 8, EAGLE MTP (num-steps 3, topk 1, draft tokens 4)", input_len="1000",
+                     output_len="1000", metric="single-request decode speed", value="120", unit="tok/s",
+                     notes="accept length ~3.2")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction), out
+    assert out.kind == "decode_fixed" and "speculative decode at batch 1" in out.why[0] and "verify + 3 draft" in out.why[0]
+

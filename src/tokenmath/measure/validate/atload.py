@@ -35,11 +35,18 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import measured_part, parse_measured, percentiles_as_p, row_text
 
-__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "predict_under_load", "quantity_of",
+__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "acceptance_stated", "predict_under_load", "quantity_of",
            "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
+# speculation the row says was not used: 'MTP off', 'speculation off', 'no MTP', 'without speculative decoding',
+# 'spec decode disabled', 'MTP=0', 'w/o EAGLE'
+_SPEC_WORD = (r"(?:spec(?:ulative)?(?:[\s_-]+decod(?:e|ing))?|speculation|mtp|eagle[\w-]*|medusa|nextn|draft(?:ing|s)?"
+              r"|multi.token prediction)")
+_NO_SPEC = re.compile(rf"\b(?:no|without|w/o|disabled?|off)\s+{_SPEC_WORD}\b"
+                      rf"|\b{_SPEC_WORD}\s*(?:(?:=|:|is)\s*)?(?:off|disabled|none|false|not used)\b"
+                      rf"|\b{_SPEC_WORD}\s*(?:=|:)\s*0\b(?!\.\d)", re.I)
 
 
 @dataclass(frozen=True)
@@ -106,8 +113,9 @@ def under_load(row: dict) -> LoadRegime | None:
         R = None  # a request rate the row measures, not one it was driven at ('QPS 16' measured at 12.5 req/s is)
     per_user_metric = bool(re.search(r"(?<![a-z])per[\s_-]user", row["metric"], re.I)) or "/user" in row["unit"].lower()
     speed = None
-    target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*" + _NUM +
-                       r"\s*(?:tok(?:en)?s?|tps)\s*/\s*s(?:ec)?\s*/\s*(?:user|u)\b", text, re.I) or \
+    # 'at 50 tok/s/user', 'at ~100 tok/s/user', '@ 100 TPS/user', 'at 30 tokens/s per user'
+    target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*[~≈]?\s*" + _NUM +
+                       r"\s*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|tps)\s*(?:/|per)\s*(?:user|u)\b", text, re.I) or \
         re.search(r"interactivity\s*(?:of|=|:)?\s*" + _NUM, text, re.I) or \
         re.search(r"(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*" + _NUM +
                   r"(?![\d.])(?!\s*[x×%])", text, re.I)
@@ -128,7 +136,8 @@ def under_load(row: dict) -> LoadRegime | None:
                       R if R and R > 0 else None, ("gpu" if per.group(1) else "replica") if per else "")
 
 
-_DRAFTS = re.compile(r"(?:draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
+_DRAFTS = re.compile(r"(?:(?:speculative[-_ ])?num[-_ ]steps|"  # SGLang's --speculative-num-steps, written first
+                     r"draft(?:ing)?\s*(?:len(?:gth)?|tokens?|steps?)|num[_ ]?(?:speculative|draft)[_ ]?tokens|"
                      r"speculative (?:tokens|steps|length)|mtp\s*(?:depth|layers|modules|tokens|k)?|nextn)\s*"
                      r"(?:of|=|:)?\s*\(?\s*(?:k\s*=\s*)?(\d+)"
                      # or the count before its noun: '4 speculative tokens', '3 draft tokens', '5 drafts'
@@ -144,22 +153,36 @@ _DRAFT_MODEL = re.compile(r"(?:\+|\bwith(?:\s+an?)?)\s*([\w.-]+(?:\s+[\w.-]+){0,
 _DRAFT_HEAD = re.compile(r"eagle|medusa|\bmtp\b|nextn|hydra|lookahead|n-?gram", re.I)
 
 
+_ACCEPT_RATE = re.compile(r"accept(?:ance|ed)?\s*(?:rate|ratio|probability)\s*(?:of|=|:|≈|~)?\s*" + _NUM + r"\s*(%)?",
+                          re.I)
+_ACCEPT_LENGTH = re.compile(r"(?:accept(?:ance|ed)?\s*length|mean accepted tokens|accepted tokens per step|\bAL)\s*"
+                            r"(?:of|=|:|≈|~)?\s*" + _NUM, re.I)
+
+
+def acceptance_stated(row: dict) -> bool:
+    """Does the row state an acceptance rate or length (a number: 'acceptance unstated' states none)?"""
+    text = _spec_text(row)
+    return bool(_ACCEPT_RATE.search(text) or _ACCEPT_LENGTH.search(text))
+
+
+def _spec_text(row: dict) -> str:
+    """The row's free text less any speculation it says was off ('MTP off', 'no speculative decoding')."""
+    return _NO_SPEC.sub(" ", row_text(row))
+
+
 def drafts_stated(row: dict) -> bool:
     """Does the row state its drafts per step (K)?"""
-    return _DRAFTS.search(row_text(row)) is not None
+    return _DRAFTS.search(_spec_text(row)) is not None
 
 
 def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculation | str | None:
     """The row's speculation (K drafts at acceptance α), a reason it cannot be expressed, or None (no speculation).
     With `best_case` (the caller checks the row as a bound on the tool's best case) an unstated acceptance is
     α = 1. A separate draft model ('… + Llama-7B (int4) draft') is found by the name matcher `al`."""
-    text = row_text(row)
+    text = _spec_text(row)
     if not _SPEC.search(text):
         return None
-    rate = re.search(r"accept(?:ance|ed)?\s*(?:rate|ratio|probability)\s*(?:of|=|:|≈|~)?\s*" + _NUM + r"\s*(%)?",
-                     text, re.I)
-    length = re.search(r"(?:accept(?:ance|ed)?\s*length|mean accepted tokens|accepted tokens per step|\bAL)\s*"
-                       r"(?:of|=|:|≈|~)?\s*" + _NUM, text, re.I)
+    rate, length = _ACCEPT_RATE.search(text), _ACCEPT_LENGTH.search(text)
     alpha_one = False
     if rate is None and length is None:
         # a lower bound on a speed is still a check: the best a step of K drafts can do is K + 1 tokens (α = 1); a
@@ -218,7 +241,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "ttft_s", stat, False  # TGI's 'prefill latency', Neuron's 'context encoding latency': the prefill step
     if e2e or re.search(r"(?<![a-z])latency", m):
         return "e2e_s", stat, False
-    target = re.search(r"(?:\bat|@|≥|>=)\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
+    target = re.search(r"(?:\bat|@|≥|>=)\s*[~≈]?\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
     if re.search(r"/\s*user", u) or (re.search(r"(?<![a-z])per[\s_-]user|/\s*user|interactivity", m) and not target):
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|total.?throughput(?!.*output)|input.?\+.?output|in.?out.?tokens", m):

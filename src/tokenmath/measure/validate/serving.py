@@ -38,7 +38,7 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
+from .atload import acceptance_stated, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
@@ -205,7 +205,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         ISL, OSL = int(d["input_len"]), int(d["output_len"])
         assumptions += [al.source(f"datasets.{m.name}.input_len"), al.source(f"datasets.{m.name}.output_len")]
     best = False  # the row is checked as a bound on the tool's best case over what it leaves unstated
-    if spec is not None and spec.alpha == 1.0 and not re.search(r"accept", row_text(row), re.I):
+    if spec is not None and spec.alpha == 1.0 and not acceptance_stated(row):
         assumptions.append(f"acceptance not stated: α = 1 (every one of the K = {spec.K} drafts accepted, K + 1 "
                            "tokens a step), the best case")
         best = point
@@ -271,7 +271,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
     B = batch_of(row)
-    if per_user or (B is not None and OSL is None and phase is None):
+    if per_user or (B is not None and OSL is None and phase is None) or (spec is not None and B is not None and
+                                                                          phase == "decode"):
+        # (a decode rate with speculation at a stated batch, 'single-request decode speed' at batch 1: that batch's
+        # speculative steps, not the engine's maximum load)
         if OSL is None:
             OSL = int(al.engine["bs1_output_len"])
             assumptions.append(al.source("engine.bs1_output_len"))
