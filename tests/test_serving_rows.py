@@ -952,3 +952,68 @@ def test_sglang_num_steps_are_the_drafts_and_a_stated_batch_runs_speculation():
     assert isinstance(out, Prediction), out
     assert out.kind == "decode_fixed" and "speculative decode at batch 1" in out.why[0] and "verify + 3 draft" in out.why[0]
 
+
+def test_a_prefill_rate_counting_cache_hits_in_other_words_is_refused():
+    row = _probe_row(model="DeepSeek-V3", precision="FP8", hardware="H800", parallelism="Prefill: EP32, DP32",
+                     input_len="", output_len="", metric="prefill throughput per node", value="73700",
+                     unit="input tokens/s per node", notes="including on-disk KV cache hits; 24h average")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Unexpressed) and "cache hits" in out.reason
+
+
+def test_a_decode_rate_after_a_stated_prompt_with_its_output_unstated_is_a_bound_on_the_shortest_decode():
+    """LMSYS's '22.3k output tokens/s per node for 2,000-token inputs' gives no output length: the shortest decode
+    (least KV, most sequences held) is the best case; the row was refused."""
+    row = _probe_row(model="DeepSeek-V3", precision="FP8", hardware="H100", parallelism="4 prefill nodes + 9 decode "
+                     "nodes (EP72)", input_len="2000", output_len="", metric="decode throughput per node",
+                     value="22300", unit="output tokens/s per node")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and out.best_case and out.kind == "decode"
+    assert any("output length not stated: the best over" in a for a in out.assumptions)
+
+
+def test_pools_named_by_their_letters_or_counted_in_nodes_or_chips():
+    """'1P(DEP4) 1D(DEP8)' gives each pool (it was an aggregated DEP4); '2 prefill nodes (TP8) + 2 decode nodes
+    (DEP16)' is 2 TP8 workers and one DEP16 worker on 32 chips (it was two DEP16 workers, 48 chips); '32 prefill GPUs
+    (EP32)' is one worker of 32 chips, not 32 workers."""
+    from tokenmath.measure.validate.rows import disaggregated
+    from tokenmath.measure.validate.serving import _pool_workers, pools_of
+
+    p = pools_of("Dynamo-TRT, 1P(DEP4) 1D(DEP8)")
+    assert (p["prefill"][0], p["decode"][0]) == (1, 1)
+    assert split_of(p["prefill"][1].lower()) == {"dep": 4} and split_of(p["decode"][1].lower()) == {"dep": 8}
+    assert disaggregated({"parallelism": "1P(DEP4)+1D(DEP8)"}) and pools_of("TP8 PP2") is None
+    n = pools_of("2 prefill nodes (TP8) + 2 decode nodes (DEP16)")
+    assert (n["prefill"][3], n["decode"][3]) == ("node", "node")
+    assert _pool_workers(2, "node", 8, 8)[0] == 2 and _pool_workers(2, "node", 16, 8)[0] == 1
+    c = pools_of("32 prefill GPUs (EP32) + 96 decode GPUs (EP96)")
+    assert (c["prefill"][:1], c["prefill"][3]) == ((32,), "chip") and _pool_workers(32, "chip", 32, 8)[0] == 1
+    assert pools_of("1 prefill worker (TP1 attention-DP4 EP4) + 4 decode workers (TP8 EP8)")["decode"][3] == "worker"
+
+
+def test_disaggregated_pools_in_nodes_and_letters_under_load(monkeypatch):
+    import tokenmath.measure.validate.atload as atload
+
+    calls, real = [], atload.simulate
+    monkeypatch.setattr(atload, "simulate", lambda *a, **k: calls.append(k) or real(*a, **k))
+    row = _probe_row(precision="FP8", hardware="H200", n_chips="32", parallelism="2 prefill nodes (TP8) + 2 decode "
+                     "nodes (DEP16)", batch="concurrency 512", input_len="4096", output_len="256")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction), out
+    assert (calls[0]["prefill_workers"], calls[0]["decode_workers"], calls[0]["prefill_chips"],
+            calls[0]["decode_chips"]) == (2, 1, 8, 16)
+    assert not any("n_chips 32 is not" in a for a in out.assumptions)
+    calls.clear()
+    predict_row({**row, "n_chips": "12", "hardware": "GB200", "parallelism": "disagg, 1P(DEP4) 1D(DEP8)"}, Aliases())
+    assert (calls[0]["policy"], calls[0]["prefill_chips"], calls[0]["decode_chips"]) == ("disagg", 4, 8)
+
+
+def test_a_whole_deployments_prefill_rate_is_its_prefill_pools():
+    """Kimi K2 on 128 H200, '32 prefill GPUs (EP32) + 96 decode GPUs (EP96)': the cluster's input tokens/s are the 32
+    prefill chips' (it was 4 prefill replicas over all 128, 3.4× off)."""
+    row = _probe_row(model="Kimi K2 Instruct", precision="FP8", hardware="H200", n_chips="128",
+                     parallelism="32 prefill GPUs (EP32) + 96 decode GPUs (EP96)", input_len="2000", output_len="100",
+                     metric="prefill throughput (cluster)", value="224000", unit="tok/s")
+    cluster = predict_row(row, Aliases())
+    per_gpu = predict_row({**row, "unit": "tok/s/GPU", "value": "7000"}, Aliases())
+    assert cluster.predicted == pytest.approx(32 * per_gpu.predicted, rel=1e-9)

@@ -213,8 +213,9 @@ _NOT_POOL = r"[\s-]*(?:tok|step|chunk|len|phase|time|laten|iter|req|seq|heavy|be
 
 def disaggregated(row: dict) -> str:
     """The words that say prefill and decode ran on separate chips ('PD disaggregation', '1P1D', 'P/D', 'xPyD',
-    '2 prefill (TP4) + 2 decode (TP4)'), or ''."""
+    '2 prefill (TP4) + 2 decode (TP4)', '1P(DEP4) 1D(DEP8)'), or ''."""
     m = re.search(r"disagg\w*|\bP\s*/\s*D\b|\bPD\b|\b\d+\s*P\s*\d+\s*D\b|\bxPyD\b|prefill[- /]decode split|"
+                  r"\b\d+\s*P\s*\([^()|]*\)[^|]*?\b\d+\s*D\s*\(|"
                   rf"\b\d+\s*prefill\b(?!{_NOT_POOL})[^|]*?\b\d+\s*decode\b(?!{_NOT_POOL})",
                   " | ".join(row.get(c, "") or "" for c in ("parallelism", "notes", "batch", "metric")), re.I)
     return m.group(0) if m else ""

@@ -98,8 +98,9 @@ class Pools:
 
 
 # a rate of input tokens that counts those a prefix cache served (DeepSeek's 'input (including cache hits)')
-_CACHE_HITS = re.compile(r"\b(?:incl(?:uding|udes|\.)?|with)\s+(?:the\s+)?(?:prefix[\s-]*|kv[\s-]*|context[\s-]*|disk[\s-]*)?"
-                         r"cache[\s-]*hits?\b", re.I)
+# ('including on-disk KV cache hits': a few such words before 'cache hits')
+_CACHE_HITS = re.compile(r"\b(?:incl(?:uding|udes|\.)?|with)\s+(?:the\s+)?"
+                         r"(?:(?:on[\s-]*)?disk[\s-]*|prefix[\s-]*|kv[\s-]*|context[\s-]*){0,3}cache[\s-]*hits?\b", re.I)
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -283,10 +284,26 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         mode = phase
     else:
         mode = "run"
+    if OSL is None and mode == "decode" and ISL is not None and (point or rate_floor):
+        # a decode rate after a stated prompt, its output unstated: the shortest decode (the least KV to read, the most
+        # sequences the pool holds) is the best case, and the row a bound on it (the best over BEST_OSL)
+        OSL, how = output_len_from_samples(row, measured * scale)
+        assumptions.append(how)
+        if BEST_CASE not in assumptions:
+            assumptions.append(BEST_CASE)
+        unstated = True
     if OSL is None and mode in ("run", "decode"):
         return Unexpressed(rid, g, "output length not in the table")
 
     G_row, chips_note = chips_of(row)
+    pools = pools_of(row["parallelism"]) if split and phase in ("prefill", "decode") and scope == "total" else None
+    if pools:
+        # a whole deployment's prefill (or decode) rate is its prefill (or decode) pool's: that pool's chips, not all
+        # of the row's ('32 prefill GPUs (EP32) + 96 decode GPUs (EP96)': the input tokens/s of 32 chips, not 128)
+        n, text, chips, counts = pools[phase]
+        G_w, n_w = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al)[:2]
+        n, _ = _pool_workers(n, counts, G_w * n_w, per_node_of(row) or system.domain_chips)
+        G_row, chips_note = n * G_w * n_w, f"the {phase} pool's {n} worker(s) of {G_w * n_w} chips: {n * G_w * n_w} chips"
     if G_row is None and scope not in ("gpu", "user", "node") and \
             re.search(r"not stated|unstated|unspecified|unknown|\bsystems\b", row["hardware"], re.I):
         return Unexpressed(rid, g, f"a whole deployment's rate, and the row says its size is not stated "
@@ -494,6 +511,7 @@ def role_split(par: str, phase: str | None) -> str:
     """The parallelism text of one role where a disaggregated row gives each pool its own split ('prefill EP32,
     decode EP72'; 'prefill pool: 1 worker TP2; decode pool: 2 workers TP4'; '1 prefill node (TP8) + 1 decode node
     (TP8)'): the clauses naming the other role are left out, those naming neither kept. Else the text as it is."""
+    par = role_words(par)
     if phase not in _ROLE or not all(re.search(r, par, re.I) for r in _ROLE.values()):
         return par
     other = _ROLE["decode" if phase == "prefill" else "prefill"]
@@ -503,15 +521,28 @@ def role_split(par: str, phase: str | None) -> str:
 
 _WORKER = r"(?:workers?|instances?|nodes?|servers?|engines?|replicas?)"
 _CLAUSES = r"\s*(?:[;|,]|\s[+/]\s|\band\b)\s*"
+# a pool named by its role's letter with its split beside it: '1P(DEP4) 1D(DEP8)', '2P (TP8) + 1D (DEP16)', '1P TP4 / 2D TP8'
+_ROLE_LETTER = re.compile(r"(?<![\w.-])(\d+)\s*([PD])(?=\s*[(\[:]|\s*(?:dep|tp|ep|dp|attn|pp)[\s=-]*\d)", re.I)
+# what the count before a role counts: its workers (the default), nodes, or chips ('32 prefill GPUs (EP32)')
+_POOL_CHIPS = r"(?:gpus?|chips?|cards?|accelerators?|devices?|[a-z]*\d+[a-z]*s)"
 
 
-def pools_of(par: str) -> dict[str, tuple[int, str, int | None]] | None:
-    """Each pool of a disaggregated deployment by role: (its workers, the split of one worker as text, the chips of
-    one worker where the text counts them: 'instances x 2 GB200'), or None where it does not give both pools'
-    workers. Reads '1 prefill worker (TP4 EP4) + 4 decode workers (TP8 EP8)', '2 prefill (TP4) + 2 decode (TP4)',
-    'prefill pool: 1 worker TP2; decode pool: 2 workers TP4', '4 prefill instances x 2 GB200 + 1 decode instance x 8
-    GB200', and 'xPyD' beside each role's split ('1P4D; prefill TP4, decode DEP8'); a clause that names neither
-    role (a split or a flag for both) belongs to both, as in role_split."""
+def role_words(par: str) -> str:
+    """A parallelism text with each pool named by its role's letter written out as its own clause: '1P(DEP4)
+    1D(DEP8)' -> '; 1 prefill (DEP4); 1 decode (DEP8)' ('1P1D', with no split beside a letter, is left as it is)."""
+    return _ROLE_LETTER.sub(lambda g: f"; {g.group(1)} {'prefill' if g.group(2) in 'pP' else 'decode'} ", par)
+
+
+def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
+    """Each pool of a disaggregated deployment by role: (its count, the split of one worker as text, the chips of
+    one worker where the text counts them: 'instances x 2 GB200', what the count counts: 'worker', 'node' or
+    'chip'), or None where it does not give both pools' counts. Reads '1 prefill worker (TP4 EP4) + 4 decode workers
+    (TP8 EP8)', '2 prefill (TP4) + 2 decode (TP4)', 'prefill pool: 1 worker TP2; decode pool: 2 workers TP4', '4
+    prefill instances x 2 GB200 + 1 decode instance x 8 GB200', '1P(DEP4) 1D(DEP8)', '2 prefill nodes (TP8) + 2
+    decode nodes (DEP16)', '32 prefill GPUs (EP32) + 96 decode GPUs (EP96)', and 'xPyD' beside each role's split
+    ('1P4D; prefill TP4, decode DEP8'); a clause that names neither role (a split or a flag for both) belongs to
+    both, as in role_split."""
+    par = role_words(par)
     xpyd = re.search(r"(?<![\w.-])(\d+)\s*P\s*(\d+)\s*D\b", par, re.I)
     out = {}
     for i, (role, other) in enumerate((("prefill", "decode"), ("decode", "prefill"))):
@@ -523,8 +554,21 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None]] | None:
         if workers < 1:
             return None
         chips = re.search(rf"{_WORKER}\s*(?:x|×)\s*(\d+)\b", own, re.I)
-        out[role] = (workers, role_split(par, role), int(chips.group(1)) if chips else None)
+        noun = re.match(rf"\s*(?:x\s*|×\s*)?(?:(?:{_ROLE[role]})\s*(?:pool\s*)?)?(?:(nodes?\b)|({_POOL_CHIPS})\b)?",
+                        own[n.end(1):], re.I) if n else None
+        counts = "node" if noun and noun.group(1) else "chip" if noun and noun.group(2) else "worker"
+        out[role] = (workers, role_split(par, role), int(chips.group(1)) if chips else None, counts)
     return out
+
+
+def _pool_workers(n: int, counts: str, G: int, node_chips: int) -> tuple[int, str]:
+    """Workers of G chips in a pool the text counts as n workers, n chips, or n nodes of node_chips (a worker wider
+    than a node spans several: '2 decode nodes (DEP16)' is one worker of 16 chips), and how it was read."""
+    if counts == "chip" and n >= G:
+        return n // G, f"{n} chips: {n // G} worker(s) of {G}"
+    if counts == "node" and G > node_chips and n * node_chips >= G:
+        return n * node_chips // G, f"{n} nodes of {node_chips}: {n * node_chips // G} worker(s) of {G} chips"
+    return n, ""
 
 
 def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: str | None, al: Aliases,
@@ -611,8 +655,11 @@ def _pools_setup(row, pools: dict, m: Model, system: System, prec: str, al: Alia
     worker read as a row of its own split (a dense worker of d data-parallel ranks is d workers); the n_p prefill and
     n_d decode workers form gcd(n_p, n_d) identical groups."""
     per = {}
-    for role, (n, text, chips) in pools.items():
+    for role, (n, text, chips, counts) in pools.items():
         G, n_rep, lay, note = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al, said)
+        n, how = _pool_workers(n, counts, G * n_rep, per_node_of(row) or system.domain_chips)
+        if how:
+            said.append(f"the {role} pool counted in {counts}s: {how}")
         per[role] = (n * n_rep, G, lay, note)
     (n_p, G_p, lay_p, note_p), (n_d, G_d, lay_d, note_d) = per["prefill"], per["decode"]
     total, G_row = n_p * G_p + n_d * G_d, chips_of(row)[0]
