@@ -1017,3 +1017,30 @@ def test_a_whole_deployments_prefill_rate_is_its_prefill_pools():
     cluster = predict_row(row, Aliases())
     per_gpu = predict_row({**row, "unit": "tok/s/GPU", "value": "7000"}, Aliases())
     assert cluster.predicted == pytest.approx(32 * per_gpu.predicted, rel=1e-9)
+
+
+def test_a_max_load_run_caps_each_attention_dp_rank_not_the_replica():
+    """The rows' batch limit (CUDA graphs up to 8,192) is each scheduler's: under attention data parallelism every
+    rank schedules and captures its own batch, so a DEP8 replica may hold 8 × 8,192 sequences; TP attention, one."""
+    row = dict(id="X-995", source="TensorRT-LLM perf overview", model="DeepSeek-R1", precision="FP4", hardware="B200",
+               n_chips="8", parallelism="TP1 attention-DP8 EP8", batch="max (offline)", input_len="128",
+               output_len="128", context_len="", metric="total_output_throughput", value="100000",
+               unit="tokens/s (whole TP group)", confidence="verbatim", notes="trtllm-bench")
+    dep = predict_row(row, Aliases())
+    tp = predict_row({**row, "id": "X-996", "parallelism": "TP8 EP8"}, Aliases())
+    assert any("capped at 65536" in w for w in dep.why) and any("capped at 8192" in w for w in tp.why)
+
+
+def test_a_row_that_overlaps_its_all_to_all_with_compute_hides_its_communication():
+    """DeepSeek's two-micro-batch overlap, SGLang's TBO, vLLM's DBO: a row that says so is predicted with its
+    communication behind the other micro-batch's compute (comm_overlap = 1, the upper bound), stated as an assumption."""
+    from tokenmath.measure.validate.serving import micro_batch_overlap
+
+    assert micro_batch_overlap({"parallelism": "DP attention + EP, DBO"}) == "DBO"
+    assert micro_batch_overlap({"notes": "SGLang with two-batch overlap"}) == "two-batch overlap"
+    assert micro_batch_overlap({"parallelism": "TP8 EP8", "notes": "TBOX"}) is None
+    row = dict(id="X-997", source="blog", model="DeepSeek-R1", precision="FP8", hardware="H200", n_chips="16",
+               parallelism="DP16 EP16", batch="64", input_len="2000", output_len="", context_len="2000",
+               metric="decode tokens/s per GPU", value="2000", unit="tokens/s/GPU", confidence="approximate", notes="")
+    plain, tbo = predict_row(row, Aliases()), predict_row({**row, "id": "X-998", "notes": "TBO on"}, Aliases())
+    assert tbo.predicted > plain.predicted and any("comm_overlap = 1" in a for a in tbo.assumptions)

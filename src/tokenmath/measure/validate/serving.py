@@ -231,6 +231,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
+    overlap = micro_batch_overlap(row)
+    if overlap and not spec:
+        pri = pri.model_copy(update={"comm_overlap": 1.0})
+        assumptions.append(f"{overlap!r}: the communication of one micro-batch runs behind the other's compute "
+                           "(comm_overlap = 1: all of it hidden, the overlap's upper bound)")
     sweep = swept_load(row)
     if sweep:
         return Unexpressed(rid, g, f"the row spans a sweep of loads ({sweep!r}): one figure over many loads is not "
@@ -809,7 +814,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         if isinstance(B, str):
             return B, why, None
         why.append(f"engine batch {B} (KV pool / KV per sequence at {su.ISL}+{su.OSL} tokens"
-                   f"{'' if spec else ', capped at ' + str(int(al.engine['max_batch']))})")
+                   f"{'' if spec else ', capped at ' + str(int(_batch_cap(su, al)))})")
     if mode == "decode":
         S = su.ISL + su.OSL / 2
         st = step(m, sysm, B=B, S=S, phase="decode", explain=explain, **kw)
@@ -860,8 +865,26 @@ def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     if pool < kv_held:
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
-    cap = math.inf if spec else float(al.engine["max_batch"])
+    cap = math.inf if spec else _batch_cap(su, al)
     return int(engine_batch(pool, kv_held, cap))
+
+
+MICRO_BATCH_OVERLAP = re.compile(r"\b(?:[DT]BO|two[- ](?:micro[- ])?batch(?:es)? overlap|dual[- ]batch overlap|"
+                                 r"micro[- ]batch overlap|overlap(?:ped|s)? (?:the )?(?:communication|all-to-all) "
+                                 r"(?:with|behind) (?:the )?comput\w*)\b", re.I)
+
+
+def micro_batch_overlap(row: dict) -> str | None:
+    """The words by which a row says its expert all-to-all runs behind compute: DeepSeek's two-micro-batch overlap,
+    SGLang's TBO (two-batch overlap), vLLM's DBO (dual-batch overlap); None where it says nothing of it."""
+    m = MICRO_BATCH_OVERLAP.search(" ".join(row.get(k, "") for k in ("parallelism", "notes", "precision")))
+    return m.group(0) if m else None
+
+
+def _batch_cap(su: _Setup, al: Aliases) -> float:
+    """The most sequences the engine runs at once: its per-scheduler cap (the rows' CUDA-graph limit) times the
+    attention data-parallel ranks, each of which schedules and captures its own batch (as the simulator's seats)."""
+    return float(al.engine["max_batch"]) * float(su.layout.dp(su.G))
 
 
 def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
@@ -876,7 +899,8 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
                               lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: every weight in its format ({su.prec})"),
                               tp=float(su.layout.tp), explain=True, precision=su.prec, pp=su.layout.pp)
         Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
-                          lift(e, "B_max", al.engine["max_batch"], "seq", al.source("engine.max_batch"))).renamed("B")
+                          lift(e, "B_max", _batch_cap(su, al), "seq", al.source("engine.max_batch") + (
+                              f" × {su.layout.dp(su.G)} attention-DP ranks" if su.layout.dp(su.G) > 1 else ""))).renamed("B")
     else:
         Bq = lift(e, "B", B, "seq", "row: stated batch")
     n_pre = B / B_p
