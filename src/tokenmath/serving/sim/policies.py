@@ -27,7 +27,7 @@ from collections import deque
 
 import numpy as np
 
-from .replica import Replica
+from .replica import DecidesAtInstantEnd, Replica
 from .steps import StepTimes
 
 __all__ = ["Continuous", "Chunked", "Disagg", "Cadence", "POLICIES"]
@@ -198,7 +198,7 @@ class _DecodePool(Replica):
             self.span()
 
 
-class Disagg:
+class Disagg(DecidesAtInstantEnd):
     """`n_prefill` prefill workers that batch prompts up to `budget` tokens each from one queue, a KV transfer, and
     `n_decode` decode workers (xPyD). A request is admitted, its KV reserved, on the decode worker with the fewest
     seats taken that can hold it (the first of equals), before its prefill."""
@@ -210,16 +210,6 @@ class Disagg:
         self.queue: deque[int] = deque()
         self.free = n_prefill  # prefill workers idle
         self._waking = False
-
-    def wake(self) -> None:
-        """Decide at the end of this instant, once every request arriving now has arrived."""
-        if not self._waking:
-            self._waking = True
-            self.run.engine.at(self.run.engine.now, self._woken)
-
-    def _woken(self) -> None:
-        self._waking = False
-        self.next()
 
     def arrive(self, r: int) -> None:
         self.queue.append(r)

@@ -62,7 +62,30 @@ class Running:
         return out
 
 
-class Replica:
+class DecidesAtInstantEnd:
+    """A scheduler that decides at the end of an instant, once every request arriving at it has arrived (so
+    requests that arrive together are scheduled together); `next` is its decision."""
+
+    _waking = False
+
+    def wake(self) -> None:
+        if not self._waking:
+            self._waking = True
+            self.run.engine.at(self.run.engine.now, self._woken)
+
+    def _woken(self) -> None:
+        self._waking = False
+        if self._free_to_decide():
+            self.next()
+
+    def _free_to_decide(self) -> bool:
+        return True
+
+    def next(self) -> None:  # what to do when free: each policy says
+        raise NotImplementedError
+
+
+class Replica(DecidesAtInstantEnd):
     """A replica that decodes: admission by seats and KV, spans of decode steps, and finishing requests."""
 
     def __init__(self, run, steps: StepTimes, kv_pool: float, kv_need: np.ndarray, max_batch: float,
@@ -180,16 +203,6 @@ class Replica:
         self.busy = False
         self.next()
 
-    def wake(self) -> None:
-        """Decide what to do at the end of this instant, once every request arriving now has arrived."""
-        if not self._waking:
-            self._waking = True
-            self.run.engine.at(self.run.engine.now, self._woken)
+    def _free_to_decide(self) -> bool:
+        return not self.busy
 
-    def _woken(self) -> None:
-        self._waking = False
-        if not self.busy:
-            self.next()
-
-    def next(self) -> None:  # what to do when the replica is free: each policy says
-        raise NotImplementedError
