@@ -277,7 +277,7 @@ def test_the_decode_attention_law_recovers_the_kernel_it_was_generated_from(tmp_
     those numbers back per G, and a row's G goes to the nearest group in log2 (G = 6 joins 8, never 4)."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    from tokenmath.measure.kernel_tables import Derived, _decode_attention_law
+    from tokenmath.measure.kernel_tables import Derived, _decode_attention
 
     chip = load_chip("h100-sxm")
     W = chip.hbm_bandwidth_bytes_per_s
@@ -295,7 +295,7 @@ def test_the_decode_attention_law_recovers_the_kernel_it_was_generated_from(tmp_
     d.mkdir(parents=True)
     pd.DataFrame(rows).to_parquet(d / "generation_attention_perf.parquet")
     out = Derived("h100-sxm", "x", "hopper", "h100_sxm", "test")
-    _decode_attention_law(tmp_path, "h100_sxm", chip, out)
+    _decode_attention(tmp_path, "h100_sxm", chip, out)
     c = {n: out.curves[f"{n}.fp8"] for n in ("attn_dec_t0", "attn_dec_t_pair", "attn_dec_eta")}
     assert c["attn_dec_t0"]["x"] == [2.0, 8.0] and c["attn_dec_t0"]["unit"] == "s"
     assert c["attn_dec_t0"]["y"] == pytest.approx([8e-6, 6e-6], rel=0.01)

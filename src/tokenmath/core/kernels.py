@@ -35,8 +35,6 @@ GEMM with a few rows runs far below peak FLOP/s while a one-row product runs as 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .derive import formula
@@ -85,13 +83,12 @@ def gemm_time(FLOP_gemm, F, eta_mm, bytes_gemm, W, eta_bw, t_kernel=0.0):
 
 @formula("eta_kv = kv_k / (W · (t0_attn + n_pair · t_pair) + kv_k / eta_dec)", unit="")
 def decode_attention_eta(kv_k, W, t0_attn, n_pair, t_pair, eta_dec):
-    """Decode attention's KV streaming rate, from one kernel's measured law (kernel_tables._decode_attention_law):
+    """Decode attention's KV streaming rate, from one kernel's measured law (kernel_tables._decode_attention):
     t = t0 + n_pair · t_pair + kv_k / (W · eta_dec) for the kv_k bytes of one layer on one chip and its n_pair
     (sequence, KV head) work items; the rate the step's KV read runs at is kv_k / (W · t). A step that reads no KV
     (kv_k = 0) has no kernel to pay for: its rate is eta_dec (0 bytes at any rate take no time)."""
     kv_k = np.asarray(kv_k, dtype=float)
-    fixed = W * (t0_attn + n_pair * t_pair)
-    return np.where(kv_k > 0, kv_k / (fixed + kv_k / eta_dec + (kv_k <= 0)), eta_dec)
+    return np.where(kv_k > 0, kv_k / (W * (t0_attn + n_pair * t_pair) + kv_k / eta_dec), eta_dec)
 
 
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")

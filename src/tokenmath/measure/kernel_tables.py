@@ -430,57 +430,36 @@ def _full_attention(df):
     return df[df.window_size == 0] if "window_size" in df else df
 
 
-def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
-    """Decode attention's KV streaming rate by the bytes one kernel reads, pooled over every table row
-    (`eta_kv_bytes.<kv>`): what MLA and chips without the law below read."""
-    files = _newest(root / "data" / sysdir / "attention", "generation_attention_perf.parquet")
-    W = chip.hbm_bandwidth_bytes_per_s
-    for fmt_, tab_fmt in KV_FORMATS.items():
-        per, used = [], []
-        for eng, f in files.items():
-            df = _full_attention(_read(f))
-            d = df[(df.kv_cache_dtype == tab_fmt) & (df.head_dim >= 64)]
-            if len(d) == 0:
-                continue
-            S = (d.step + d.isl).to_numpy(dtype=float)
-            by = d.batch_size.to_numpy(dtype=float) * S * 2 * d.num_key_value_heads.to_numpy() * \
-                d.head_dim.to_numpy() * bytes_per(fmt_)
-            t = d.latency.to_numpy() * 1e-3
-            pts = _binned(by, by / (W * t), True, W)
-            if pts:
-                per.append(pts)
-                used.append(eng)
-        _store_curves(out, f"eta_kv_bytes.{fmt_}", per, used, (
-            f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
-            f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
-            f"catalog chip {chip.name}"))
-
-
 # query heads per KV head G at which the decode-attention law is fitted (rows to the nearest in log2)
 GQA_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128)
 # the law's terms, curves by G, and their units
 ATTN_DECODE_LAW = {"attn_dec_t0": "s", "attn_dec_t_pair": "s", "attn_dec_eta": ""}
 
 
-def _decode_attention_law(root: Path, sysdir: str, chip, out: Derived) -> None:
+def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     """One decode-attention kernel (a layer, B sequences of context S, K KV heads of H, N query heads), read off the
-    tables' rows as a sum:
+    tables' rows two ways.
+
+    As a law, a sum (what GQA, MQA and MHA models read, at their own G = N/K):
 
         t = t0 + n_pair · t_pair + bytes / (W · eta),   n_pair = B · K,   bytes = B · S · 2 · K · H · b_kv
 
     t0 the kernel's fixed cost, t_pair what each (sequence, KV head) work item costs beyond its bytes (its page
     table, its softmax and output: why 2,048 short sequences run 3-5× slower than 64 long ones of the same bytes),
-    eta the streaming rate. Fitted per engine, KV format and G = N/K (rows to the nearest of GQA_GROUPS) by least
+    eta the streaming rate. Fitted per engine, KV format and G (rows to the nearest of GQA_GROUPS) by least
     squares in relative error with every term ≥ 0 and eta ≤ 1 (y = t − bytes/W is fitted), rows faster than
-    W left out. Before 2026-11-28 one curve by bytes pooled every G and batch: the kernels differ by G (H200
-    TensorRT-LLM, FP8 KV: G 2-16 at 1.3-1.8× that median, G ≥ 48 at 0.1×) and by B at equal bytes; the bytes
-    curve missed the tables' rows by a median 8-21 %, p90 46-67 %, this law by 7-17 %, p90 25-48 % (B ≥ 64:
-    20-33 % → 9-19 %). Stored as curves by G: `attn_dec_t0`, `attn_dec_t_pair`, `attn_dec_eta` (`.<kv>`,
-    `.<kv>@<engine>`; the plain key the median over engines)."""
+    W left out. Stored as curves by G: `attn_dec_t0`, `attn_dec_t_pair`, `attn_dec_eta` (`.<kv>`,
+    `.<kv>@<engine>`; the plain key the median over engines).
+
+    As one curve by bytes over every row, `eta_kv_bytes.<kv>` (what MLA reads: its latent is no KV head). Before
+    2026-11-28 every model read that curve; the kernels differ by G (H200 TensorRT-LLM, FP8 KV: G 2-16 at 1.3-1.8×
+    its median, G ≥ 48 at 0.1×) and by B at equal bytes: it missed the tables' rows by a median 8-21 %, p90
+    46-67 %, the law by 7-17 %, p90 25-48 % (B ≥ 64: 20-33 % → 9-19 %)."""
     files = _newest(root / "data" / sysdir / "attention", "generation_attention_perf.parquet")
     W = chip.hbm_bandwidth_bytes_per_s
     for fmt_, tab_fmt in KV_FORMATS.items():
-        per: dict[str, dict[int, tuple]] = {}
+        per, used = [], []
+        law: dict[str, dict[int, tuple]] = {}
         errs: dict[str, list] = {}
         for eng, f in files.items():
             df = _full_attention(_read(f))
@@ -489,11 +468,16 @@ def _decode_attention_law(root: Path, sysdir: str, chip, out: Derived) -> None:
                 continue
             K = d.num_key_value_heads.to_numpy(dtype=float)
             pairs = d.batch_size.to_numpy(dtype=float) * K
-            bytes_t = pairs * (d.step + d.isl).to_numpy(dtype=float) * 2 * d.head_dim.to_numpy() * bytes_per(fmt_) / W
+            by = pairs * (d.step + d.isl).to_numpy(dtype=float) * 2 * d.head_dim.to_numpy() * bytes_per(fmt_)
             t = d.latency.to_numpy() * 1e-3
-            y = t - bytes_t
+            pts = _binned(by, by / (W * t), True, W)
+            if pts:
+                per.append(pts)
+                used.append(eng)
             G = np.asarray(GQA_GROUPS)[np.abs(np.log2(d.num_heads.to_numpy(dtype=float) / K)[:, None]
                                               - np.log2(GQA_GROUPS)[None, :]).argmin(axis=1)]
+            bytes_t = by / W
+            y = t - bytes_t
             for g_ in GQA_GROUPS:
                 s = (G == g_) & (y > 0)
                 if s.sum() < 20:
@@ -501,12 +485,16 @@ def _decode_attention_law(root: Path, sysdir: str, chip, out: Derived) -> None:
                 A = np.stack([np.ones(s.sum()), pairs[s], bytes_t[s]], 1)
                 x = _nnls(A / t[s, None], y[s] / t[s])
                 pred = A @ x + bytes_t[s]
-                per.setdefault(eng, {})[g_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
+                law.setdefault(eng, {})[g_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
                 errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
-        _store_law(out, per, errs, ATTN_DECODE_LAW, fmt_, "query heads per KV head G", lambda used: (
+        _store_curves(out, f"eta_kv_bytes.{fmt_}", per, used, (
+            f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
+            f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
+            f"catalog chip {chip.name}"))
+        _store_law(out, law, errs, ATTN_DECODE_LAW, fmt_, "query heads per KV head G", lambda used: (
             f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({used}; KV {tab_fmt}, full "
             f"attention, head ≥ 64): t = t0 + B·K·t_pair + bytes/(W·eta) fitted per G = N/K "
-            f"(kernel_tables._decode_attention_law), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
+            f"(kernel_tables._decode_attention), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -882,7 +870,6 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
         raise InputError(f"{root}/data/{sysdir}: no tables for {chip_name}")
     _gemm(root, sysdir, chip, out)
     _decode_attention(root, sysdir, chip, out)
-    _decode_attention_law(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
