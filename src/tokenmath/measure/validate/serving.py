@@ -305,10 +305,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if pools:
         # a whole deployment's prefill (or decode) rate is its prefill (or decode) pool's: that pool's chips, not all
         # of the row's ('32 prefill GPUs (EP32) + 96 decode GPUs (EP96)': the input tokens/s of 32 chips, not 128)
-        n, text, chips, counts = pools[phase]
-        G_w, n_w = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al)[:2]
-        n, _ = _pool_workers(n, counts, G_w * n_w, per_node_of(row) or system.domain_chips)
-        G_row, chips_note = n * G_w * n_w, f"the {phase} pool's {n} worker(s) of {G_w * n_w} chips: {n * G_w * n_w} chips"
+        n, G_w = _pool_worker(row, pools[phase], m, system, prec, al)[:2]
+        G_row, chips_note = n * G_w, f"the {phase} pool's {n} worker(s) of {G_w} chips: {n * G_w} chips"
     if G_row is None and scope not in ("gpu", "user", "node") and \
             re.search(r"not stated|unstated|unspecified|unknown|\bsystems\b", row["hardware"], re.I):
         return Unexpressed(rid, g, f"a whole deployment's rate, and the row says its size is not stated "
@@ -319,10 +317,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if B is not None and lnote and n_rep > 1:
         # a stated batch is the run's, not each replica's: with the split unstated, one replica over the row's chips
         # serves it, as for a latency at a stated batch (a batch of one request was read as one per replica)
-        G, n_rep = max(1, G_row // layout.pp), 1
-        layout = dataclasses.replace(default_layout(m, G), pp=layout.pp)
-        lnote = (f"the split is not stated: one replica over the row's {G} chips serves the stated batch of {B} "
-                 f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
+        G, layout, words = _one_replica(m, G_row, layout)
+        n_rep = 1
+        lnote = f"the split is not stated: one replica over the row's {G} chips serves the stated batch of {B} ({words}, assumed)"
     best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
     # a best-case row (or a floor on a rate) with its split unstated: the best split over its chips, as for its other
     # unstated inputs
@@ -371,10 +368,9 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     G_row = chips_of(row)[0]
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
-        G = max(1, G_row // layout.pp)  # (with pipeline stages, one stream of them: roofline.Layout.pp)
-        layout = dataclasses.replace(default_layout(m, G), pp=layout.pp)
-        assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch "
-                           f"({'TP' + str(G) if m.moe is None else f'TP{layout.tp} EP{layout.ep}'}, assumed)")
+        G, layout, words = _one_replica(m, G_row, layout)
+        assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch ({words}, "
+                           "assumed)")
     elif lnote:
         assumptions.append(lnote)
     su = _Setup(m, system, G, 1, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
@@ -655,17 +651,34 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
 
 
+def _one_replica(m: Model, G_row: int, layout: Layout) -> tuple[int, Layout, str]:
+    """A stated batch on chips of unstated split: one replica over the row's chips serves it (with pipeline stages,
+    one stream of them: roofline.Layout.pp) in the default split; (its chips, its layout, the split as words)."""
+    G = max(1, G_row // layout.pp)
+    lay = dataclasses.replace(default_layout(m, G), pp=layout.pp)
+    return G, lay, f"TP{G}" if m.moe is None else f"TP{lay.tp} EP{lay.ep}"
+
+
+def _pool_worker(row, pool: tuple, m: Model, system: System, prec: str, al: Aliases, said: list[str] | None = None):
+    """One pool of a disaggregated row (pools_of's (count, split text, chips, what the count counts)): its workers of
+    one replica's chips (a dense worker of d data-parallel ranks is d workers), their chips, split and note, and how
+    the count was read ('' where it counts workers)."""
+    n, text, chips, counts = pool
+    G, n_rep, lay, note = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al, said)
+    n, how = _pool_workers(n, counts, G * n_rep, per_node_of(row) or system.domain_chips)
+    return n * n_rep, G, lay, note, how
+
+
 def _pools_setup(row, pools: dict, m: Model, system: System, prec: str, al: Aliases, said: list[str]):
     """A disaggregated row's groups, one group's Pools, and its decode workers' chips, split and note: each pool's
     worker read as a row of its own split (a dense worker of d data-parallel ranks is d workers); the n_p prefill and
     n_d decode workers form gcd(n_p, n_d) identical groups."""
     per = {}
-    for role, (n, text, chips, counts) in pools.items():
-        G, n_rep, lay, note = _layout({**row, "parallelism": text}, m, system, prec, chips, None, al, said)
-        n, how = _pool_workers(n, counts, G * n_rep, per_node_of(row) or system.domain_chips)
+    for role, pool in pools.items():
+        n, G, lay, note, how = _pool_worker(row, pool, m, system, prec, al, said)
         if how:
-            said.append(f"the {role} pool counted in {counts}s: {how}")
-        per[role] = (n * n_rep, G, lay, note)
+            said.append(f"the {role} pool counted in {pool[3]}s: {how}")
+        per[role] = (n, G, lay, note)
     (n_p, G_p, lay_p, note_p), (n_d, G_d, lay_d, note_d) = per["prefill"], per["decode"]
     total, G_row = n_p * G_p + n_d * G_d, chips_of(row)[0]
     if G_row is not None and G_row != total:
