@@ -209,7 +209,6 @@ class Disagg(DecidesAtInstantEnd):
         self.decodes = [_DecodePool(run, decode_steps, kv_pool, kv_need, max_batch, self) for _ in range(n_decode)]
         self.queue: deque[int] = deque()
         self.free = n_prefill  # prefill workers idle
-        self._waking = False
 
     def arrive(self, r: int) -> None:
         self.queue.append(r)
