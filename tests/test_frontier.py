@@ -7,7 +7,7 @@ import pytest
 from clirun import one_line_error, run
 
 from tokenmath.core.load import load_model, load_system
-from tokenmath.serving.frontier import frontier, pareto
+from tokenmath.serving.frontier import frontier, pareto, replica_sizes
 
 M70, H100 = load_model("llama-3.1-70b"), load_system("hgx-h100")
 
@@ -32,6 +32,17 @@ def test_answer_at_a_user_speed_is_the_best_point_that_meets_it():
     # at high interactivity the answer is far below the maximum throughput (the 5–15×)
     fast = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_user_speed=75, confirm=False).at
     assert max(p["tokens_per_s_per_chip"] for p in fr.points) > 3 * fast["tokens_per_s_per_chip"]
+
+
+def test_without_chips_the_frontier_sweeps_replica_sizes_up_to_the_domain():
+    fr = frontier(M70, H100, isl=1000, osl=1000, confirm=False)
+    assert {p["chips"] for p in fr.points} == {2, 4, 8}  # 70B in BF16 needs two 80 GB chips
+    assert fr.notes and fr.notes[0].startswith("replicas of 1 chips left out")
+    nvl = load_system("gb200-nvl72")
+    assert replica_sizes(nvl, "continuous") == [1, 2, 4, 8, 16, 32, 64, 72]
+    assert replica_sizes(nvl, "chunked") == [72]  # simulated: one replica, the domain
+    r = run(*FR, "--at-user-speed", "50", "--no-confirm")
+    assert r.exit_code == 0 and "note: replicas of 1 chips left out" in r.output
 
 
 def test_unreachable_speed_says_so():

@@ -136,6 +136,8 @@ def _print(fr) -> None:
         t.add_row(fmt(p["tokens_per_s_per_user"]), fmt(p["tokens_per_s_per_chip"]), str(p["concurrency"]),
                   str(p["chips"]), p["layout"], fmt(p["ttft_s"], "s"), fmt(p["tpot_s"], "s"))
     console.print(t)
+    for note in fr.notes:
+        console.print(f"note: {note}", markup=False)
     at = fr.at
     if at is None:
         return

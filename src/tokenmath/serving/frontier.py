@@ -123,13 +123,14 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
     for x, name in ((at_user_speed, "--at-user-speed"), (at_ttft, "--at-ttft")):
         if x is not None and (not np.isfinite(x) or x <= 0):
             raise InputError(f"{name} must be a positive number (got {x})")
-    chips = [system.domain_chips] if chips is None or len(np.atleast_1d(chips)) == 0 else \
-        [int(g) for g in np.atleast_1d(chips)]
+    swept = chips is None or len(np.atleast_1d(chips)) == 0
+    chips = replica_sizes(system, policy) if swept else [int(g) for g in np.atleast_1d(chips)]
     kw = dict(spec=spec, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors, max_batch=max_batch)
     if policy == "disagg":
         kw.update(prefill_chips=prefill_chips, decode_chips=decode_chips)
     points: list[dict] = []
     notes: list[str] = []
+    too_small: list[tuple[int, str]] = []
     for G in chips:
         for lay in _layouts(dict.fromkeys(layouts or ("default",)), m, G):
             try:
@@ -137,6 +138,9 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
             except InputError as e:
                 if len(chips) == 1:
                     raise
+                if swept:
+                    too_small.append((G, str(e)))
+                    break
                 notes.append(f"{G} chips {_name(lay)} left out: {e}")
                 continue
             if policy in FAST_POLICIES:
@@ -148,6 +152,9 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
             for i, c in enumerate(C):
                 points.append({"concurrency": int(c), "chips": int(chips_total), "layout": _name(lay),
                                **{k: float(cols[k][i]) for k in _KEYS}})
+    if too_small:
+        notes.append(f"replicas of {', '.join(str(g) for g, _ in too_small)} chips left out "
+                     f"({too_small[0][0]} chips: {too_small[0][1]})")
     user = [p["tokens_per_s_per_user"] for p in points]
     chip = [p["tokens_per_s_per_chip"] for p in points]
     if not points:
@@ -167,6 +174,17 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
                                                              "ttft_s", "tpot_s")},
                                  "tokens_per_s_per_user": r["tokens_per_s_per_user"]["mean"]}
     return fr
+
+
+def replica_sizes(system: System, policy: str) -> list[int]:
+    """Chips per replica a frontier compares when none are given: every power of two up to the scale-up domain and
+    the domain itself (8-GPU HGX: 1, 2, 4, 8; NVL72: 1 … 64 and 72). The fastest replica per user is the widest, the
+    cheapest per chip often a narrower one copied across the domain, so the frontier is the envelope of both. The
+    simulated policy (chunked) runs every point through the simulator: one replica, the domain."""
+    D = int(system.domain_chips)
+    if policy not in FAST_POLICIES:
+        return [D]
+    return sorted({2 ** i for i in range(D.bit_length()) if 2 ** i <= D} | {D})
 
 
 def _replica(best: dict, policy: str, chips: list[int]) -> int:

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..cli.grid_args import parse_grid, parse_list
 from ..core.errors import InputError
-from ..core.load import load_engine
+from ..core.load import load_engine, load_system
+from ..serving.frontier import replica_sizes
 
 __all__ = ["MAX_REQUESTS", "MAX_DECODE_STEPS", "MAX_PROMPT_CHUNKS", "MAX_CONFIGURATIONS", "MAX_POINTS",
            "check_simulate", "check_frontier"]
@@ -72,10 +73,19 @@ def check_simulate(kw: dict) -> None:
     _simulations("simulate", n, isl * (1 + r), osl * (1 + r), chunk)
 
 
+def _default_replicas(kw: dict) -> list:
+    """The replica sizes a frontier sweeps when none are given (serving/frontier.py replica_sizes); one where the
+    system cannot be read (the command refuses it with its own line)."""
+    try:
+        return replica_sizes(load_system(kw["on"]), kw.get("policy") or "continuous")
+    except (InputError, KeyError, TypeError, OSError):
+        return [None]
+
+
 def check_frontier(kw: dict) -> None:
     """`/api/frontier`: its configurations and points, and the simulations it would run, within the caps."""
     try:
-        chips = parse_grid(kw["chips"], "--chips") if kw.get("chips") else [None]
+        chips = parse_grid(kw["chips"], "--chips") if kw.get("chips") else _default_replicas(kw)
         layouts = parse_list(kw.get("layout") or "all") or ["all"]
         C = parse_grid(kw["concurrency"], "--concurrency") if kw.get("concurrency") else None
     except InputError:
