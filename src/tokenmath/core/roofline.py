@@ -515,9 +515,19 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         kv_seq = with_cross_kv(g("kv_self", value_of(kv_seq) - value_of(kv_x), "B", kv_seq.source.replace(
             "KV bytes", "self-attention KV bytes")), kv_x)
 
-    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None):  # KV streaming: the kernel's law, by bytes per kernel, by context
+    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None):
+        """KV streaming: the kernel's law (GQA by G over its (sequence, KV head) pairs; MLA by query heads per
+        chip h over its sequences), else a curve by bytes per kernel, else by context."""
         if spec:
             return eta_bw
+        if has("attn_mla_eta", kv) and phase == "decode" and seqs is not None and m.mla is not None:
+            hq = g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)")
+            return decode_attention_eta(
+                g("kv_k", np.asarray(kv_chip_bytes, dtype=float) / m.n_layers, "B",
+                  "latent bytes one MLA decode kernel reads (a layer, a chip)"), W,
+                c("t0_attn", "attn_mla_t0", kv, hq, "s"),
+                g("n_seq", seqs, "", "sequences of one kernel on the chip"),
+                c("t_seq", "attn_mla_t_seq", kv, hq, "s"), c("eta_dec", "attn_mla_eta", kv, hq))
         if has("attn_dec_eta", kv) and phase == "decode" and pairs is not None and m.mla is None and m.n_kv_heads:
             Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
             return decode_attention_eta(
@@ -564,7 +574,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             t_math = math_time_small_m(flop_mm, F_mm, Gq, eta_mm, flop_attn, F_attn, eta_attn)
         W_touched = arch.weight_bytes_touched(m, T, None if native else bq, explain, pc)
         t_weights = weight_time(W_touched, Gq, W, eta_bw)
-        eta_kv = eta_kv_for(eta_bw, value_of(Bq) * value_of(kv_seq) / G, value_of(Bq) * m.n_kv_heads / G)
+        eta_kv = eta_kv_for(eta_bw, value_of(Bq) * value_of(kv_seq) / G, value_of(Bq) * m.n_kv_heads / G,
+                            value_of(Bq) / G, m.n_heads / G)
         t_kv = kv_time(Bq, kv_seq, Gq, W, eta_kv)
         extras["W_touched"] = W_touched
         if not spec:
@@ -816,7 +827,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
     f_kvq = g("f_kv", f_kv, "", "MLA: every chip reads the whole latent" if m.mla is not None else
               f"KV heads per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)")
-    eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_kv)
+    eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_kv,
+                        value_of(B_dp), m.n_heads / np.asarray(tp, dtype=float))
     t_kv = kv_time_chip(B_dp, kv_seq, f_kvq, W, eta_kv)
     extras: dict = {"B_dp": B_dp, "T_dp": T_dp, "W_dense": W_dense}
     moe_sum = False

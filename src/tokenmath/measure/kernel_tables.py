@@ -497,6 +497,56 @@ def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"(kernel_tables._decode_attention), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
+# query heads per chip h at which MLA's decode law is fitted (the tables' num_heads: 128 / tp of DeepSeek-V3)
+MLA_HEADS = (1, 2, 4, 8, 16, 32, 64, 128)
+# the law's terms, curves by h, and their units
+MLA_DECODE_LAW = {"attn_mla_t0": "s", "attn_mla_t_seq": "s", "attn_mla_eta": ""}
+# the latent one cached token holds per layer: kv_lora_rank + qk_rope_head_dim of DeepSeek-V3, the tables' model
+MLA_LATENT = 512 + 64
+
+
+def _mla_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """MLA's decode-attention kernel (a layer, B sequences at context S, h query heads on the chip, one latent of
+    c = 576 values a token: DeepSeek-V3's shape), read off the tables' own MLA rows as a law:
+
+        t = t0 + B · t_seq + bytes / (W · eta),   bytes = B · S · c · b_kv
+
+    t0 the kernel's fixed cost, t_seq what each sequence costs beyond its bytes, eta the rate its latent streams
+    at. The h heads multiply the latent in the absorbed form (2·h·S·(c + 512) FLOP a sequence), so at h = 128 the
+    kernel is compute-bound and eta, fitted per h, carries it (FLOP and bytes are in a fixed ratio at one h).
+    Fitted per engine, KV format and h as _decode_attention fits GQA's law per G; stored as curves by h
+    (`attn_mla_t0`, `attn_mla_t_seq`, `attn_mla_eta`). Before 2026-11-28 (round 16) MLA read the GQA kernels'
+    pooled curve by bytes (`eta_kv_bytes`), which has no heads in it."""
+    files = _newest(root / "data" / sysdir / "mla", "generation_mla_perf.parquet")
+    W = chip.hbm_bandwidth_bytes_per_s
+    for fmt_, tab_fmt in KV_FORMATS.items():
+        law: dict[str, dict[int, tuple]] = {}
+        errs: dict[str, list] = {}
+        for eng, f in files.items():
+            d = _read(f)
+            d = d[d.kv_cache_dtype == tab_fmt]
+            if len(d) == 0:
+                continue
+            B = d.batch_size.to_numpy(dtype=float)
+            bytes_t = B * (d.step + d.isl).to_numpy(dtype=float) * MLA_LATENT * bytes_per(fmt_) / W
+            t = d.latency.to_numpy() * 1e-3
+            h = d.num_heads.to_numpy(dtype=float)
+            y = t - bytes_t
+            for h_ in MLA_HEADS:
+                s = (h == h_) & (y > 0)
+                if s.sum() < 20:
+                    continue
+                A = np.stack([np.ones(s.sum()), B[s], bytes_t[s]], 1)
+                x = _nnls(A / t[s, None], y[s] / t[s])
+                pred = A @ x + bytes_t[s]
+                law.setdefault(eng, {})[h_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
+                errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
+        _store_law(out, law, errs, MLA_DECODE_LAW, fmt_, "query heads per chip h", lambda used: (
+            f"{PACKAGE} {out.version} {sysdir}/mla generation_mla ({used}; KV {tab_fmt}, latent {MLA_LATENT} "
+            f"values a token): t = t0 + B·t_seq + bytes/(W·eta) fitted per h (kernel_tables._mla_decode), "
+            f"W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
+
+
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     """Flash attention over a prompt, by the KV cache's format.
 
@@ -870,6 +920,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
         raise InputError(f"{root}/data/{sysdir}: no tables for {chip_name}")
     _gemm(root, sysdir, chip, out)
     _decode_attention(root, sysdir, chip, out)
+    _mla_decode(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
