@@ -121,6 +121,25 @@ def test_alias_table_and_fallback_models_load():
     assert al.precision("FP4 (NVIDIA ModelOpt checkpoint)")[:2] == ("fp4", "fp8")
 
 
+def test_a_bare_fp8_on_vllm_or_sglang_keeps_the_models_kv_type():
+    """vLLM and SGLang hold the model's own KV type unless asked (catalog/engines kv_cache_dtype 'auto'); TensorRT-LLM
+    the checkpoint's (ModelOpt: FP8). A bare 'FP8' row keeps the FP8-KV assumption only where the engine takes the
+    checkpoint's, or the row names a ModelOpt/NVIDIA checkpoint or a KV type."""
+    from tokenmath.measure.validate.serving import engine_kv_dtype
+
+    row = _row(model="Qwen3-235B-A22B-FP8", precision="FP8", source="vllm 0.12.0", notes="")
+    kv, note = engine_kv_dtype(row, "vllm", "fp8", "fp8")
+    assert kv is None and "catalog/engines/vllm.yaml" in note and "'auto'" in note
+    assert engine_kv_dtype(row, "sglang", "fp8_block", "fp8")[0] is None
+    assert engine_kv_dtype(row, "trtllm", "fp8", "fp8") == ("fp8", "")  # the checkpoint's config decides
+    assert engine_kv_dtype(row, None, "fp8", "fp8") == ("fp8", "")  # no engine named: the alias rule stands
+    assert engine_kv_dtype({**row, "model": "nvidia/Llama-3.1-8B-Instruct-FP8"}, "vllm", "fp8", "fp8")[0] == "fp8"
+    assert engine_kv_dtype({**row, "notes": "FP8 KV cache"}, "vllm", "fp8", "fp8")[0] == "fp8"
+    assert engine_kv_dtype(row, "vllm", "fp4", "fp8") == ("fp8", "")  # NVFP4 releases are ModelOpt's
+    r = predict_row(_row(**{**TRT, "precision": "FP8", "source": "vLLM benchmark", "parallelism": "TP1"}), Aliases())
+    assert any("catalog/engines/vllm.yaml" in a for a in r.assumptions)
+
+
 def test_training_rows_never_vanish():
     rep = validate([TRN])
     assert len(rep.rows) + len(rep.unexpressed) == 1

@@ -628,6 +628,9 @@ class EngineSettings(Record):
     # when an arrival can ride a step (serving/sim/replica.py): None = an idealised scheduler that sees it at once;
     # n ≥ 0 = it rides the step after the one in flight, n steps later still when the scheduler plans ahead
     schedule_ahead: int | None = None
+    # the KV cache's element type where a run does not set it: 'auto' the model's own activation type whatever its
+    # weights (vLLM, SGLang), 'checkpoint' what the checkpoint's quantisation config says (TensorRT-LLM)
+    kv_cache_dtype: Literal["auto", "checkpoint"] | None = None
 
     RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
               "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]", "max_num_tokens_large_gpu": "[1, 1e7]",

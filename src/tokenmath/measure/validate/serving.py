@@ -228,6 +228,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, "input length not in the table (and no dataset mean for this model in the "
                                    "alias table)")
     engine = engine_of(row)
+    kv, kv_note = engine_kv_dtype(row, engine, prec, kv)
+    if kv_note:
+        assumptions = [a for a in assumptions if a != al.source("precision_notes.fp8_kv")] + [kv_note]
     pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
@@ -429,6 +432,23 @@ def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, sour
     data["sources"] = {**m.sources, "weight_dtype": source or "the row's precision", "weight_dtypes": source or
                        "the row's precision"}
     return type(m).model_validate(data), f"checkpoint formats: {prec} matmuls; {what}"
+
+
+# an NVIDIA ModelOpt checkpoint, whose quantisation config carries an FP8 KV cache, or a KV type the row states
+_KV_STATED = re.compile(r"model\s*opt|\bnvidia\b|\bkv\b|kv[\s_-]*cache", re.I)
+
+
+def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) -> tuple[str | None, str]:
+    """The KV type of a row whose precision rule assumed an FP8 cache (a bare 'FP8'), on an engine that keeps the
+    model's own type unless asked (catalog/engines: kv_cache_dtype 'auto', vLLM and SGLang): the model's own
+    (None), with the engine's source; unchanged where the row names a ModelOpt/NVIDIA checkpoint or a KV type."""
+    if kv != "fp8" or prec not in ("fp8", "fp8_block") or engine is None:
+        return kv, ""
+    eng = load_engine(engine)
+    if eng.get("kv_cache_dtype") != "auto" or _KV_STATED.search(row_text(row, ("model", "precision", "notes"))):
+        return kv, ""
+    return None, (f"catalog/engines/{engine}.yaml: {eng['sources']['kv_cache_dtype']}: the row states no KV type, "
+                  "so the cache holds the model's own")
 
 
 def engine_of(row: dict) -> str | None:
