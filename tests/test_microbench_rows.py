@@ -194,3 +194,116 @@ def test_a_huge_exponent_or_a_lower_case_shape():
     assert parse_measured("1e400") is None
     assert _gemm_shape({"model": "GEMM m=1024 n=2048 k=4096", "metric": "", "notes": "", "batch": ""})[:3] == \
         (1024, 2048, 4096)
+
+
+# ---- probe round 9: microbenchmarks as nccl-tests, nvbandwidth, perftest, BabelStream, FlashAttention, DeepGEMM and
+# DeepEP write them (approximate values, recalled)
+
+@pytest.mark.parametrize("unit, scale", [("Gb/sec", 1e9 / 8), ("Gbits/sec", 1e9 / 8), ("MBytes/sec", 1e6),
+                                         ("GBytes/s", 1e9), ("MiB/s", 2.0**20), ("Gbps", 1e9 / 8), ("GB/s", 1e9)])
+def test_probe9_bandwidth_units_as_tools_print_them(unit, scale):
+    """ib_write_bw's 'Gb/sec' is bits (it was read as bytes, 8× off); BabelStream's 'MBytes/sec' and 'MiB/s' were
+    refused as no unit."""
+    from tokenmath.measure.validate.rows import dimension_of_unit, unit_scale
+    assert unit_scale(unit) == pytest.approx(scale) and dimension_of_unit(unit) == "bandwidth"
+
+
+def test_probe9_an_fp8_format_named_by_its_bits():
+    """'e4m3' (FlashAttention-3, Transformer Engine) is FP8: a GEMM was refused for it, an attention kernel ran at the
+    BF16 peak. A TF32 GEMM is refused: the catalog's fp32 peak is the CUDA cores', not the TF32 tensor cores'."""
+    gemm = predict_row(_row("Q-401", "throughput", "1210", "TFLOPS", precision="e4m3", notes="4096x4096x4096"),
+                       Aliases())
+    assert gemm.kind == "gemm" and "fp8" in gemm.why[0]
+    fa3 = _row("Q-402", "forward speed", "1200", "TFLOPs/s", model="FlashAttention-3 forward FP8", precision="e4m3")
+    bf16 = predict_row({**fa3, "precision": "bf16"}, Aliases())
+    assert predict_row(fa3, Aliases()).predicted == pytest.approx(2 * bf16.predicted, rel=2e-3)  # 1979 / 989 TF
+    tf32 = predict_row(_row("Q-403", "TFLOPS", "140", "TFLOPS", "A100 80GB SXM4", precision="TF32", notes="8192^3"),
+                       Aliases())
+    assert "TF32 rate" in tf32.reason
+
+
+def test_probe9_a_gemm_shape_as_a_tuple_and_a_gemms_time():
+    """DeepGEMM's '(m, n, k) = (128, 7168, 2048)' (it was the unstated 8192³, 2.9× off); a GEMM's time in ms is its
+    FLOP at the predicted rate (it was refused)."""
+    assert _gemm_shape({"model": "", "metric": "", "notes": "(m, n, k) = (128, 7168, 2048)", "batch": ""}) == \
+        (128, 7168, 2048, 1)
+    assert _gemm_shape({"model": "M, N, K = 64, 2112, 7168", "metric": "", "notes": "", "batch": ""})[:3] == \
+        (64, 2112, 7168)
+    rate = predict_row(_row("Q-404", "TFLOPS", "750", "TFLOPS", model="torch.matmul 16384 x 16384 x 16384",
+                            precision="bf16"), Aliases())
+    t = predict_row(_row("Q-405", "kernel time", "11.8", "ms", model="torch.matmul 16384 x 16384 x 16384",
+                         precision="bf16"), Aliases())
+    assert t.kind == "gemm" and not t.higher_is_better
+    assert t.predicted * 1e-3 == pytest.approx(2 * 16384**3 / (rate.predicted * 1e12)) and t.spec < t.predicted
+
+
+def test_probe9_an_attention_kernels_time_is_flashattentions_flop_count_at_its_rate():
+    """'flash_attn_func forward (batch 4, seqlen 8192, 32 heads, hdim 128, causal)' in ms was read as a serving
+    latency of an unknown model; it is 4·B·S²·H·D / 2 FLOP at the kernel's rate. A row without the heads is refused."""
+    model = "flash_attn_func forward (batch 4, seqlen 8192, 32 heads, hdim 128, causal)"
+    row = _row("Q-406", "latency", "3.1", "ms", model=model, precision="bf16")
+    assert row_kind(row) == "kernel"
+    t = predict_row(row, Aliases())
+    rate = predict_row(_row("Q-407", "forward", "600", "TFLOPs/s", model=model, precision="bf16"), Aliases())
+    assert t.predicted * 1e-3 == pytest.approx(4 * 4 * 8192**2 * 32 * 128 / 2 / (rate.predicted * 1e12))
+    bwd = predict_row({**row, "model": model.replace("forward", "backward")}, Aliases())
+    assert bwd.predicted == pytest.approx(2.5 * t.predicted)
+    out = predict_row({**row, "model": "flash_attn_func forward (batch 4, seqlen 8192, hdim 128)"}, Aliases())
+    assert "states no heads" in out.reason
+
+
+def test_probe9_peer_and_host_copies_are_links_not_hbm():
+    """nvbandwidth's device_to_device_memcpy_read_ce between 2 GPUs is the NVLink (it was an HBM stream, 7× off), and
+    host_to_device_memcpy_ce a host link the catalog lacks (it was an HBM stream, 50× off); a device-to-device copy on
+    one chip stays a copy within its HBM."""
+    peer = predict_row(_row("Q-408", "device_to_device_memcpy_read_ce", "390", "GB/s", n_chips="2",
+                            model="nvbandwidth"), Aliases())
+    assert peer.kind == "link" and peer.spec == pytest.approx(450)
+    assert predict_row(_row("Q-409", "peer bandwidth", "48", "GB/s", "MI300X", "2"), Aliases()).kind == "link"
+    host = predict_row(_row("Q-410", "host_to_device_memcpy_ce", "55", "GB/s", model="nvbandwidth"), Aliases())
+    assert "host-link bandwidth" in host.reason
+    assert predict_row(_row("Q-411", "memcpy device to device", "2.8", "TB/s"), Aliases()).kind == "stream"
+
+
+def test_probe9_broadcast_reduce_and_sendrecv_move_the_message_once():
+    """nccl-tests' broadcast_perf, reduce_perf and sendrecv_perf: busbw = algbw (f_bus = 1), so at large sizes busbw
+    approaches the link; they were refused as no collective. all_reduce and reduce_scatter keep their own names."""
+    for model, op in (("broadcast_perf", "broadcast"), ("reduce_perf", "reduce"), ("sendrecv_perf", "sendrecv")):
+        out = predict_row(_row("Q-412", "busbw", "360", "GB/s", "DGX H100", "8", model=model, notes="1GB"), Aliases())
+        assert out.kind == "collective" and out.why[0].startswith(op) and out.spec == pytest.approx(450, rel=1e-3)
+    assert kernels.bus_factor("broadcast", 8) == 1.0
+    for model, op in (("all_reduce_perf", "all_reduce"), ("reduce_scatter_perf", "reduce_scatter")):
+        out = predict_row(_row("Q-413", "busbw", "360", "GB/s", "DGX H100", "8", model=model, notes="1GB"), Aliases())
+        assert out.why[0].startswith(op)
+    across = predict_row(_row("Q-414", "busbw", "40", "GB/s", "H100 SXM", "16", model="sendrecv_perf",
+                              notes="1GB, 2 nodes"), Aliases())
+    assert across.spec == pytest.approx(50)  # the ring crosses each node boundary on one chip's NIC
+
+
+def test_probe9_deepep_latency_as_its_readme_writes_it():
+    """DeepEP's README table: 'Dispatch latency' in us, '#EP 8', '7168 hidden' (it was refused as a bandwidth); the
+    kernels' 'lowlatency_…_bandwidth' rows stay bandwidths."""
+    row = _row("Q-415", "Dispatch latency", "77", "us", "H800 with CX7 InfiniBand 400 Gb/s RDMA network cards", "8",
+               model="DeepEP low-latency kernels", precision="FP8 dispatching, BF16 combining",
+               parallelism="Dispatch #EP 8", batch="128 tokens per batch",
+               notes="128 tokens per batch, 7168 hidden, top-8 experts")
+    public = _row("Q-416", "lowlatency_dispatch_latency", "77", "us", "H800 + CX7 IB 400 Gb/s (pure RDMA)", "8",
+                  model="DeepEP low-latency kernels (V3/R1 decode setting)", precision="FP8 dispatch / BF16 combine",
+                  parallelism="EP8", batch="128 tokens/batch", notes="RDMA bandwidth 98 GB/s; hidden 7168, top-8")
+    a, b = predict_row(row, Aliases()), predict_row(public, Aliases())
+    assert a.kind == "alltoall" and a.predicted == pytest.approx(b.predicted)
+    bw = predict_row({**public, "metric": "lowlatency_dispatch_rdma_bandwidth", "unit": "GB/s", "value": "98"},
+                     Aliases())
+    assert bw.unit == "GB/s" and bw.higher_is_better
+
+
+def test_probe9_a_count_of_servers_or_instances_counts_their_chips():
+    """'16 x trn1.32xlarge' is 16 instances of 16 chips; '4x DGX H100' 32 chips; a count glued to a part stays chips."""
+    from tokenmath.core.load import load_system
+    from tokenmath.measure.validate.rows import boxes_of, chips_of
+    trn1, h100 = load_system("trn1-16"), load_system("hgx-h100")
+    assert boxes_of("16 x trn1.32xlarge") == (16, "trn1.32xlarge") and boxes_of("p5.48xlarge x 2") == (2, "p5.48xlarge")
+    assert chips_of({"n_chips": "", "hardware": "16 x trn1.32xlarge"}, trn1)[0] == 256
+    assert chips_of({"n_chips": "", "hardware": "4x DGX H100"}, h100)[0] == 32
+    assert chips_of({"n_chips": "", "hardware": "8x H100 (DGX H100)"}, h100)[0] == 8
+    assert chips_of({"n_chips": "4", "hardware": "4x DGX H100"}, h100)[0] == 4  # the column speaks first

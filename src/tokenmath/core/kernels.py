@@ -14,7 +14,8 @@ A model's step time is NOT built from these: that is `roofline.step`, over the w
 
 A collective's bytes per chip (nccl-tests' PERFORMANCE.md): a ring all-reduce sends 2(n − 1)/n · m from each
 chip (a reduce-scatter, then an all-gather, each (n − 1) steps of m/n); all-gather, reduce-scatter and
-all-to-all send (n − 1)/n · m. That factor is f_bus, and nccl-tests' bus bandwidth busbw = f_bus · m / t =
+all-to-all send (n − 1)/n · m; a broadcast or a reduce (pipelined along a chain) and a send/receive pair move
+the whole m through each chip once, f_bus = 1 (busbw = algbw). That factor is f_bus, and nccl-tests' bus bandwidth busbw = f_bus · m / t =
 algbw · f_bus is the rate at which each chip's busiest link runs, so at large m busbw → bw_bus, the link
 rate × efficiency, whatever n. bw_bus inside one scale-up domain is the scale-up link per direction; across
 domains the rings are striped over the g NICs of each domain (NCCL's one ring per NIC), so the domain's
@@ -107,7 +108,10 @@ def bus_factor(op: str, n):
         return 2 * (n - 1) / n
     if op in ("all_gather", "reduce_scatter", "alltoall"):
         return (n - 1) / n
-    raise InputError(f"collective {op!r}: not one of all_reduce, all_gather, reduce_scatter, alltoall")
+    if op in ("broadcast", "reduce", "sendrecv"):
+        return 1.0 + 0 * n  # the whole message through each chip once (nccl-tests: busbw = algbw)
+    raise InputError(f"collective {op!r}: not one of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
+                     "reduce, sendrecv")
 
 
 @formula("t_coll = f_bus · m / bw_bus + lat", unit="s")

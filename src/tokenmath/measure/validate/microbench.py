@@ -24,7 +24,7 @@ from ...core.load import load_priors
 from ...core.records import Priors, System
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
+from .rows import A2A_TIME, COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
 
 __all__ = ["predict_microbenchmark"]
 
@@ -92,7 +92,8 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
             t0, m_half = (0.0, 0.0) if bs == "spec" else (pri.kernel_overhead_s, pri.matmul_m_half)
             eta_mm = kernels.small_m_efficiency(depth(bs), M, m_half)
             return flop / float(kernels.gemm_time(flop, F, eta_mm, byts, W, _eta(pri, "eta_bw", bs), t0))
-        pred, spec = both(rate)
+        timed = dimension_of_unit(row["unit"]) == "time"  # the GEMM's time: its FLOP at that rate
+        pred, spec = both((lambda bs: flop / rate(bs)) if timed else rate)
         eta_k = depth("prior")
         bound = "compute" if flop / (F * eta_k) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
@@ -102,10 +103,12 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         elif law_key:
             why.append(f"depth law eta = {eta_inf:.3g} · K/(K + {k_half:.0f}) = {eta_k:.3g} at K = {K} "
                        f"({pri.file or pri.name}: matmul_k_law_fmt.{law_key}, measured kernel tables)")
-        return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
-                          why + notes, assume)
+        if timed:
+            why.append(f"time = 2·M·N·K·groups / rate = {flop:.3g} FLOP at {flop / pred / 1e12:.3g} TFLOP/s")
+        return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None,
+                          not timed, why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
-        fp8 = re.search(r"fp8", row["precision"], re.I) and not re.search(r"kv", row["precision"], re.I)
+        fp8 = re.search(_FP8, row["precision"], re.I) and not re.search(r"kv", row["precision"], re.I)
         F = chip.peak("fp8" if fp8 else "bf16")  # FP8 matmuls in the kernel (FlashAttention-3 FP8), not FP8 KV
         c = pri.curves.get("eta_attn_prefill.bf16") or pri.curves.get("eta_attn_prefill")
         if c is not None:  # the measured attention kernels' rate at their largest size, not a GEMM's
@@ -113,10 +116,17 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
                                          f"({pri.file or pri.name}: eta_attn_prefill = {c.y[-1]:.3g})")
         else:
             eta, what = pri.eta_flop, "eta_flop (no attention kernel measured for this chip)"
+        why = [f"compute-bound attention kernel at the {'FP8' if fp8 else 'BF16'} peak × {what}"]
+        if dimension_of_unit(row["unit"]) == "time":  # its time: FlashAttention's FLOP count at that rate
+            flop, how = _attention_flop(row)
+            if flop is None:
+                return Unexpressed(rid, g, how)
+            pred, spec = both(lambda bs: flop / (F * (1.0 if bs == "spec" else eta)))
+            return Prediction(rid, g, "kernel", pred / scale, measured, row["unit"], spec / scale if spec else None,
+                              False, why + [how] + notes)
         pred, spec = both(lambda bs: F * (1.0 if bs == "spec" else eta))
         return Prediction(rid, g, "kernel", pred / scale, measured, row["unit"], spec / scale if spec else None,
-                          True, [f"compute-bound attention kernel at the {'FP8' if fp8 else 'BF16'} peak × {what}"]
-                          + notes)
+                          True, why + notes)
     if kind == "link":
         return _link(row, al, system, pri, basis, measured, scale, notes)
     if kind == "collective":
@@ -144,10 +154,10 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
     if outside:
         notes.append("DeepEP's RDMA figures count logical bytes (every expert copy, including traffic that stays "
                      "local or is forwarded over NVLink after one RDMA hop per node), so they can exceed the NIC")
-    if row["metric"].lower().endswith("_latency"):
+    if re.search(A2A_TIME, row["metric"].lower()):
         ep = re.search(r"ep\s*(\d+)", row["parallelism"], re.I)
         T = re.search(r"(\d+)\s*tokens", row["batch"])
-        D = re.search(r"hidden\s*(\d+)", row["notes"])
+        D = re.search(r"hidden\s*(?:size\s*)?[=:]?\s*(\d+)|(\d+)\s*hidden", row["notes"])  # 'hidden 7168', '7168 hidden'
         k = re.search(r"top-(\d+)(?:\s*experts)?\s*$|top-(\d+)\s*experts", row["notes"])
         if not (ep and T and D and k):
             return Unexpressed(rid, g, "EP size, tokens, hidden size or top-k not found in the row")
@@ -156,7 +166,7 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         lat = pri.scaleout_latency_s if outside else pri.scaleup_latency_s
 
         def t(bs):
-            return float(kernels.alltoall_time(int(T.group(1)), kk, int(D.group(1)), b, int(ep.group(1)),
+            return float(kernels.alltoall_time(int(T.group(1)), kk, int(D.group(1) or D.group(2)), b, int(ep.group(1)),
                                                bw_spec * _eta(pri, eta_name, bs), 0.0 if bs == "spec" else lat))
         pred, spec = both(t)
         return Prediction(rid, g, "alltoall", pred / scale, measured, row["unit"], spec / scale if spec else None,
@@ -165,6 +175,35 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
     why = [f"{tier} link × {eta_name}"]
     return Prediction(rid, g, "link", pred / scale, measured, row["unit"], spec / scale if spec else None, True,
                       why + notes)
+
+
+def _attention_flop(row) -> tuple[float | None, str]:
+    """(FLOP, how read) of one attention kernel call as FlashAttention's benchmarks count it: forward
+    4 · B · S² · H · D (half of it causal), backward 2.5× the forward, forward + backward 3.5×; B, S, H, D from the
+    row's text ('batch 4, seqlen 8192, 32 heads, hdim 128') or its batch and context columns. (None, why) where one
+    is not stated."""
+    text = " ".join(row[c] for c in ("model", "metric", "notes", "parallelism")).replace(",", " , ")
+    num = r"\s*(?:=|:)?\s*" + _DIM
+
+    def find(*pats):
+        m = next((x for x in (re.search(p, text, re.I) for p in pats) if x), None)
+        return _dim(m.group(1), m.group(2) if m.re.groups > 1 else None) if m else None
+    B = find(r"\bbatch(?:[\s_-]*size)?" + num, r"\bbs" + num) or to_int(row["batch"])
+    S = find(r"\bseq(?:uence)?[\s_-]*len(?:gth)?" + num, r"\bseqlen" + num) or to_int(row["context_len"]) or \
+        to_int(row["input_len"])
+    H = find(r"(\d+)\s*(?:attention\s+|query\s+|q\s+)?heads\b", r"\bn_?heads" + num, r"\bheads" + num)
+    D = find(r"\bhdim" + num, r"\bhead[\s_-]*dim(?:ension)?" + num, r"\bheaddim" + num, r"\bd_?head" + num)
+    missing = [w for w, x in (("batch", B), ("sequence length", S), ("heads", H), ("head dim", D)) if not x]
+    if missing:
+        return None, (f"an attention kernel's time is its FLOP (4 · batch · seqlen² · heads · head dim forward) at "
+                      f"the kernel's rate, but the row states no {', '.join(missing)}")
+    causal = bool(re.search(r"(?<!non-)(?<!non )\bcausal\b", text, re.I))
+    bwd, fwd = re.search(r"backward|\bbwd\b", text, re.I), re.search(r"forward|\bfwd\b", text, re.I)
+    passes, which = (3.5, "forward + backward") if bwd and fwd else (2.5, "backward") if bwd else (1.0, "forward")
+    flop = 4.0 * B * S * S * H * D * passes / (2 if causal else 1)
+    return flop, (f"{which}{' causal' if causal else ''}: 4 · {B} · {S}² · {H} · {D}" +
+                  (f" × {passes:g}" if passes != 1 else "") + (" / 2" if causal else "") + f" = {flop:.3g} FLOP "
+                  "(FlashAttention's count)")
 
 
 _SQUARE = (8192, 8192, 8192)  # the large square GEMM a matmul rate with no shape is read as
@@ -197,6 +236,12 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     best = re.search(r"best shape (\d+)x(\d+)x(\d+)", text)
     if best:
         return int(best.group(1)), int(best.group(2)), int(best.group(3)), 1
+    # '(m, n, k) = (64, 7168, 2112)', 'M, N, K = 4096, 4096, 8192': the letters name the numbers in their order
+    tup = re.search(rf"\(?\s*\b([MNK])\s*,\s*([MNK])\s*,\s*([MNK])\b\s*\)?\s*[=:]\s*\(?\s*{_DIM}\s*,\s*{_DIM}\s*,"
+                    rf"\s*{_DIM}", text, re.I)
+    if tup and len({x.upper() for x in tup.groups()[:3]}) == 3:
+        dims = {sym.upper(): _dim(tup.group(4 + 2 * i), tup.group(5 + 2 * i)) for i, sym in enumerate(tup.groups()[:3])}
+        return dims["M"], dims["N"], dims["K"], G
     text = re.sub(r"\b([mnk])(?=\s*=)", lambda x: x.group(1).upper(), text)  # 'm=1024 n=1024 k=1024'
     same = re.search(r"\b([MNK])\s*=\s*([MNK])\s*=\s*(?:([MNK])\s*=\s*)?" + _DIM, text)  # M=N=K=8192, M=N=4096
     named = {}
@@ -227,14 +272,19 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
 
 
 _PRECISION_WORD = r"\b(nvfp4|mxfp4|fp4|fp8|bf16|fp16|int8|tf32|fp32)\b"
+_FP8 = r"fp8|float8|\be4m3|\be5m2"  # FP8 as a format's name or its bits (FlashAttention-3's 'e4m3')
 
 
 def _precision(row, al: Aliases) -> tuple[str | None, str]:
-    """The GEMM's format: the precision column, else a format the metric or model names ('dense fp8 gemm')."""
+    """The GEMM's format: the precision column, else a format the metric or model names ('dense fp8 gemm'). A TF32
+    GEMM is refused: it runs on the tensor cores at the TF32 rate, which the catalog does not hold."""
+    m = re.search(_PRECISION_WORD, f"{row['metric']} {row['model']} {row['notes']}", re.I)
+    if re.search(r"tf32", row["precision"] if row["precision"].strip() else (m.group(1) if m else ""), re.I):
+        return None, ("a TF32 GEMM runs on the tensor cores at the TF32 rate, which the catalog does not hold (its "
+                      "fp32 peak is the CUDA cores' rate, several times slower)")
     if row["precision"].strip():
         prec, _, note = al.precision(row["precision"])
         return prec, note
-    m = re.search(_PRECISION_WORD, f"{row['metric']} {row['model']} {row['notes']}", re.I)
     if m is None:
         return None, "GEMM precision not stated (the precision column is empty and the row names no format)"
     prec, _, note = al.precision(m.group(1).lower())
@@ -256,7 +306,7 @@ def _bytes_moved(notes: str) -> float | None:
 
 _OUTSIDE = r"infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|\befa\b|connectx|\bcx-?\d\b|inter-?node|across nodes|" \
            r"multi-?node|scale-?out|ib_(?:write|read|send)_bw"
-_HOST = r"pci-?e|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|\bhost\b"
+_HOST = r"pci-?e|\bh2d\b|\bd2h\b|host[\s_-]?to[\s_-]?device|device[\s_-]?to[\s_-]?host|\bhost\b"
 _BIDIRECTIONAL = r"bi-?directional|\bbidir\b|\bduplex\b|both directions"
 
 
@@ -329,11 +379,12 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     op = next((o for o, pat in COLLECTIVE_OPS.items() if re.search(pat, named, re.I)), None) or \
         next((o for o, pat in COLLECTIVE_OPS.items() if re.search(pat, text, re.I)), None)
     if op is None:
-        return Unexpressed(rid, g, "collective not named (all_reduce, all_gather, reduce_scatter or alltoall)")
+        return Unexpressed(rid, g, "collective not named (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
+                                   "reduce or sendrecv)")
     dim = dimension_of_unit(row["unit"])
     if dim not in ("bandwidth", "time"):
         return Unexpressed(rid, g, f"a collective's time or bandwidth is predicted, not {row['unit']!r}")
-    n, n_how = chips_of(row)
+    n, n_how = chips_of(row, system)
     if n is None:
         return Unexpressed(rid, g, "number of GPUs the collective spans not stated (n_chips or the hardware column)")
     if n < 2:
@@ -383,8 +434,9 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
                 else pri.scaleup_latency_s
             return up, 0.0 if bs == "spec" else lat
         out = system.scaleout_bw * _eta(pri, "eta_scaleout", bs)
+        # a send/receive ring crosses each domain boundary on one chip's NIC, not striped over the domain's g
         bw = kernels.alltoall_bus_bandwidth(up, out, n, per) if op == "alltoall" else \
-            kernels.ring_bus_bandwidth(up, per, out)
+            kernels.ring_bus_bandwidth(up, 1 if op == "sendrecv" else per, out)
         return float(bw), 0.0 if bs == "spec" else pri.scaleout_latency_s
 
     def value(bs: str) -> float:
@@ -402,7 +454,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     pred = value(basis)
     spec = value("spec") if basis == "prior" else None
     bw, lat = parts(basis)
-    across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else "min(bw_up, g·bw_out)"
+    across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else \
+        "min(bw_up, bw_out)" if op == "sendrecv" else "min(bw_up, g·bw_out)"
     tier = (f"across domains ({n // per if per else n} × {per} GPUs): scale-out NICs × eta_scaleout, "
             f"bw_bus = {across}" if outside else "inside one scale-up domain: scale-up link × " +
             ("the chip's measured all-reduce efficiency at this size (eta_scaleup.allreduce)" if curve else

@@ -20,8 +20,8 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "gguf_type_of", "hardware_count", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
-           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK",
+           "per_node_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK", "A2A_TIME", "ATTENTION_KERNEL",
            "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
@@ -349,10 +349,13 @@ def with_unit(row: dict) -> dict:
 
 def unit_scale(unit: str) -> float | None:
     raw = unit.strip()
-    rate = re.match(r"([kKMGT])(b|B|bit)(?:/s|ps)(?![\w/])", raw)  # the case tells bits (Gb/s, Gbps) from bytes (GB/s)
+    # the case tells bits (Gb/s, Gbps) from bytes (GB/s); spelled out, 'Gbits/sec' (iperf, ib_write_bw's 'Gb/sec') and
+    # 'MBytes/sec' (BabelStream); an 'i' is binary (MiB/s)
+    rate = re.match(r"([kKMGT])(i?)(bits?|Bytes?|bytes?|b|B)\s*(?:/\s*s(?:ec(?:onds?)?)?|ps)(?![\w/])", raw)
     if rate:
-        v = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[rate.group(1)]
-        return v if rate.group(2) == "B" else v / 8
+        v = (1024.0 ** (" KMGT".index(rate.group(1).upper())) if rate.group(2) else
+             {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[rate.group(1)])
+        return v / 8 if rate.group(3) == "b" or rate.group(3).startswith("bit") else v
     u = re.sub(_UNIT_QUALIFIER, "", raw.lower())
     for pat, scale in _UNIT_SCALE:
         if re.search(pat, u):
@@ -375,25 +378,35 @@ def row_kind(row: dict) -> str:
         return "serving"
     if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|msecs?|usecs?|millisec\w*|microsec\w*|s|sec|seconds?|min|minutes?)\b", unit) and not \
             re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul|nvlink|"
-                      r"pci-?e|infiniband|rdma|\bhbm|memory|cache", f"{metric} | {model}"):
+                      r"pci-?e|infiniband|rdma|\bhbm|memory|cache|broadcast|send.?recv|" + ATTENTION_KERNEL,
+                      f"{metric} | {model}"):
         return "serving"  # a model's latency ('latency, batch 1' in ms/token, 'latency' in s)
     return _microbenchmark_kind(row, metric, model, unit)
 
 
 # what a microbenchmark row measures, by the words it uses (metric and model first, then the notes)
 COLLECTIVE_OPS = {"all_reduce": r"all[\s_-]?reduce", "all_gather": r"all[\s_-]?gather",
-                  "reduce_scatter": r"reduce[\s_-]?scatter", "alltoall": r"all[\s_-]?to[\s_-]?all"}
+                  "reduce_scatter": r"reduce[\s_-]?scatter", "alltoall": r"all[\s_-]?to[\s_-]?all",
+                  # nccl-tests' other three: broadcast_perf, reduce_perf (not all_reduce, reduce_scatter), sendrecv_perf
+                  "broadcast": r"broadcast|\bbcast\b", "reduce": r"(?<!all[\s-])\breduce(?:_perf)?\b(?![\s_-]?scatter)",
+                  "sendrecv": r"send[\s_-]?recv"}
 _COLLECTIVE = "|".join(COLLECTIVE_OPS.values()) + r"|\bnccl\b|\brccl\b|\bbus\s?bw\b|\balg\s?bw\b|bus bandwidth"
 _ATTENTION = r"attention|\battn\b|\bmla\b|\bmha\b|\bgqa\b|flash"
+# an attention kernel by its name (FlashAttention's flash_attn_func, FlashInfer, FlashMLA, PyTorch's SDPA): its latency
+# is a kernel's time, not a model's
+ATTENTION_KERNEL = r"flash[\s_-]?(?:attn|attention|infer|mla)|\bfa[23]\b|\bsdpa\b|scaled.dot.product"
 _GEMM = r"gemm|mat[\s_-]?mul|\bmm\b|cublas|\bdense\b"
 GEMM_SHAPE = (r"\d+\s*[kK]?\s*[x×]\s*\d+\s*[kK]?\s*[x×]\s*\d+|\d+\s*[kK]?\s*(?:\^\s*3|³)"
-              r"|\b[MNK]\s*=\s*[MNK]?\s*=?\s*\d")
+              r"|\b[MNK]\s*=\s*[MNK]?\s*=?\s*\d|\(\s*[MNKmnk]\s*,\s*[MNKmnk]\s*,\s*[MNKmnk]\s*\)\s*[=:]")
 LINK = (r"\bp2p\b|peer[\s-]?to[\s-]?peer|nvlink|nvswitch|pci-?e|infiniband|\bib\b|\brdma\b|roce|\bnics?\b|ethernet|"
-        r"interconnect|xgmi|infinity fabric|\bici\b|\bh2d\b|\bd2h\b|host[\s-]?to[\s-]?device|device[\s-]?to[\s-]?host|"
-        r"ib_(?:write|read|send)_bw|link bandwidth|\befa\b")
+        r"interconnect|xgmi|infinity fabric|\bici\b|\bh2d\b|\bd2h\b|host[\s_-]?to[\s_-]?device|device[\s_-]?to[\s_-]?host|"
+        r"ib_(?:write|read|send)_bw|link bandwidth|\befa\b|\bpeer\b")
 # a cache's, a disk's or a host's rate: the catalog has no figure for any of them
 _NO_FIGURE = r"\bl[123]\b|cache|smem|shared memory|storage|\bdisk|\bssd|nvme|file ?system|\bcpu\b|\bdram"
-_MEMORY = r"\bhbm|memory|\bdram\b|\bmem\b|\bstream\b|triad|copy|memcpy|\bd2d\b|device[\s-]?to[\s-]?device|read|write"
+_MEMORY = r"\bhbm|memory|\bdram\b|\bmem\b|\bstream\b|triad|copy|memcpy|\bd2d\b|device[\s_-]?to[\s_-]?device|read|write"
+# a copy from one device to another: on one chip it is a copy within its HBM (CUDA's bandwidthTest 'Device to Device'),
+# on two or more a peer copy over the link between them (nvbandwidth's device_to_device_memcpy_read_ce)
+_DEVICE_TO_DEVICE = r"\bd2d\b|device[\s_-]?to[\s_-]?device"
 
 
 def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
@@ -414,10 +427,16 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         return "unknown"
     if "kernel_time" in metric:
         return "stream"
+    if dim == "time":  # one kernel's time: an attention kernel's, or a GEMM's
+        if re.search(_ATTENTION, named):
+            return "kernel"
+        raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))
+        if re.search(_GEMM, named) or re.search(GEMM_SHAPE, raw):
+            return "gemm"
     if re.search(_NO_FIGURE, named) and not re.search(r"\bhbm", named):
         return "unknown"
     if dim == "bandwidth" or re.search(r"bandwidth|throughput|\bbw\b", metric):
-        if re.search(LINK, named):
+        if re.search(LINK, named) or (re.search(_DEVICE_TO_DEVICE, named) and (chips_of(row)[0] or 1) >= 2):
             return "link"
         if re.search(_MEMORY, named) or "bandwidth" in metric:
             return "stream"
@@ -570,7 +589,7 @@ def parse_measured(text: str) -> Measured | None:
 
 _DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b|^t\s*/\s*s$", "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
-                (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]bit/s", "bandwidth"),
+                (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]i?(?:bits?|bytes?)\s*/\s*s", "bandwidth"),
                 (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time")]
 
 # what each prediction kind returns
@@ -616,13 +635,19 @@ def measured_part(metric: str) -> str:
         else metric
 
 
+# a DeepEP kernel's time: 'lowlatency_dispatch_latency', 'Dispatch latency', 'combine time (us)'
+A2A_TIME = r"(?<![a-z])(?:latency|time)(?![a-z])"  # not the "lowlatency" of a kernel family
+
+
 def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
     """The dimension of what tokenmath predicts for a row of this kind and metric (and unit: a time per token is a
     TPOT whatever the metric calls it, 'Decode' in ms/token)."""
     m = measured_part(metric).lower()
     if kind == "stream" and "kernel_time" in m:
         return "time"
-    if kind == "alltoall" and not m.endswith("_latency"):
+    if kind in ("gemm", "kernel") and re.search(r"time|latency|duration|runtime|elapsed", m):
+        return "time"  # one kernel's time ('torch.matmul time', 'forward latency')
+    if kind == "alltoall" and not re.search(A2A_TIME, m):
         return "bandwidth"
     if kind == "collective":  # a collective's time or its bus/algorithm bandwidth, as the row names it
         if re.search(r"latency|\btime\b|duration", m):
@@ -727,11 +752,33 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     return None, ""
 
 
-def chips_of(row: dict) -> tuple[int | None, str]:
-    """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read)."""
+# a server or cloud instance named by its type ('trn1.32xlarge', 'p5.48xlarge', 'a3-highgpu-8g', 'DGX H100'): a count
+# before or after it counts boxes, not chips
+_BOX = re.compile(r"^(?:[a-z][\w-]*\.\d*xlarge|[a-z]\d[a-z]?-(?:high|mega|ultra)gpu-\d+g|dgx|hgx)$", re.I)
+
+
+def boxes_of(hw: str) -> tuple[int | None, str]:
+    """(count, name) of servers or instances a hardware string counts: '16 x trn1.32xlarge', '4x DGX H100',
+    'p5.48xlarge x 2'; (None, '') where its count is not of boxes."""
+    m = re.match(r"\s*(\d+)\s*(?:[xX×*]\s*)?([A-Za-z][\w.-]*)", hw or "")
+    if m and _BOX.match(m.group(2)):
+        return int(m.group(1)), m.group(2)
+    m = re.search(r"(?:^|\s)([A-Za-z][\w.-]*)\s*[x×*]\s*(\d+)\s*$", hw or "")
+    if m and _BOX.match(m.group(1)):
+        return int(m.group(2)), m.group(1)
+    return None, ""
+
+
+def chips_of(row: dict, system=None) -> tuple[int | None, str]:
+    """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read). Given the
+    row's system, a count of servers or instances ('16 x trn1.32xlarge') is that many of its scale-up domains."""
     n = to_int(row.get("n_chips", ""))
     if n is not None:
         return n, ""
+    boxes, box = boxes_of(row.get("hardware", ""))
+    if boxes and system is not None and not (row.get("n_chips", "") or "").strip():
+        n = boxes * system.domain_chips
+        return n, f"hardware {row['hardware']!r}: {boxes} × {box} of {system.domain_chips} chips each, {n} chips"
     nc = (row.get("n_chips", "") or "").replace("×", "x")
     ab = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", nc, re.I)  # '2x8': nodes x chips per node
     if ab:
