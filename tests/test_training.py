@@ -683,3 +683,29 @@ def test_neuron_tp_counts_cores_in_a_training_rows_split():
     assert _row_split({"parallelism": "TP32 PP4"}, trn2) == (32, 0)
     assert _row_split({"parallelism": "TP8 PP4"}, H100) == (32, 0)
     assert _row_split({"parallelism": "TP1 ZeRO-1"}, trn1) is None  # half a chip: not read
+
+
+def test_probe9_training_rows_as_other_sources_write_them():
+    """Probe round 9 (recalled, approximate rows): Nemotron's 'Model FLOP/s Utilization' is an MFU (it was refused for
+    its '%'); '15T+ tokens' is 15T (it was no count); 'GPU-days' are chip-hours ÷ 24 (they were read as days, 500×
+    off); a row with no n_chips runs on its hardware's count, a count of instances on their chips ('16 x
+    trn1.32xlarge' is 256; it was refused)."""
+    mfu = table_row("P-1,x,Nemotron-4 340B,bf16,H100,6144,TP8 PP12 DP64,global batch 2304,,,4096,"
+                    "Model FLOP/s Utilization,41.0,%,recalled,")
+    assert training_quantity(mfu) == "mfu" and predict_training_row(mfu)["predicted"] is not None
+    hours = table_row("P-2,x,Llama 3 8B,bf16,H100-80GB,,,,,,8192,Training Time (GPU hours),1.3M,,recalled,15T+ tokens")
+    on_15t = predict_training_row({**hours, "notes": "15T tokens"})["predicted"]
+    assert predict_training_row(hours)["predicted"] == pytest.approx(on_15t)
+    days = table_row("P-3,x,MPT-7B,bf16,A100-40GB,440,FSDP,,,,2048,compute,4180,GPU-days,recalled,1T tokens")
+    gpu_h = predict_training_row({**days, "unit": "GPU-hours"})
+    p = predict_training_row(days)
+    assert p["quantity"] == "chip_hours" and p["predicted"] == pytest.approx(gpu_h["predicted"] / 24)
+    assert p["time_days_measured"] == pytest.approx(4180 / 440)
+    seqs = table_row("P-4,x,Llama 2 7B,bf16,16 x trn1.32xlarge,,\"TP8 (NxD), ZeRO-1\",global batch 1024,,,4096,"
+                     "Throughput,110,seq/s,recalled,pretraining")
+    p = predict_training_row(seqs)
+    per_chip = predict_training_row({**seqs, "n_chips": "256"})
+    assert p["predicted"] == pytest.approx(per_chip["predicted"]) and any("256 chips" in w for w in p["why"])
+    glued = table_row("P-5,x,Llama 3.1 8B,bf16,8x H100 SXM,,FSDP,global batch 64,,,8192,step time,5,s,recalled,")
+    assert predict_training_row(glued)["predicted"] == pytest.approx(
+        predict_training_row({**glued, "n_chips": "8"})["predicted"])

@@ -54,6 +54,7 @@ R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention 
 _TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
 _PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
 _CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z0-9])")  # not 'GPU H100'
+_CHIP_DAYS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*days?(?![a-z0-9])")  # chip-hours counted in days
 # tokens/s, tokens/GPU/s, llm-foundry's 'T/s'; TGS (tokens per GPU per second) and torchtitan's WPS are per chip
 _PER_DEVICE = r"(?:[\s_]*(?:/|per)[\s_]*(?:gpu|chip|device|accelerator|tpu))?"
 _TOKENS_PER_S = re.compile(rf"tok(?:en)?s?{_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
@@ -112,11 +113,11 @@ def _row_value(text: str) -> float | None:
 
 
 def _row_tokens(text: str) -> float | None:
-    """A training token count: '15.6T tokens', '2 trillion tokens', '300B training tokens', '1.2e12 tokens';
+    """A training token count: '15.6T tokens', '2 trillion tokens', '300B training tokens', '1.2e12 tokens', '15T+ tokens';
     not a batch ('16M tokens/batch', '4194304 tokens per global batch') nor a rate ('tokens/s')."""
     found = []
     t = (text or "").replace(",", "")
-    for m in re.finditer(r"(\d+(?:\.\d+)?(?:e\d+)?)\s*(t|b|m|trillion|billion|million)?\s+(?:(?:pre-?)?training\s+)?"
+    for m in re.finditer(r"(\d+(?:\.\d+)?(?:e\d+)?)\s*(t|b|m|trillion|billion|million)?\+?\s+(?:(?:pre-?)?training\s+)?"
                          r"tok(?:en)?s(?![\s_]*(?:/|per)[\s_]*(?:batch|step|iter|global|gpu|chip|s(?![a-z])|sec))",
                          t, re.IGNORECASE):
         if m.group(2) is None and "e" not in m.group(1):
@@ -179,11 +180,11 @@ def training_quantity(row: dict) -> str | None:
     """
     metric, unit = row.get("metric", "").lower(), row.get("unit", "").lower()
     both = f"{metric} | {unit}"
-    if re.search(r"(?<![a-z])hfu(?![a-z])|hardware[\s_-]*flops?[\s_-]*utili[sz]ation", metric):
+    if re.search(r"(?<![a-z])hfu(?![a-z])|hardware[\s_-]*flops?(?:\s*/\s*s)?[\s_-]*utili[sz]ation", metric):
         return "hfu"
-    if re.search(r"mfu|model[\s_-]*flops?[\s_-]*utili[sz]ation", metric):
+    if re.search(r"mfu|model[\s_-]*flops?(?:\s*/\s*s)?[\s_-]*utili[sz]ation", metric):  # 'Model FLOP/s Utilization'
         return "mfu"
-    if _CHIP_HOURS.search(both):
+    if _CHIP_HOURS.search(both) or _CHIP_DAYS.search(both):
         return "chip_hours"
     named = f"{metric} | {row.get('model', '').lower()}"
     kernel = re.search(r"gemm|mat[\s_-]?mul|cublas|attention|\battn\b|flash|\d+\s*[x×]\s*\d+\s*[x×]\s*\d+|\^\s*3|\bkernel",
@@ -379,6 +380,12 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     chip, F = system.chip, system.chip.peak(MFU_PEAK)
     out["why"].append(hw_note)
     G = _row_number(row.get("n_chips", ""))
+    if G is None and not (row.get("n_chips", "") or "").strip():  # the hardware's count: '8x H100', '16 x trn1.32xlarge'
+        from ..measure.validate.rows import chips_of  # the serving rows' reader; imported here: it imports us
+        n, how = chips_of(row, system)
+        if n is not None:
+            G = float(n)
+            out["why"].append(how)
     S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
     for label, x in (("n_chips", G), ("sequence length", S)):
         if x is not None and not 1 <= x <= 1e12:
@@ -443,9 +450,10 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
             out.update(prior=p.name, prior_row=p.row)
             hours = 6 * N * tokens / (F * p.mfu * r_carry[p.recompute] / r_carry[rr]) / 3600
         tu = _time_unit(unit) or _time_unit(metric)
-        days_measured = measured * tu[1] / 86400 if q == "time" else measured / (G or 1) / 24
+        per = 24.0 if q == "chip_hours" and _CHIP_DAYS.search(text) else 1.0  # chip-days: the row's unit is 24 h
+        days_measured = measured * tu[1] / 86400 if q == "time" else measured * per / (G or 1) / 24
         days = {} if G is None else {"time_days_measured": days_measured, "time_days_predicted": hours / G / 24}
-        return done(hours if q == "chip_hours" else hours / G * 3600 / tu[1], **days)
+        return done(hours / per if q == "chip_hours" else hours / G * 3600 / tu[1], **days)
 
     p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
     if p.row == rid:
