@@ -40,7 +40,7 @@ def test_without_chips_the_frontier_sweeps_replica_sizes_up_to_the_domain():
     assert fr.notes and fr.notes[0].startswith("replicas of 1 chips left out")
     nvl = load_system("gb200-nvl72")
     assert replica_sizes(nvl, "continuous") == [1, 2, 4, 8, 16, 32, 64, 72]
-    assert replica_sizes(nvl, "chunked") == [72]  # simulated: one replica, the domain
+    assert replica_sizes(nvl, "chunked") == replica_sizes(nvl, "disagg") == [72]  # one replica, the domain
     r = run(*FR, "--at-user-speed", "50", "--no-confirm")
     assert r.exit_code == 0 and "note: replicas of 1 chips left out" in r.output
 

@@ -180,9 +180,10 @@ def replica_sizes(system: System, policy: str) -> list[int]:
     """Chips per replica a frontier compares when none are given: every power of two up to the scale-up domain and
     the domain itself (8-GPU HGX: 1, 2, 4, 8; NVL72: 1 … 64 and 72). The fastest replica per user is the widest, the
     cheapest per chip often a narrower one copied across the domain, so the frontier is the envelope of both. The
-    simulated policy (chunked) runs every point through the simulator: one replica, the domain."""
+    simulated policy (chunked) runs every point through the simulator, and a disaggregated deployment sizes its
+    pools with --prefill-chips / --decode-chips: one replica, the domain."""
     D = int(system.domain_chips)
-    if policy not in FAST_POLICIES:
+    if policy not in FAST_POLICIES or policy == "disagg":
         return [D]
     return sorted({2 ** i for i in range(D.bit_length()) if 2 ** i <= D} | {D})
 
