@@ -24,8 +24,10 @@ peaks, so the core needs no heavy dependency:
     decode attention (one layer, B sequences at context S, K KV heads of H):
         bytes = B · S · 2 · K · H · b_kv;   eta_kv_bytes.<kv>(bytes) = median of bytes / (W · t),
         by bins of bytes (factor-2 wide), with t held non-decreasing in bytes
-    prefill attention (causal, B prompts of S, N heads of H):
-        FLOP = B · S · 2·N·2H · (S + 1)/2;  eta_attn_prefill.bf16(FLOP) = median of FLOP / (F_bf16 · t)
+    prefill attention (causal, B prompts of S, N query and K KV heads of H; MLA's in its own tables):
+        FLOP = B · S · 2·N·2H · (S + 1)/2
+        t = t0 + B·N·t_seq + B·S·N·t_q + B·S·K·t_kv + FLOP / (F_bf16 · eta)   by H (`attn_ctx_*`; MLA: `attn_mla_ctx_*`)
+        eta_attn_prefill.bf16(FLOP) = median of FLOP / (F_bf16 · t)           (one curve: a profile without the law)
     expert all-to-all (DeepEP dispatch/combine in one node): t = lat + bytes / (bw_up · eta),
         bytes = T·k·D·2·(1 − 1/EP) per chip; eta_scaleup.alltoall(bytes), alltoall_latency_s = lat
     all-reduce over n ≤ 8 chips of a message of m bytes (ring accounting; the faster of the engine's
@@ -547,36 +549,131 @@ def _mla_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
+# head sizes H at which the context-attention law is fitted (other sizes, H = 512's special kernels, left out)
+CTX_HEADS = (64, 128, 192, 256)
+CTX_MIN_TOKENS = 16  # the law's rows: prompts of at least 16 tokens (a chunk's tail, a short prompt)
+# the law's terms, curves by H, and their units
+ATTN_CTX_LAW = {"attn_ctx_t0": "s", "attn_ctx_t_seq": "s", "attn_ctx_t_q": "s", "attn_ctx_t_kv": "s", "attn_ctx_eta": ""}
+# MLA's context kernel (the mla tables): curves by query heads per chip; its latent has no KV head to count
+ATTN_MLA_CTX_LAW = {"attn_mla_ctx_t0": "s", "attn_mla_ctx_t_seq": "s", "attn_mla_ctx_t_q": "s", "attn_mla_ctx_eta": ""}
+MLA_CTX_HEAD = (192, 128)  # the mla tables' shape, DeepSeek-V3's in prefill: d_qk = 128 + 64 (RoPE), d_v = 128
+
+
+def _context_law(cols: list, flop_t: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """t = Σ cols · x + flop_t / eta by least squares in relative error, every x ≥ 0 and eta ≤ 1 (y = t − flop_t is
+    fitted, so 1/eta − 1 ≥ 0), rows faster than the peak left out: (x with 1/eta − 1 last, |error| of the rows)."""
+    s = t > flop_t
+    A = np.stack([c[s] for c in cols] + [flop_t[s]], 1)
+    x = _nnls(A / t[s, None], (t[s] - flop_t[s]) / t[s])
+    return x, np.abs((A @ x + flop_t[s]) / t[s] - 1)
+
+
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
-    """Flash attention over a prompt, by the KV cache's format.
+    """Flash attention over a prompt (one layer, B prompts of S tokens, N query heads and K KV heads of H), by the KV
+    cache's format, read off the tables' rows two ways.
 
     With an FP8 cache an engine runs its FP8 context kernel (Q, K, V in FP8 on the FP8 tensor cores) where it
     has one, as aiconfigurator-core infers for an FP8/NVFP4 checkpoint (sdk/models/helpers.py
     `_infer_quant_modes_from_raw_config`: fmha_quant_mode fp8), else its BF16 kernel reading the FP8 cache (vLLM:
     the same file falls back to bfloat16 FMHA). Both are read against the BF16 peak, the F_attn a step uses.
-    """
+
+    As a law, a sum (causal: FLOP = B · S · 2·N·2H · (S + 1)/2):
+
+        t = t0 + n_seq · t_seq + n_q · t_q + n_kv · t_kv + FLOP / (F · eta),
+        n_seq = B · N  (sequence, query head),  n_q = B · S · N  (token, query head),  n_kv = B · S · K  (token, KV head)
+
+    t0 the kernel's fixed cost; t_seq what each (sequence, head) costs beyond its FLOP (its tiles' scheduling, the
+    causal diagonal); t_q each query row's load, softmax and output, t_kv each key and value row's load — why 256
+    prompts of 128 tokens run 2-5× slower than one of 4,096 at equal FLOP, and why G = N/K = 1 runs slower per row
+    than G = 16. Fitted per engine, KV format and head size H (CTX_HEADS; the rate at H = 64 is 0.45-0.55 of the
+    peak, at H = 256 0.6-0.9), over full-attention rows of S ≥ CTX_MIN_TOKENS, by `_context_law`. Stored as curves
+    by H: `attn_ctx_t0`, `attn_ctx_t_seq`, `attn_ctx_t_q`, `attn_ctx_t_kv`, `attn_ctx_eta` (`.<kv>`, `.<kv>@<engine>`;
+    the plain key the median over engines). MLA's context kernel, measured in the mla tables, is `_prefill_mla`.
+
+    As one curve by FLOP over every row of S ≥ 128, `eta_attn_prefill.<kv>` (what a profile without the law reads).
+    Before 2026-11-29 every model read that curve: it missed the tables' own rows (S ≥ 16) by a median 18-26 %,
+    p90 62-74 % on H200, the law by 4-7 %, p90 13-23 % (a law with t0 and t_seq alone: p90 36-48 %)."""
     files = _newest(root / "data" / sysdir / "attention", "context_attention_perf.parquet")
     F = chip.peak("bf16")
     for fmt_, tab_fmt in KV_FORMATS.items():
         per, used = [], []
+        law: dict[str, dict[int, tuple]] = {}
+        errs: dict[str, list] = {}
         for eng, f in files.items():
             df = _full_attention(_read(f))
-            d = df[(df.kv_cache_dtype == tab_fmt) & (df.isl >= 128)]
+            d = df[(df.kv_cache_dtype == tab_fmt) & (df.isl >= CTX_MIN_TOKENS)]
             attn = tab_fmt if (d.attn_dtype == tab_fmt).any() else "bfloat16"
             d = d[d.attn_dtype == attn]
             if len(d) == 0:
                 continue
-            S = d.isl.to_numpy(dtype=float)
-            flop = d.batch_size.to_numpy() * S * 2 * d.num_heads.to_numpy() * 2 * d.head_dim.to_numpy() * (S + 1) / 2
+            B, S, N, K, H = (d[c].to_numpy(dtype=float) for c in
+                             ("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim"))
+            flop = B * S * 2 * N * 2 * H * (S + 1) / 2
             t = d.latency.to_numpy() * 1e-3
-            pts = _binned(flop, flop / (F * t), True, F)
+            name = eng if fmt_ == "bf16" else f"{eng} {attn} kernel"
+            s = S >= 128
+            pts = _binned(flop[s], flop[s] / (F * t[s]), True, F)
             if pts:
                 per.append(pts)
-                used.append(eng if fmt_ == "bf16" else f"{eng} {attn} kernel")
+                used.append(name)
+            for h in CTX_HEADS:
+                s = H == h
+                if s.sum() < 20:
+                    continue
+                x, e = _context_law([np.ones(s.sum()), B[s] * N[s], B[s] * S[s] * N[s], B[s] * S[s] * K[s]],
+                                    flop[s] / F, t[s])
+                law.setdefault(name, {})[h] = (max(x[0], 1e-7), max(x[1], 1e-12), max(x[2], 1e-15), max(x[3], 1e-15),
+                                               1 / (1 + x[4]))
+                errs.setdefault(name, []).extend(e)
         kernels = "BF16" if fmt_ == "bf16" else "KV FP8: the engine's FP8 kernel where measured, else BF16 over FP8 KV"
         _store_curves(out, f"eta_attn_prefill.{fmt_}", per, used, (
             f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({{engines}}; {kernels}, causal): FLOP / "
             f"(F·t) by FLOP of one kernel (one layer), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}"))
+        _store_law(out, law, errs, ATTN_CTX_LAW, fmt_, "head size H", lambda used: (
+            f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({used}; {kernels}, causal, full attention, "
+            f"S ≥ {CTX_MIN_TOKENS}): t = t0 + B·N·t_seq + B·S·N·t_q + B·S·K·t_kv + FLOP/(F·eta) fitted per H "
+            f"(kernel_tables._prefill_attention), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}; "))
+    _prefill_mla(root, sysdir, chip, out)
+
+
+def _prefill_mla(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """MLA's context kernel (DeepSeek-V3's shape, MLA_CTX_HEAD: the latent decompressed into N heads of d_qk = 192,
+    d_v = 128; FLOP = B · S · 2·N·(d_qk + d_v) · (S + 1)/2), read off the mla tables' context_mla rows (TensorRT-LLM,
+    SGLang; vLLM's collection times the whole module only) as the same law without a KV-head term:
+
+        t = t0 + B·N·t_seq + B·S·N·t_q + FLOP / (F · eta)
+
+    fitted per engine, KV format and N, the query heads on one chip (128 / tp), by `_context_law`. Stored as curves by
+    N: `attn_mla_ctx_t0`, `attn_mla_ctx_t_seq`, `attn_mla_ctx_t_q`, `attn_mla_ctx_eta`. Before 2026-11-29 an MLA
+    model's prefill read the GQA tables' FLOP curve, which missed these rows (S ≥ 16) by a median 21-70 %, p90 74-86 %
+    on H200 and B200 (SGLang's Hopper MLA prefill runs at 0.19 of the peak); this law by 4-6 %, p90 14-21 %."""
+    files = _newest(root / "data" / sysdir / "mla", "context_mla_perf.parquet")
+    F = chip.peak("bf16")
+    d_qk, d_v = MLA_CTX_HEAD
+    for fmt_, tab_fmt in KV_FORMATS.items():
+        law: dict[str, dict[int, tuple]] = {}
+        errs: dict[str, list] = {}
+        for eng, f in files.items():
+            df = _read(f)
+            d = df[(df.kv_cache_dtype == tab_fmt) & (df.isl >= CTX_MIN_TOKENS)]
+            if "mla_dtype" in d:
+                d = d[d.mla_dtype == "bfloat16"]
+            if len(d) == 0:
+                continue
+            B, S, N = (d[c].to_numpy(dtype=float) for c in ("batch_size", "isl", "num_heads"))
+            flop = B * S * 2 * N * (d_qk + d_v) * (S + 1) / 2
+            t = d.latency.to_numpy() * 1e-3
+            for n in np.unique(N):
+                s = N == n
+                if s.sum() < 20:
+                    continue
+                x, e = _context_law([np.ones(s.sum()), B[s] * N[s], B[s] * S[s] * N[s]], flop[s] / F, t[s])
+                law.setdefault(eng, {})[int(n)] = (max(x[0], 1e-7), max(x[1], 1e-12), max(x[2], 1e-15), 1 / (1 + x[3]))
+                errs.setdefault(eng, []).extend(e)
+        _store_law(out, law, errs, ATTN_MLA_CTX_LAW, fmt_, "query heads per chip N", lambda used: (
+            f"{PACKAGE} {out.version} {sysdir}/mla context_mla ({used}; BF16 MLA, KV {tab_fmt}, causal, S ≥ "
+            f"{CTX_MIN_TOKENS}, d_qk = {d_qk}, d_v = {d_v}): t = t0 + B·N·t_seq + B·S·N·t_q + FLOP/(F·eta) fitted "
+            f"per N (kernel_tables._prefill_mla), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}; "))
 
 
 # ---- all-reduce ----------------------------------------------------------------------------------
