@@ -144,3 +144,28 @@ def test_a_mixed_step_samples_its_decodes_and_one_row_per_prompt_piece():
     t = mixed_time(m, sysm, None, n_dec=4, ctx_dec=4000, n_pre=1, T_pre=1636, ctx_pre=1000, G=1, precision="bf16",
                    kv_dtype="bf16", basis="spec", priors=None, layout=None)
     assert t == pytest.approx(float(part.t_step), rel=1e-9)
+
+
+@SETTINGS
+@given(st.floats(min_value=1e6, max_value=1e15), st.floats(min_value=1e6, max_value=1e15),
+       st.floats(min_value=0, max_value=1e6), st.floats(min_value=0, max_value=1e9),
+       st.floats(min_value=0, max_value=1e-4), st.floats(min_value=0.05, max_value=1.0))
+def test_context_attention_never_runs_faster_on_more_flop_nor_above_its_rate(f1, f2, n_seq, n_q, t0, eta):
+    """The context-attention law's rate (kernels.context_attention_eta): its time FLOP/(F·eta_attn) never falls as the
+    FLOP grow at fixed work items, and the rate is positive and never above the law's eta_ctx."""
+    from tokenmath.core.kernels import context_attention_eta
+
+    lo, hi = sorted((f1, f2))
+    F = 989e12
+    e = [context_attention_eta(x, F, t0, n_seq, 20e-9, n_q, 0.4e-9, n_q / 8, 0.1e-9, eta) for x in (lo, hi)]
+    assert 0 < e[0] <= eta * (1 + 1e-12) and 0 < e[1] <= eta * (1 + 1e-12)
+    assert hi / (F * e[1]) >= lo / (F * e[0]) * (1 - 1e-12)
+
+
+@SETTINGS
+@given(batches, batches, st.integers(min_value=16, max_value=32_000))
+def test_a_gqa_prefill_on_measured_kernels_never_gets_faster_with_more_prompts(b1, b2, S):
+    lo, hi = sorted((b1, b2))
+    m, s = load_model("llama-3.1-70b"), load_system("hgx-h200")
+    assert t(hi, S, "prior", "prefill", system=s, model=m, G=8) >= t(lo, S, "prior", "prefill", system=s, model=m, G=8) \
+        * (1 - 1e-12)

@@ -43,7 +43,7 @@ from .errors import InputError
 from .units import PRECISION_BYTES
 
 __all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "depth_efficiency",
-           "stream_time", "alltoall_time",
+           "stream_time", "alltoall_time", "context_attention_eta",
            "bus_factor", "collective_time", "ring_bus_bandwidth", "alltoall_bus_bandwidth",
            "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
            "has_curve", "check_formats"]
@@ -90,6 +90,17 @@ def decode_attention_eta(kv_k, W, t0_attn, n_pair, t_pair, eta_dec):
     (kv_k = 0) has no kernel to pay for: its rate is eta_dec (0 bytes at any rate take no time)."""
     kv_k = np.asarray(kv_k, dtype=float)
     return np.where(kv_k > 0, kv_k / (W * (t0_attn + n_pair * t_pair) + kv_k / eta_dec), eta_dec)
+
+
+@formula("eta_attn = FLOP_k / (F · (t0_ctx + n_seq · t_seq + n_q · t_q + n_kv · t_kv) + FLOP_k / eta_ctx)", unit="")
+def context_attention_eta(FLOP_k, F, t0_ctx, n_seq, t_seq, n_q, t_q, n_kv, t_kv, eta_ctx):
+    """Context (prefill) attention's FLOP rate, from one kernel's measured law (kernel_tables._prefill_attention):
+    t = t0 + n_seq · t_seq + n_q · t_q + n_kv · t_kv + FLOP_k / (F · eta_ctx) for the FLOP_k of one layer on one chip,
+    its n_seq (sequence, query head) pairs, n_q (token, query head) and n_kv (token, KV head) rows; the rate the step's
+    attention FLOP run at is FLOP_k / (F · t). A step without attention FLOP has no kernel to pay for: eta_ctx."""
+    FLOP_k = np.asarray(FLOP_k, dtype=float)
+    fixed = F * (t0_ctx + n_seq * t_seq + n_q * t_q + n_kv * t_kv)
+    return np.where(FLOP_k > 0, FLOP_k / (fixed + FLOP_k / eta_ctx), eta_ctx)
 
 
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")

@@ -497,7 +497,8 @@ class Priors(Record):
     their rows per expert), `eta_bw` over GEMM rows M (weight streaming, fraction of W), `eta_kv` over
     context S (attention-decode KV streaming), `eta_kv_bytes` over the KV bytes one decode-attention
     kernel reads (one layer, one chip; preferred to eta_kv where present), `eta_attn_prefill` over the
-    FLOP of one prefill-attention kernel (fraction of the BF16 peak), `eta_scaleup.allreduce` over the
+    FLOP of one prefill-attention kernel (fraction of the BF16 peak; the context kernel's law, `attn_ctx_*` by head
+    size and MLA's `attn_mla_ctx_*` by heads per chip, preferred where present), `eta_scaleup.allreduce` over the
     all-reduce message bytes and `eta_scaleup.alltoall` over the bytes one expert dispatch or combine
     moves per chip (fractions of the scale-up link). Measured-kernel curves are written by
     measure/kernel_tables.py.
@@ -585,7 +586,9 @@ class Priors(Record):
 
     # the curves (by key, before any '.precision' or '@engine') that refine each scalar prior
     REFINED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
-        "eta_flop": ("eta_mm", "eta_attn_prefill"), "eta_bw": ("eta_bw",), "eta_kv": ("eta_kv", "eta_kv_bytes"),
+        "eta_flop": ("eta_mm", "eta_attn_prefill", *(f"attn{k}_ctx_{t}" for k in ("", "_mla")
+                                                      for t in ("t0", "t_seq", "t_q", "t_kv", "eta"))),
+        "eta_bw": ("eta_bw",), "eta_kv": ("eta_kv", "eta_kv_bytes"),
         "eta_scaleup": ("eta_scaleup",)}
 
     def evolve(self, **changes) -> "Priors":

@@ -15,6 +15,11 @@
   each, run at eta_flop · T / (T + M_half) (T = 1 is a GEMV: eta_flop), and decode attention, whose
   products have M = N/K query rows per KV head, at eta_flop · M / (M + M_half); see
   kernels.small_m_efficiency.
+- prefill attention on measured kernels: the context kernel's law (kernel_tables._prefill_attention; MLA's from
+  its own tables), each layer's kernel on a chip paying
+      t = t0 + n_seq · t_seq + n_q · t_q + n_kv · t_kv + FLOP_k / (F · eta_ctx)
+  for its (sequence, query head) pairs, (token, query head) and (token, KV head) rows, read as the rate FLOP_k / (F·t)
+  (kernels.context_attention_eta); without the law, a rate by the kernel's FLOP (eta_attn_prefill).
 - t_comm: tensor-parallel all-reduces (2 per layer, ring: 2·(tp−1)/tp of the message per chip) and
   expert-parallel all-to-all (dispatch + combine per MoE layer; the share f_remote of each token's k
   copies that goes to a chip not already holding the token: 1 − 1/EP idealised, 1 − tp/G on the
@@ -89,6 +94,7 @@ from .kernels import (
     cache_hit_share,
     check_formats,
     curve_spread,
+    context_attention_eta,
     decode_attention_eta,
     efficiency,
     has_curve,
@@ -496,8 +502,11 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         return eta_flop
 
     eta_attn = eta_flop
-    prefill_curve = phase == "prefill" and not spec and has("eta_attn_prefill", "bf16")
-    attn_kf = kv if f"eta_attn_prefill.{kv}" in pri.curves else "bf16"  # the context kernel for this KV format
+    ctx = "attn_mla_ctx" if m.mla is not None else "attn_ctx"  # the context kernel's measured law (its curves' stem)
+    ctx_law = phase == "prefill" and not spec and has(f"{ctx}_eta", "bf16")
+    prefill_curve = phase == "prefill" and not spec and (ctx_law or has("eta_attn_prefill", "bf16"))
+    attn_kf = kv if f"{ctx}_eta.{kv}" in pri.curves or (not ctx_law and f"eta_attn_prefill.{kv}" in pri.curves) \
+        else "bf16"  # the context kernel for this KV format
     if pri.matmul_m_half and not spec:
         # decode attention multiplies each KV head's cache by its G = N/K query rows (MLA: all N heads)
         M_attn = g("M_attn", (m.n_heads if m.mla else m.n_heads / m.n_kv_heads) * n_new,
@@ -550,6 +559,25 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             return c("eta_kv", "eta_kv", kv, S)
         return eta_bw
 
+    def eta_attn_for(flop_chip, seqs, toks, heads, kv_heads):  # prefill attention on one chip: the kernel's law, else
+        flop_k = np.asarray(value_of(flop_chip), dtype=float) / m.n_layers  # its rate by the FLOP of one kernel
+        if not ctx_law:
+            return c("eta_attn", "eta_attn_prefill", attn_kf, flop_k)
+        mla = m.mla is not None
+        x = g("N_c", heads, "", "query heads on one chip (MLA's law is read by them)") if mla else \
+            g("H", m.head_dim, "", f"{src_m}: head size")
+        return context_attention_eta(
+            g("FLOP_k", flop_k, "FLOP", "attention FLOP of one context-attention kernel (a layer, a chip)"), F_attn,
+            c("t0_ctx", f"{ctx}_t0", attn_kf, x, "s"),
+            g("n_seq", value_of(seqs) * heads, "", "(sequence, query head) pairs of one kernel on the chip"),
+            c("t_seq", f"{ctx}_t_seq", attn_kf, x, "s"),
+            g("n_q", value_of(toks) * heads, "", "(token, query head) rows of one kernel on the chip"),
+            c("t_q", f"{ctx}_t_q", attn_kf, x, "s"),
+            g("n_kv", 0.0 if mla else value_of(toks) * kv_heads, "", "MLA: one latent, its rows counted in t_q" if mla
+              else "(token, KV head) rows of one kernel on the chip"),
+            g("t_kv", 0.0, "s", "MLA: no KV head") if mla else c("t_kv", f"{ctx}_t_kv", attn_kf, x, "s"),
+            c("eta_ctx", f"{ctx}_eta", attn_kf, x))
+
     if chip.llc_bytes and not spec:  # a profile's cache tier: a step whose bytes fit in it reads them faster
         ws = working_set(arch.weight_bytes_touched(m, value_of(T), b_w, False, pc), Bq, kv_seq)
         h = cache_hit_share(g("C", chip.llc_bytes, "B", chip.source_of("llc_bytes")), ws,
@@ -566,8 +594,9 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         flop_attn = attention_flop(T, attn_pt)
         flop_mm = matmul_flop(pc.matmul, head_params(g, m), T, head_rows(g, phase, Bq, T, sampled))
         eta_mm = eta_mm_at("eta_mm", T)
-        if prefill_curve:  # flash attention's efficiency measured by the FLOP of one kernel (a layer, a chip)
-            eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / (G * m.n_layers))
+        if prefill_curve:  # flash attention's measured law (or rate by FLOP) on one chip's even share
+            K = m.n_kv_heads or m.n_heads
+            eta_attn = eta_attn_for(value_of(flop_attn) / G, Bq, T, m.n_heads / G, K / G)
         if eta_mm is eta_flop and eta_attn is eta_flop:
             t_math = math_time(flop_mm, F_mm, flop_attn, F_attn, Gq, eta_flop)
         else:
@@ -605,7 +634,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                           + f" ({kf_moe} experts: the MMA rate of their activations, roofline.MOE_PEAK)")
         t_math, t_weights, t_kv, t_serial, more = _critical_path(
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
-            eta_attn if not prefill_curve else None, eta_kv_for, c, pri, kf_exp, spec, explain,
+            eta_attn if not prefill_curve else eta_attn_for, eta_kv_for, c, pri, kf_exp, spec, explain,
             kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf, phase=phase,
             kf_head=kf_head, F_head=F_head, sampled=sampled)
         extras.update(more)
@@ -811,8 +840,10 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     flop_body = body_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), N_head, T_dp, tpq)
     flop_head = head_flop_chip(N_head, R_head, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
-    if eta_attn is None:  # prefill: flash attention's efficiency measured by the FLOP of one kernel (a layer)
-        eta_attn = c("eta_attn", "eta_attn_prefill", attn_kf, np.asarray(value_of(flop_attn), float) / m.n_layers)
+    f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
+    if callable(eta_attn):  # prefill: flash attention's measured law on this chip's heads (roofline._step eta_attn_for)
+        heads = m.n_heads * np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_heads)
+        eta_attn = eta_attn(flop_attn, B_dp, T_dp, heads, (m.n_kv_heads or m.n_heads) * f_kv)
     kf_dense, F_dense = kf_dense or prec, F_mm if F_dense is None else F_dense
     eta_mm = eta_mm_at("eta_mm", T_dp, kf_dense)  # dense GEMMs: M = the DP group's tokens
     eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)
@@ -824,7 +855,6 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     t_mm_d = dense_head_gemm_time(flop_body, F_dense, eta_mm, flop_head, F_head, eta_head)
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
-    f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
     f_kvq = g("f_kv", f_kv, "", "MLA: every chip reads the whole latent" if m.mla is not None else
               f"KV heads per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)")
     eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_kv,
