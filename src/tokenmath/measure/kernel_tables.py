@@ -585,14 +585,17 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     t0 the kernel's fixed cost; t_seq what each (sequence, head) costs beyond its FLOP (its tiles' scheduling, the
     causal diagonal); t_q each query row's load, softmax and output, t_kv each key and value row's load — why 256
     prompts of 128 tokens run 2-5× slower than one of 4,096 at equal FLOP, and why G = N/K = 1 runs slower per row
-    than G = 16. Fitted per engine, KV format and head size H (CTX_HEADS; the rate at H = 64 is 0.45-0.55 of the
-    peak, at H = 256 0.6-0.9), over full-attention rows of S ≥ CTX_MIN_TOKENS, by `_context_law`. Stored as curves
+    than G = 16. Fitted per engine, KV format and head size H (CTX_HEADS), over full-attention rows of
+    S ≥ CTX_MIN_TOKENS, by `_context_law` against the kernel's own MMA peak (an FP8 kernel's, 2× the BF16 one, so
+    its eta, stored as a fraction of the BF16 peak F, may exceed 1). The rates differ by H and kernel: on H200, BF16
+    0.45-0.52 at H = 64, 0.54-0.66 at 128, 0.58-0.76 at 256; on Blackwell SGLang and vLLM run H = 192 on slow
+    fallbacks (SGLang's Triton kernel: 0.11 of the peak). Stored as curves
     by H: `attn_ctx_t0`, `attn_ctx_t_seq`, `attn_ctx_t_q`, `attn_ctx_t_kv`, `attn_ctx_eta` (`.<kv>`, `.<kv>@<engine>`;
     the plain key the median over engines). MLA's context kernel, measured in the mla tables, is `_prefill_mla`.
 
     As one curve by FLOP over every row of S ≥ 128, `eta_attn_prefill.<kv>` (what a profile without the law reads).
     Before 2026-11-29 every model read that curve: it missed the tables' own rows (S ≥ 16) by a median 18-26 %,
-    p90 62-74 % on H200, the law by 4-7 %, p90 13-23 % (a law with t0 and t_seq alone: p90 36-48 %)."""
+    p90 62-74 % on H200, the law by 4-7 %, p90 13-23 % (a law with t0 and t_seq alone, rows S ≥ 128: p90 36-48 %)."""
     files = _newest(root / "data" / sysdir / "attention", "context_attention_perf.parquet")
     F = chip.peak("bf16")
     for fmt_, tab_fmt in KV_FORMATS.items():
@@ -611,6 +614,7 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
             flop = B * S * 2 * N * 2 * H * (S + 1) / 2
             t = d.latency.to_numpy() * 1e-3
             name = eng if fmt_ == "bf16" else f"{eng} {attn} kernel"
+            F_k = chip.peak(fmt_) if attn == tab_fmt else F  # the law's rate is bounded by the kernel's own MMA peak
             s = S >= 128
             pts = _binned(flop[s], flop[s] / (F * t[s]), True, F)
             if pts:
@@ -621,9 +625,9 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
                 if s.sum() < 20:
                     continue
                 x, e = _context_law([np.ones(s.sum()), B[s] * N[s], B[s] * S[s] * N[s], B[s] * S[s] * K[s]],
-                                    flop[s] / F, t[s])
+                                    flop[s] / F_k, t[s])
                 law.setdefault(name, {})[h] = (max(x[0], 1e-7), max(x[1], 1e-12), max(x[2], 1e-15), max(x[3], 1e-15),
-                                               1 / (1 + x[4]))
+                                               F_k / F / (1 + x[4]))
                 errs.setdefault(name, []).extend(e)
         kernels = "BF16" if fmt_ == "bf16" else "KV FP8: the engine's FP8 kernel where measured, else BF16 over FP8 KV"
         _store_curves(out, f"eta_attn_prefill.{fmt_}", per, used, (
@@ -632,7 +636,8 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
         _store_law(out, law, errs, ATTN_CTX_LAW, fmt_, "head size H", lambda used: (
             f"{PACKAGE} {out.version} {sysdir}/attention context_attention ({used}; {kernels}, causal, full attention, "
             f"S ≥ {CTX_MIN_TOKENS}): t = t0 + B·N·t_seq + B·S·N·t_q + B·S·K·t_kv + FLOP/(F·eta) fitted per H "
-            f"(kernel_tables._prefill_attention), F = {F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}; "))
+            f"(kernel_tables._prefill_attention; an FP8 kernel's eta at most its FP8 peak's share of F), F = "
+            f"{F / 1e12:g} TFLOP/s BF16 of catalog chip {chip.name}; "))
     _prefill_mla(root, sysdir, chip, out)
 
 
