@@ -556,7 +556,9 @@ CTX_MIN_TOKENS = 16  # the law's rows: prompts of at least 16 tokens (a chunk's 
 ATTN_CTX_LAW = {"attn_ctx_t0": "s", "attn_ctx_t_seq": "s", "attn_ctx_t_q": "s", "attn_ctx_t_kv": "s", "attn_ctx_eta": ""}
 # MLA's context kernel (the mla tables): curves by query heads per chip; its latent has no KV head to count
 ATTN_MLA_CTX_LAW = {"attn_mla_ctx_t0": "s", "attn_mla_ctx_t_seq": "s", "attn_mla_ctx_t_q": "s", "attn_mla_ctx_eta": ""}
-MLA_CTX_HEAD = (192, 128)  # the mla tables' shape, DeepSeek-V3's in prefill: d_qk = 128 + 64 (RoPE), d_v = 128
+# the context_mla tables' shape (they name no model; the same collection's mla_context_module rows are DeepSeek-V3's):
+# DeepSeek-V3's MLA in prefill, d_qk = 128 + 64 (RoPE), d_v = 128 — an assumption about the collector
+MLA_CTX_HEAD = (192, 128)
 
 
 def _context_law(cols: list, flop_t: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -589,8 +591,7 @@ def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     S ≥ CTX_MIN_TOKENS, by `_context_law` against the kernel's own MMA peak (an FP8 kernel's, 2× the BF16 one, so
     its eta, stored as a fraction of the BF16 peak F, may exceed 1). The rates differ by H and kernel: on H200, BF16
     0.45-0.52 at H = 64, 0.54-0.66 at 128, 0.58-0.76 at 256; on Blackwell SGLang and vLLM run H = 192 on slow
-    fallbacks (SGLang's Triton kernel: 0.11 of the peak). Stored as curves
-    by H: `attn_ctx_t0`, `attn_ctx_t_seq`, `attn_ctx_t_q`, `attn_ctx_t_kv`, `attn_ctx_eta` (`.<kv>`, `.<kv>@<engine>`;
+    fallbacks (SGLang's Triton kernel: 0.11 of the peak). Stored as curves by H: `attn_ctx_t0`, `attn_ctx_t_seq`, `attn_ctx_t_q`, `attn_ctx_t_kv`, `attn_ctx_eta` (`.<kv>`, `.<kv>@<engine>`;
     the plain key the median over engines). MLA's context kernel, measured in the mla tables, is `_prefill_mla`.
 
     As one curve by FLOP over every row of S ≥ 128, `eta_attn_prefill.<kv>` (what a profile without the law reads).
