@@ -29,6 +29,11 @@ over its link, overlapped with compute (ZeRO-3 / FSDP prefetch, the gradient red
     t_compute = flop_tok · B_glob · s / (G · rate)     the step at the carried utilisation
     t_dp      = c_zero · 2 · (dp − 1)/dp · N/(tp·pp) · b / bw     splits.dp_comm_time; c_zero = 1.5 for ZeRO-3
     rate     ×= t_compute / max(t_compute, t_dp)       bw: the scale-out link × eta_scaleout across nodes
+
+Under hybrid sharding ('HSDP', 'hybrid shard', FSDP's HYBRID_SHARD, 'shard group 8', 'sharding within node',
+torchtitan's dp_shard / dp_replicate) t_dp is splits.hsdp_comm_time: ZeRO-3's traffic inside a shard group of s
+data-parallel ranks (a scale-up domain's unless the row states s), the gradient all-reduce over the r = dp / s
+replicas across them, the slower tier bounding the step; under ZeRO++'s hpZ it is splits.hpz_comm_time.
 """
 
 from __future__ import annotations
@@ -222,6 +227,15 @@ def _own_model_priors(model_text: str) -> tuple[str, ...]:
 
 
 _ZERO = re.compile(r"zero[\s_-]*(?:stage[\s_-]*)?([0-3])(?![0-9])|(?<![a-z])(fsdp|fully[\s_-]*sharded)", re.IGNORECASE)
+# hybrid sharding (HSDP: parameters sharded inside a shard group, replicated across groups) and ZeRO++'s hpZ
+_HPZ = re.compile(r"(?<![a-z])hpz(?![a-z])|hierarchical[\s_-]*partition", re.IGNORECASE)
+_HYBRID = re.compile(r"(?<![a-z])hsdp(?![a-z])|hybrid[\s_-]*shard|fsdp[\s_-]*(?:\(?\s*)?hybrid|"
+                     r"shard(?:ing)?[\s_-]*group|shard(?:ing|ed)?\s+(?:with)?in\s+(?:a\s+|the\s+|each\s+)?node|"
+                     r"(?<![a-z])dp[\s_-]*shard|shard(?:ing)?[\s_-]*degree|" + _HPZ.pattern, re.IGNORECASE)
+_SHARD_SIZE = re.compile(r"(?:shard(?:ing)?[\s_-]*group(?:[\s_-]*size)?(?:\s+of)?|dp[\s_-]*shard(?:[\s_-]*degree)?|"
+                         r"shard(?:ing)?[\s_-]*degree)\s*[=:]?\s*(\d+)", re.IGNORECASE)
+_REPLICAS = re.compile(r"(?:dp[\s_-]*replicate(?:[\s_-]*degree)?|replicat(?:e|ion)[\s_-]*degree)\s*[=:]?\s*(\d+)|"
+                       r"(\d+)\s+replica(?:s|\s+groups)", re.IGNORECASE)
 _MP = re.compile(r"(?<![a-z])mp\s*[=:]?\s*(\d+)|model[\s_-]*parallel(?:ism)?[\s_-]*(?:size)?\s*[=:]?\s*(\d+)",
                  re.IGNORECASE)
 
@@ -237,6 +251,8 @@ def _row_split(row: dict, system=None) -> tuple[int, int] | None:
     par = row.get("parallelism", "")
     z = _ZERO.search(par)
     zero = (3 if z.group(2) else int(z.group(1))) if z else 0
+    if _HYBRID.search(f"{par} {row.get('notes', '')}"):  # hybrid sharding shards the parameters (ZeRO-3) in a group
+        z, zero = z or True, 3
     s = split_of(par)
     mp = _MP.search(par)
     tp, r = int(s.get("tp", 1) or 1), int(getattr(getattr(system, "chip", None), "ranks_per_chip", None) or 1)
@@ -307,6 +323,27 @@ def _step_unit_s(row: dict) -> float | None:
     return None
 
 
+def _row_hybrid(row: dict, system, mp: int, dp: float) -> tuple[str, float, str] | None:
+    """('hsdp' or 'hpz', s, how s was read) where the row's parallelism or notes state hybrid sharding, else None. s
+    is the shard group in data-parallel ranks: as stated ('shard group 8', 'dp_shard 8'), or dp over the replicas
+    stated ('dp_replicate 64'), else the data-parallel ranks of one scale-up domain (a node), said as assumed."""
+    text = f"{row.get('parallelism', '')} {row.get('notes', '')}"
+    if not _HYBRID.search(text):
+        return None
+    kind = "hpz" if _HPZ.search(text) else "hsdp"
+    size, reps = _SHARD_SIZE.search(text), _REPLICAS.search(text)
+    if size:
+        s, how = float(size.group(1)), f"a shard group of {size.group(1)} ranks, as the row states"
+    elif reps:
+        r = float(reps.group(1) or reps.group(2))
+        s, how = dp / r, f"{r:g} replicas, as the row states: shard groups of {dp / r:g} ranks"
+    else:
+        s = max(1.0, float(system.domain_chips // mp))
+        how = (f"shard group not stated: the {s:g} data-parallel ranks of one {system.domain_chips}-chip scale-up "
+               f"domain (a node; assumed)")
+    return kind, min(max(s, 1.0), dp), how
+
+
 def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: float | None, rate: float):
     """The factor t_compute / max(t_compute, t_dp) a per-chip rate (FLOP/s at `rate`) is held to by the row's
     data-parallel traffic (module doc), and a line saying so; (1.0, None) where the row leaves an input unstated."""
@@ -322,16 +359,53 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     if dp < 2 or not B:
         return 1.0, None
     inside = G <= system.domain_chips
-    bw = link_bandwidths(system, load_priors(system.chip.priors))[0 if inside else 1]
+    links = link_bandwidths(system, load_priors(system.chip.priors))
+    bw = links[0 if inside else 1]
     c_zero, b_g = zero_factor(zero), arch.bytes_per("bf16")
-    t_dp = float(dp_comm_time(c_zero, dp, N / mp, b_g, bw))
     t_c = float(compute_time(flop_tok * B * S, 1.0, G, rate, 1.0))
+    hybrid = _row_hybrid(row, system, mp, dp)
+    if hybrid:
+        return _hybrid_floor(hybrid, system, links, inside, N / mp, dp, b_g, mp, t_c, B, S)
+    t_dp = float(dp_comm_time(c_zero, dp, N / mp, b_g, bw))
     if t_dp <= t_c:
         return 1.0, None
     return t_c / t_dp, (f"held to its data-parallel traffic: {'ZeRO-3 gathers and reduces' if zero >= 3 else 'the gradient reduce moves'} "
                         f"{c_zero * 2 * N / mp * b_g / 1e9:.0f} GB per chip per step over "
                         f"{'the scale-up link' if inside else 'the scale-out link'} ({bw / 1e9:.0f} GB/s): {t_dp:.1f} s, "
                         f"where the compute of its {B:g} × {S:g} tokens takes {t_c:.1f} s at the carried utilisation")
+
+
+def _hybrid_floor(hybrid, system, links, inside: bool, N_chip: float, dp: float, b_g: float, mp: int, t_c: float,
+                  B: float, S: float):
+    """dp_floor under hybrid sharding (HSDP or hpZ): the traffic of each tier, the slower one against the compute; the
+    reading (shard group, links) is said whether or not it binds."""
+    from .splits import hpz_comm_time, hsdp_comm_time
+
+    kind, s, how = hybrid
+    up, out = links
+    shard_bw = up if s * mp <= system.domain_chips else out  # a shard group larger than a domain gathers over NICs
+    cross_bw = up if inside else out
+    r = dp / s
+    tier = lambda bw: "scale-up" if bw is up else "scale-out"  # noqa: E731
+    if kind == "hsdp":
+        t_dp = float(hsdp_comm_time(1.5, s, r, N_chip, b_g, shard_bw, cross_bw))
+        moves = (f"hybrid sharding (HSDP): shard groups of {s:g} gather and reduce-scatter "
+                 f"{3 * (s - 1) / s * N_chip * b_g / 1e9:.3g} GB per chip per step over the {tier(shard_bw)} link "
+                 f"({shard_bw / 1e9:.0f} GB/s), " + (f"the {r:g} replicas all-reduce "
+                 f"{2 * (r - 1) / r * N_chip / s * b_g / 1e9:.3g} GB of gradients per chip over the {tier(cross_bw)} "
+                 f"link ({cross_bw / 1e9:.0f} GB/s)" if r > 1 else "one shard group holds every rank: no replicas"))
+    else:
+        t_dp = float(hpz_comm_time(s, dp, N_chip, b_g, shard_bw, cross_bw))
+        moves = (f"ZeRO++ hpZ: the backward gather of a secondary copy sharded over {s:g} ranks moves "
+                 f"{(s - 1) / s * N_chip * b_g / 1e9:.3g} GB per chip over the {tier(shard_bw)} link "
+                 f"({shard_bw / 1e9:.0f} GB/s); the forward gather and the gradient reduce-scatter over all {dp:g} "
+                 f"ranks {2 * (dp - 1) / dp * N_chip * b_g / 1e9:.3g} GB over the {tier(cross_bw)} link "
+                 f"({cross_bw / 1e9:.0f} GB/s; no quantisation read)")
+    if t_dp <= t_c:
+        return 1.0, (f"not held to its data-parallel traffic: {moves}, {t_dp:.2g} s on the slower tier, under the "
+                     f"{t_c:.2g} s the compute of its {B:g} × {S:g} tokens takes ({how})")
+    return t_c / t_dp, (f"held to its data-parallel traffic: {moves}: {t_dp:.2g} s on the slower tier, where the "
+                        f"compute of its {B:g} × {S:g} tokens takes {t_c:.2g} s at the carried utilisation ({how})")
 
 
 def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", aliases=None) -> dict | None:

@@ -16,12 +16,27 @@ stage 1–3. Among the splits that fit in HBM, the one with the least bubble + e
 No compute–communication overlap is assumed, so the search under-rates expert parallelism that
 overlapping schedules hide (DeepSeek-V3 ran EP64 with DualPipe; here EP=1 often scores better):
 pass --ep/--pp/--tp to price a given layout.
+
+Hybrid sharding (read from training rows, not searched). FSDP's HYBRID_SHARD / HSDP (Zhao et al. 2023,
+arXiv 2304.11277 §3.2) shards the parameters over a shard group of s data-parallel ranks (usually one node)
+and replicates them over the r = dp / s groups: ZeRO-3's gathers and reduce-scatter stay inside the group
+(c_zero = 1.5 over s ranks), and each rank all-reduces the 1/s of the gradients it holds with its r − 1
+counterparts (a ring: 2·(r − 1)/r of them). The two tiers run on different links (the shard group's on the
+scale-up link, the replicas' on each chip's NIC), so the slower one bounds the step:
+    t_hsdp = max(c_zero · 2·(s − 1)/s · N_chip · b_g / bw_shard,  2·(r − 1)/r · N_chip/s · b_g / bw_replica)
+ZeRO++'s hpZ (Wang et al. 2023, arXiv 2306.10209 §3.2) is not that: it keeps a secondary copy of the weights
+sharded inside the node for the backward gather only, while the forward gather and the gradient reduce-scatter
+still span all dp ranks:
+    t_hpz  = max((s − 1)/s · N_chip · b_g / bw_shard,  2·(dp − 1)/dp · N_chip · b_g / bw_dp)
+(qwZ's and qgZ's quantised traffic, ZeRO++'s other two parts, are not read.)
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..core import arch
 from ..core.derive import formula
@@ -30,7 +45,7 @@ from ..core.load import load_priors
 from ..core.records import Model, System
 from .memory import ACT_BYTES, _memory, _shape, dense_params_per_chip, expert_params_per_chip
 
-__all__ = ["Split", "search_splits", "pipeline_bubble", "ZERO_STAGES", "MFU_PEAK"]
+__all__ = ["Split", "search_splits", "pipeline_bubble", "hsdp_comm_time", "hpz_comm_time", "ZERO_STAGES", "MFU_PEAK"]
 
 ZERO_STAGES = (0, 1, 2, 3)
 MFU_PEAK = "bf16"  # MFU and split ranking are against the dense BF16 peak
@@ -56,6 +71,19 @@ def pp_comm_time(M, s, b, D, b_act, pp, tp, bw):
 @formula("t_dp = c_zero · 2 · (dp − 1) / dp · N_chip · b_g / bw", unit="s")
 def dp_comm_time(c_zero, dp, N_chip, b_g, bw):
     return c_zero * 2 * (dp - 1) / dp * N_chip * b_g / bw
+
+
+@formula("t_hsdp = max(c_zero · 2 · (s − 1) / s · N_chip · b_g / bw_shard, "
+         "2 · (r − 1) / r · N_chip / s · b_g / bw_replica)", unit="s")
+def hsdp_comm_time(c_zero, s, r, N_chip, b_g, bw_shard, bw_replica):
+    return np.maximum(c_zero * 2 * (s - 1) / s * N_chip * b_g / bw_shard,
+                      2 * (r - 1) / r * N_chip / s * b_g / bw_replica)
+
+
+@formula("t_hpz = max((s − 1) / s · N_chip · b_g / bw_shard, 2 · (dp − 1) / dp · N_chip · b_g / bw_dp)",
+         unit="s")
+def hpz_comm_time(s, dp, N_chip, b_g, bw_shard, bw_dp):
+    return np.maximum((s - 1) / s * N_chip * b_g / bw_shard, 2 * (dp - 1) / dp * N_chip * b_g / bw_dp)
 
 
 @formula("t_ep = 4 · M · L_moe_stage · s · b / tp · k · D · b_act · (1 − 1 / ep) / bw", unit="s")
