@@ -307,3 +307,61 @@ def test_probe9_a_count_of_servers_or_instances_counts_their_chips():
     assert chips_of({"n_chips": "", "hardware": "4x DGX H100"}, h100)[0] == 32
     assert chips_of({"n_chips": "", "hardware": "8x H100 (DGX H100)"}, h100)[0] == 8
     assert chips_of({"n_chips": "4", "hardware": "4x DGX H100"}, h100)[0] == 4  # the column speaks first
+
+
+# ---- a share of the chip's peak ('% of peak', '% of theoretical', the MAMF finder's efficiency column) -----------
+
+@pytest.mark.parametrize("metric, unit, value, model, precision, kind", [
+    ("MAMF efficiency", "% of peak", "80", "torch.matmul max achievable", "bf16", "gemm"),
+    ("efficiency", "%", "86", "torch.matmul max achievable", "bf16", "gemm"),
+    ("GEMM efficiency", "% of theoretical", "70", "gemm 8192x8192x8192", "fp8", "gemm"),
+    ("efficiency %", "", "75", "gemm 8192x8192x8192", "bf16", "gemm"),
+    ("TFLOPS", "% of theoretical peak", "75 %", "gemm 8192x8192x8192", "bf16", "gemm"),
+    ("FLOP utilization", "% of peak", "75", "flash_attn forward causal, hdim 128", "bf16", "kernel"),
+    ("memory bandwidth efficiency", "% of peak", "90", "stream triad", "", "stream"),
+    ("nvlink bandwidth", "percent of peak", "80", "p2p", "", "link"),
+])
+def test_a_share_of_the_peak_is_the_predicted_rate_over_the_spec_peak(metric, unit, value, model, precision, kind):
+    """Probe round 9: a '% of peak' unit was refused as no unit. It is 100 · the rate the same row predicts in its rate
+    unit / the spec peak of the same format (the catalog's dense peak the rate is predicted from), or HBM's or the
+    link's datasheet rate; the peak is said in the why, the spec bound is 100 % at a large compute-bound shape."""
+    row = _row("Q-501", metric, value, unit, "8x H100 SXM" if kind == "link" else "H100 SXM",
+               "2" if kind == "link" else "1", model=model, precision=precision)
+    assert row_kind(row) == kind
+    out = predict_row(row, Aliases())
+    rate_unit = {"gemm": "TFLOP/s", "kernel": "TFLOP/s", "stream": "GB/s", "link": "GB/s"}[kind]
+    rate = predict_row({**row, "metric": "throughput" if kind != "link" else "nvlink bandwidth", "unit": rate_unit,
+                        "value": "1"}, Aliases())
+    peak = {"gemm": (1979e12 if precision == "fp8" else 989e12), "kernel": 989e12, "stream": 3350e9,
+            "link": rate.spec * 1e9}[kind] / (1e12 if rate_unit == "TFLOP/s" else 1e9)
+    assert out.kind == kind and out.higher_is_better
+    assert out.predicted == pytest.approx(100 * rate.predicted / peak, rel=1e-9)
+    assert out.measured == pytest.approx(float(value.rstrip(" %"))) and 30 < out.predicted <= 100
+    assert "a share of" in out.why[-1] and ("peak_flop_per_s" in out.why[-1] or kind in ("stream", "link"))
+    if kind == "gemm" and "8192" in model:
+        assert out.spec == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("row, reason", [
+    (_row("Q-511", "GEMM efficiency", "70", "% of peak", model="gemm 8192x8192x8192", precision="fp4"),
+     "no fp4 peak for h100-sxm"),  # `peak` would run FP4 at FP8's: a share of it is not FP4's
+    (_row("Q-512", "GEMM efficiency", "70", "% of peak", model="gemm 8192x8192x8192", precision="tf32"), "TF32 rate"),
+    (_row("Q-513", "all_reduce busbw efficiency", "80", "% of peak", "8x H100 SXM", "8"), "which peak"),
+    (_row("Q-514", "efficiency", "80", "% of peak", model="my kernel"), "a share of the peak of nothing the row names"),
+])
+def test_a_share_of_a_peak_the_catalog_lacks_is_refused_with_the_reason(row, reason):
+    out = predict_row(row, Aliases())
+    assert not hasattr(out, "predicted") and reason in out.reason, getattr(out, "reason", out)
+
+
+@pytest.mark.parametrize("row, share", [
+    (_row("Q-521", "KV cache hit rate", "80", "%", model="Llama 3.1 8B"), False),
+    (_row("Q-522", "GPU utilization", "95", "%", model="Llama 3.1 8B"), False),
+    (_row("Q-523", "decode memory bandwidth utilization", "70", "%", model="Llama 3.1 70B"), True),
+])
+def test_other_percentages_are_not_predicted_as_a_kernels_share(row, share):
+    """A hit rate or a GPU's busy time is no share of a peak; a model's decode MBU is one, but of no kernel or stream
+    this predicts (it is not read as an HBM stream's): all three are refused."""
+    from tokenmath.measure.validate.rows import share_of_peak
+    assert share_of_peak(row) == share and row_kind(row) == "unknown"
+    assert not hasattr(predict_row(row, Aliases()), "predicted")

@@ -41,7 +41,7 @@ from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
-                   prediction_dimension, row_kind, to_int, unit_scale, unknown_reason, with_unit)
+                   prediction_dimension, row_kind, share_of_peak, to_int, unit_scale, unknown_reason, with_unit)
 from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED, ratio_reason
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of
 
@@ -135,7 +135,8 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     ratio = ratio_reason(row)
     if ratio:
         return skip(ratio)
-    meas = parse_measured(row["value"])
+    share = share_of_peak(row) and kind in ("gemm", "kernel", "stream", "link", "collective", "unknown")
+    meas = parse_measured(row["value"].replace("%", "") if share else row["value"])  # '80 %' of the peak
     if meas is None and re.fullmatch(r"\s*[~≈<>]?=?\s*[\d.,]+\s*%\s*", row["value"]):
         return skip(f"measured value {row['value']!r} is a percentage of something the row does not give (a hit "
                     "rate, a utilisation, an SLO attainment): not a rate, a time or a bandwidth this validation predicts")
@@ -144,7 +145,7 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     for col in ("n_chips", "batch", "input_len", "output_len", "context_len"):  # counts the predictions divide by
         if row[col].strip() and to_int(row[col]) is not None and not 1 <= to_int(row[col]) <= 1e12:
             return skip(f"{col} {row[col]!r} is not a count between 1 and 1e12")
-    scale = unit_scale(row["unit"])
+    scale = 1.0 if share else unit_scale(row["unit"])  # a share of the peak: percent in, percent out
     if scale is None:
         return skip(f"unit {row['unit']!r} is not one this validation predicts")
     reason = al.unsupported(row)

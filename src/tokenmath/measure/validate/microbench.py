@@ -10,7 +10,11 @@ How a published microbenchmark is read:
   'bidirectional' is both directions at once, 2×;
 - a collective (all_reduce, all_gather, reduce_scatter, alltoall) over n GPUs moves m bytes in
   t = f_bus · m / bw_bus + lat, and nccl-tests report algbw = m / t and busbw = f_bus · m / t
-  (f_bus = 2(n − 1)/n for all-reduce, (n − 1)/n for the others), so busbw approaches bw_bus at large m.
+  (f_bus = 2(n − 1)/n for all-reduce, (n − 1)/n for the others), so busbw approaches bw_bus at large m;
+- a share of the peak ('% of peak', '% of theoretical', the MAMF finder's efficiency) is 100 · the rate predicted
+  as above / the spec peak of the same thing: the catalog's dense peak of the GEMM's or the attention kernel's
+  format (the peak the rates are predicted from), HBM's or the link's datasheet rate. A format whose own peak the
+  catalog lacks (FP4 on Hopper, which `peak` would run at FP8's) is refused, as is a collective's (which peak?).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from ...core.load import load_priors
 from ...core.records import Priors, System
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import A2A_TIME, COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, to_int
+from .rows import (A2A_TIME, COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, share_of_peak,
+                   to_int)
 
 __all__ = ["predict_microbenchmark"]
 
@@ -34,7 +39,54 @@ def _eta(pri: Priors, name: str, basis: str) -> float:
 
 
 def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note: str, measured: float, scale: float,
-                    basis: str, priors: Priors | None) -> Prediction | Unexpressed:
+                           basis: str, priors: Priors | None) -> Prediction | Unexpressed:
+    """One microbenchmark row predicted in its unit (a rate, a time, or a share of the peak), or why it cannot be."""
+    if share_of_peak(row):
+        return _peak_share(row, kind, al, system, hw_note, measured, basis, priors)
+    return _predict_rate(row, kind, al, system, hw_note, measured, scale, basis, priors)
+
+
+_RATE_UNIT = {"gemm": "FLOP/s", "kernel": "FLOP/s", "stream": "B/s", "link": "B/s"}
+
+
+def _peak_share(row, kind: str, al: Aliases, system: System, hw_note: str, measured: float, basis: str,
+                priors: Priors | None) -> Prediction | Unexpressed:
+    """100 · rate / peak: the rate as the row's kind predicts it, over the spec peak of the same format or link."""
+    rid, g, chip = row["id"], group_of(row["id"]), system.chip
+    if kind not in _RATE_UNIT:
+        return Unexpressed(rid, g, f"a share of the peak of a {kind}: which peak (a link's rate per direction, the "
+                                   "bus bandwidth's bound?) is not stated")
+    out = _predict_rate({**row, "unit": _RATE_UNIT[kind]}, kind, al, system, hw_note, measured, 1.0, basis, priors)
+    if not isinstance(out, Prediction):
+        return out
+    if kind in ("gemm", "kernel"):
+        fmt = _precision(row, al)[0] if kind == "gemm" else _attention_format(row)
+        key = chip.peak_precision(fmt)
+        if key not in chip.peak_flop_per_s or arch.bytes_per(key) != arch.bytes_per(fmt):
+            return Unexpressed(rid, g, f"a share of the {fmt} peak, but the catalog holds no {fmt} peak for {chip.name} "
+                                       f"(it lists {', '.join(chip.peak_flop_per_s)})")
+        peak, field = chip.peak_flop_per_s[key], f"peak_flop_per_s.{key}"
+        what = f"the chip's {key} dense peak"
+    elif kind == "stream":
+        peak, field, what = chip.hbm_bandwidth_bytes_per_s, "hbm_bandwidth_bytes_per_s", "the chip's HBM bandwidth"
+    else:  # the link's datasheet rate (both directions where the row's are): the same prediction on the spec basis
+        peak, field, what = (out.spec if out.spec is not None else out.predicted), "", "the link's datasheet rate"
+    flop = kind in ("gemm", "kernel")
+    num = lambda x: f"{x / 1e12:.4g} TFLOP/s" if flop else f"{x / 1e9:.4g} GB/s"  # noqa: E731
+    why = out.why + [f"a share of {what}, {num(peak)} ({f'catalog {chip.name}: {field}' if field else 'the spec basis'}"
+                     f"): 100 · {num(out.predicted)} predicted / {num(peak)}"]
+    return Prediction(rid, g, kind, 100 * out.predicted / peak, measured, row["unit"],
+                      100 * out.spec / peak if out.spec is not None else None, True, why, out.assumptions)
+
+
+def _attention_format(row) -> str:
+    """An attention kernel's matmul format: FP8 where it runs FP8 matmuls (FlashAttention-3 FP8), not for FP8 KV."""
+    fp8 = re.search(_FP8, row["precision"], re.I) and not re.search(r"kv", row["precision"], re.I)
+    return "fp8" if fp8 else "bf16"
+
+
+def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, measured: float, scale: float,
+                  basis: str, priors: Priors | None) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
     pri = priors or load_priors(system.chip.priors)
     chip = system.chip
@@ -108,7 +160,7 @@ def predict_microbenchmark(row, kind: str, al: Aliases, system: System, hw_note:
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None,
                           not timed, why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)
-        fp8 = re.search(_FP8, row["precision"], re.I) and not re.search(r"kv", row["precision"], re.I)
+        fp8 = _attention_format(row) == "fp8"
         F = chip.peak("fp8" if fp8 else "bf16")  # FP8 matmuls in the kernel (FlashAttention-3 FP8), not FP8 KV
         c = pri.curves.get("eta_attn_prefill.bf16") or pri.curves.get("eta_attn_prefill")
         if c is not None:  # the measured attention kernels' rate at their largest size, not a GEMM's

@@ -7,6 +7,8 @@
   GPU, per node, per user. A prediction is compared only with a measurement of its own dimension
   (`dimension_of_unit`, `DIMENSION_OF_KIND`); anything else is refused with the reason.
 - Chips: the n_chips column, or nodes × "N per node" read from the row's text (`chips_of`).
+- A microbenchmark's share of the chip's peak ('% of peak', '% of theoretical', an efficiency column in %, the MAMF
+  finder's) has no dimension: it is the rate predicted over the spec peak (`share_of_peak`, microbench).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK", "A2A_TIME", "ATTENTION_KERNEL",
-           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason"]
+           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason", "share_of_peak"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -409,6 +411,40 @@ _MEMORY = r"\bhbm|memory|\bdram\b|\bmem\b|\bstream\b|triad|copy|memcpy|\bd2d\b|d
 _DEVICE_TO_DEVICE = r"\bd2d\b|device[\s_-]?to[\s_-]?device"
 
 
+# a share of the spec peak: in the unit ('% of peak', '% of theoretical peak', 'percent of peak', '% efficiency'), or a
+# percentage whose metric says efficiency or of-peak ('MAMF efficiency' in %, 'efficiency %', 'FLOP utilization')
+_SHARE_UNIT = re.compile(r"%\s*(?:of\s+)?(?:the\s+)?(?:theoretical|peak|spec|max)|percent(?:age)?\s+of\s+(?:the\s+)?"
+                         r"(?:theoretical|peak|spec)|%\s*eff|eff\w*\s*\(?\s*%", re.I)
+_SHARE_METRIC = re.compile(r"efficien|of\s+(?:the\s+)?(?:theoretical|peak|spec)|(?:flop|bandwidth|\bbw|hbm)s?[\s_-]*"
+                           r"utili[sz]ation|\bmamf\b", re.I)
+
+
+def share_of_peak(row: dict) -> bool:
+    """Does the row measure a share of the chip's spec peak: its unit says so, or it is a percentage ('%' in the unit,
+    the value or the metric) of a metric naming an efficiency or a peak?"""
+    unit, metric, value = (row.get(c, "") or "" for c in ("unit", "metric", "value"))
+    if _SHARE_UNIT.search(unit):
+        return True
+    pct = re.fullmatch(r"\s*(?:%|percent|pct)?\s*", unit) and "%" in f"{unit}{value}{metric}" or \
+        re.fullmatch(r"\s*(?:%|percent|pct)\s*", unit)
+    return bool(pct and _SHARE_METRIC.search(metric))
+
+
+def _share_kind(row: dict, named: str, notes: str) -> str:
+    """What a share of the peak is of: an attention kernel's or a GEMM's FLOP rate, a link's or HBM's rate."""
+    raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))
+    if re.search(_ATTENTION, named) or re.search(ATTENTION_KERNEL, named):
+        return "kernel"
+    if re.search(_GEMM + r"|\bmamf\b|flop", f"{named} | {notes}") or re.search(GEMM_SHAPE, raw):
+        return "gemm"
+    if re.search(LINK, named):
+        return "link"
+    # a stream's words, not 'memory bandwidth' alone: a model's decode MBU is no HBM stream
+    if re.search(r"\bhbm|\bstream\b|triad|\bcopy\b|memcpy|babelstream", f"{named} | {notes}"):
+        return "stream"
+    return "unknown"
+
+
 def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
     """'collective' (an NCCL-style all-reduce, all-gather, reduce-scatter or all-to-all), 'gemm', 'kernel' (an
     attention kernel's FLOP rate), 'link' (a point-to-point NVLink, PCIe or network link), 'stream' (HBM), or
@@ -417,6 +453,8 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
     notes = (row.get("notes", "") or "").lower()
     if re.search(_COLLECTIVE, named) or (re.search(_COLLECTIVE, notes) and not re.search(r"flop", named)):
         return "collective"
+    if share_of_peak(row):
+        return _share_kind(row, named, notes)
     dim = dimension_of_unit(unit)
     if "flop" in metric or dim == "flop_rate":
         if re.search(_ATTENTION, named):
@@ -448,6 +486,9 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
 def unknown_reason(row: dict) -> str:
     """Why a row of kind 'unknown' is not predicted, in terms of what it measures."""
     metric, unit = row["metric"], row["unit"]
+    if share_of_peak(row):
+        return (f"metric {metric!r} ({unit or row.get('value', '')}): a share of the peak of nothing the row names (a "
+                "GEMM/matmul, an attention kernel, an HBM stream or a link), so which peak is not known")
     dim = dimension_of_unit(unit)
     what = re.search(_NO_FIGURE, f"{metric} | {row.get('model', '')}", re.I)
     if what and dim in ("bandwidth", "time"):
