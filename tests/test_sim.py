@@ -199,3 +199,26 @@ def test_a_scheduler_one_step_ahead_delays_arrivals_by_about_one_step(monkeypatc
     extra = ahead["ttft_s"]["mean"] - now["ttft_s"]["mean"]
     assert 0 < extra < 3 * ahead["tpot_s"]["mean"]  # the step already launched behind the one in flight
     assert ahead["tpot_s"]["mean"] == pytest.approx(now["tpot_s"]["mean"], rel=0.1)
+
+
+def test_a_mixed_steps_attention_follows_each_new_tokens_own_context():
+    """8 decodes at 16k beside a 2,048-token prompt chunk at its start: the chunk's tokens attend over 0 … 2k (mean
+    1k), not over the step's mean context (~14k): attention FLOP = per_key · (8·16000 + 2048·1024); the mean context
+    made the step 48 ms where it is 31 ms."""
+    from tokenmath.core.derive import value_of
+    from tokenmath.serving.sim.steps import StepTimes, mixed_time
+
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h200")
+    kw = dict(G=1, precision="fp8", kv_dtype="fp8", priors=None, layout=None)
+    t = mixed_time(m, s, None, n_dec=8, ctx_dec=8 * 16000, n_pre=1, T_pre=2048, ctx_pre=1024, basis="prior", **kw)
+    one = step(m, s, B=9, S=(8 * 16000 + 1024) / 9, phase="decode", S_new=2056 / 9, sampled=9,
+               S_attn=(8 * 16000 + 2048 * 1024) / 2056, explain=True, **kw)
+    assert t == pytest.approx(value_of(one.t_step), rel=1e-9)
+    per_key = arch.attention_flop_per_token(m, 1.0)
+    assert value_of(one.t_math.inputs["t_attn"].inputs["FLOP_attn"]) == pytest.approx(
+        per_key * (8 * 16000 + 2048 * 1024), rel=1e-6)
+    mean = step(m, s, B=9, S=(8 * 16000 + 1024) / 9, phase="decode", S_new=2056 / 9, sampled=9, **kw)
+    assert value_of(mean.t_step) > 1.4 * t  # the mean context overcounted the chunk's attention
+    st_ = StepTimes(m, s, G=1, precision="fp8", kv_dtype="fp8", basis="prior", priors=None, layout=None, spec=None,
+                    B_max=16, S_max=32768)
+    assert st_.mixed(8, 8 * 16000, [(2048, 0)]) == pytest.approx(t, rel=0.1)  # its table: the attention share in bins

@@ -389,7 +389,7 @@ class Step:
 def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
          layout: Layout | None = None, ideal: bool | None = None, explain: bool = False, S_new=None,
-         sampled=None) -> Step:
+         sampled=None, S_attn=None) -> Step:
     """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
 
     Decode: each of the B sequences adds S_new tokens (default one; K + 1 when verifying K draft
@@ -397,6 +397,9 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     Prefill: each of the B sequences is a prompt of S tokens, processed in one pass (causal).
     sampled: the rows whose logits the step computes (the LM head's rows; default every token in decode,
     each prompt's last position in prefill) — a mixed step's decodes plus one per prompt piece.
+    S_attn: the context the step's new tokens attend over, weighted by tokens (default S): a mixed step's decodes at
+    their contexts and each prompt piece of c tokens after `done` at done + c/2, whose attention FLOP the mean
+    context S of all its sequences would overcount (64 decodes at 3k beside a 2k-token chunk: 2.8×).
     ideal: True spreads every FLOP and byte evenly over the G chips (the lecture's idealised bound);
     False follows the layout to its busiest chip (module docstring). Default: ideal for basis 'spec',
     the layout's critical path for 'prior'.
@@ -406,7 +409,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     """
     layout = layout or default_layout(m, G)
     kw = dict(G=G, B=B, S=S, phase=phase, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
-              ideal=ideal, explain=explain, S_new=S_new, sampled=sampled)
+              ideal=ideal, explain=explain, S_new=S_new, sampled=sampled, S_attn=S_attn)
     critical = not (basis == "spec" if ideal is None else ideal)
     if layout.adaptive and critical and np.any(np.asarray(value_of(B), dtype=float) * 2 <= layout.dp(G)):
         return _faster(_step(m, system, layout=replace(layout, adaptive=False), **kw), _step(m, system, layout=layout, **kw))
@@ -436,7 +439,7 @@ def _faster(idle: Step, joined: Step) -> Step:
 
 def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str | None, kv_dtype: str | None,
           basis: str, priors: Priors | None, layout: Layout, ideal: bool | None, explain: bool, S_new,
-          sampled=None) -> Step:
+          sampled=None, S_attn=None) -> Step:
     """`step` for one layout (see there)."""
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}")
@@ -461,8 +464,9 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     S_new = g("S_new", n_new, "tok", f"{phase}: new tokens per sequence")
     T = step_tokens(Bq, S_new)
     pc = arch.param_counts(m, explain)
-    attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S, phase), "FLOP/tok",
-                f"{src_m}: QK and AV over the context ({phase})")
+    attn_pt = g("attn_per_token", arch.attention_flop_per_token(m, S if S_attn is None else S_attn, phase), "FLOP/tok",
+                f"{src_m}: QK and AV over the context ({phase})" if S_attn is None else
+                f"{src_m}: QK and AV over each new token's own context (token-weighted S_attn: decodes and prompt pieces)")
     if phase == "prefill" and m.cross_attention is not None and m.cross_attention.kv_tokens:
         # one image per sequence, encoded with its prompt: its FLOP spread over the prompt's S tokens
         attn_pt = with_image(attn_pt.renamed("a_ctx") if isinstance(attn_pt, Q) else attn_pt,

@@ -27,6 +27,8 @@ from ..speculative import Speculation, speculative_step
 
 __all__ = ["StepTimes", "mixed_time", "batch_grid", "context_grid"]
 
+MIXED_ATTN_BIN = 1.25  # a mixed step's attention share r = S_attn / S is tabulated in bins of this factor (±12 %)
+
 
 def batch_grid(B_max: float) -> np.ndarray:
     B_max = max(1.0, float(B_max))
@@ -112,39 +114,54 @@ class StepTimes:
     def mixed(self, n_dec: int, ctx_dec: float, chunks: list[tuple[float, float]]) -> float:
         """A step of n_dec decodes (contexts summing to ctx_dec) and prompt chunks (c tokens after `done`).
 
-        Tabulated over the context grid once per (decodes, chunks, prompt tokens), read at the mean context.
+        Tabulated over the context grid once per (decodes, chunks, prompt tokens, attention share), read at the mean
+        context S. The attention FLOP follow each new token's own context, S_attn = r·S: r = the token-weighted
+        context over the mean one (a 2k-token chunk at its start beside 64 decodes at 3k: r ≈ 0.36), in bins of
+        MIXED_ATTN_BIN.
         """
         T_pre = sum(c for c, _ in chunks)
         n = n_dec + len(chunks)
         S = (ctx_dec + sum(done + c / 2 for c, done in chunks)) / n
-        key = (n_dec, len(chunks), round(T_pre))
+        per_dec = self.spec.K + 1 if self.spec else 1
+        T = n_dec * per_dec + T_pre
+        r = (per_dec * ctx_dec + sum(c * (done + c / 2) for c, done in chunks)) / max(T * S, 1e-9)
+        r_bin = round(float(np.log(max(r, 1e-6)) / np.log(MIXED_ATTN_BIN)))
+        key = (n_dec, len(chunks), round(T_pre), r_bin)
         row = self._mixed.get(key)
-        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens)
+        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens, r)
             self.calls += 1
             row = mixed_time(self.m, self.system, self.spec, n_dec=n_dec, ctx_dec=n_dec * self.S, n_pre=len(chunks),
-                             T_pre=T_pre, ctx_pre=len(chunks) * self.S, **self.kw)
+                             T_pre=T_pre, ctx_pre=len(chunks) * self.S,
+                             attn_ctx=MIXED_ATTN_BIN ** r_bin * (n_dec * per_dec + T_pre) * self.S, **self.kw)
             self._mixed[key] = row
         t = float(np.interp(S, self.S, row))
         return t
 
 
 def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx_dec, n_pre, T_pre, ctx_pre, G: int,
-               precision: str, kv_dtype: str, basis: str, priors: Priors | None, layout: Layout | None):
+               precision: str, kv_dtype: str, basis: str, priors: Priors | None, layout: Layout | None,
+               attn_ctx=None):
     """One step carrying n_dec decodes and n_pre prompt pieces (T_pre tokens) — one roofline.step, vectorised.
 
     The step is taken as n = n_dec + n_pre sequences at their mean context, each adding T / n new
     tokens: its tokens T = n_dec·(K + 1 or 1) + T_pre (weights, matmul FLOP, communication) are
     exact, and so are its KV reads where KV is linear in context. The LM head samples the decodes' tokens and
     one row per prompt piece. A piece of c prompt tokens after
-    `done` sees the causal mean context done + c/2 (ctx_pre sums those). With speculation the
+    `done` sees the causal mean context done + c/2 (ctx_pre sums those). The attention FLOP follow each new token's
+    own context: attn_ctx sums it over the step's tokens (default: every decode token at its sequence's context,
+    pieces of equal size, T_pre/n_pre tokens each at ctx_pre/n_pre), S_attn = attn_ctx / T. With speculation the
     decoding sequences also pay the draft's K one-token steps.
     """
     per_dec = spec.K + 1 if spec else 1
     n = np.asarray(n_dec + n_pre, dtype=float)
     T = n_dec * per_dec + T_pre
+    if attn_ctx is None:  # (T_pre = 0 where n_pre = 0)
+        attn_ctx = per_dec * np.asarray(ctx_dec, dtype=float) + T_pre * np.asarray(ctx_pre, dtype=float) / np.maximum(
+            n_pre, 1e-9)
     kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
     t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
-                        sampled=n_dec * per_dec + n_pre, layout=layout, **kw).v("t_step"), dtype=float)
+                        sampled=n_dec * per_dec + n_pre, layout=layout,
+                        S_attn=np.maximum(attn_ctx / np.maximum(T, 1e-9), 1.0), **kw).v("t_step"), dtype=float)
     if spec is not None:
         d = spec.draft_model(m)
         has = np.asarray(n_dec, dtype=float) > 0
