@@ -222,3 +222,20 @@ def test_a_mixed_steps_attention_follows_each_new_tokens_own_context():
     st_ = StepTimes(m, s, G=1, precision="fp8", kv_dtype="fp8", basis="prior", priors=None, layout=None, spec=None,
                     B_max=16, S_max=32768)
     assert st_.mixed(8, 8 * 16000, [(2048, 0)]) == pytest.approx(t, rel=0.1)  # its table: the attention share in bins
+
+
+def test_an_mla_prompt_piece_is_priced_in_the_expanded_form_it_is_prefilled_in():
+    """MLA decodes multiply the absorbed latent (2·N·(512 + 64 + 512) FLOP a key, DeepSeek-V3) while a prompt is
+    prefilled in the expanded form (2·N·(128 + 64 + 128), the context_mla tables' shape): a mixed step counts the
+    piece's attention at that share, rho = 320 / 1,088."""
+    from tokenmath.serving.sim.steps import mixed_time, prompt_key_share
+
+    ds, s = load_model("deepseek-v3"), load_system("hgx-h200")
+    assert prompt_key_share(ds) == pytest.approx(320 / 1088) and prompt_key_share(load_model("llama-3.1-8b")) == 1.0
+    kw = dict(G=8, precision="fp8", kv_dtype="bf16", basis="prior", priors=None, layout=None)
+    t = mixed_time(ds, s, None, n_dec=8, ctx_dec=8 * 4000, n_pre=1, T_pre=4096, ctx_pre=2048, **kw)
+    same = mixed_time(ds, s, None, n_dec=8, ctx_dec=8 * 4000, n_pre=1, T_pre=4096, ctx_pre=2048,
+                      attn_ctx=8 * 4000 + 320 / 1088 * 4096 * 2048, **kw)
+    absorbed = mixed_time(ds, s, None, n_dec=8, ctx_dec=8 * 4000, n_pre=1, T_pre=4096, ctx_pre=2048,
+                          attn_ctx=8 * 4000 + 4096 * 2048, **kw)
+    assert t == pytest.approx(same, rel=1e-12) and t < absorbed

@@ -61,6 +61,7 @@ class StepTimes:
         self._pre_memo: dict[tuple, float] = {}
         self._rows: dict[float, np.ndarray] = {}
         self._mixed: dict[tuple, np.ndarray] = {}
+        self.rho = prompt_key_share(m)
         self.calls = 0
 
     # ---- decode ------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ class StepTimes:
         S = (ctx_dec + sum(done + c / 2 for c, done in chunks)) / n
         per_dec = self.spec.K + 1 if self.spec else 1
         T = n_dec * per_dec + T_pre
-        r = (per_dec * ctx_dec + sum(c * (done + c / 2) for c, done in chunks)) / max(T * S, 1e-9)
+        r = (per_dec * ctx_dec + self.rho * sum(c * (done + c / 2) for c, done in chunks)) / max(T * S, 1e-9)
         r_bin = round(float(np.log(max(r, 1e-6)) / np.log(MIXED_ATTN_BIN)))
         key = (n_dec, len(chunks), round(T_pre), r_bin)
         row = self._mixed.get(key)
@@ -138,6 +139,16 @@ class StepTimes:
         return t
 
 
+def prompt_key_share(m: Model) -> float:
+    """rho: a prompt token's attention FLOP per key over a decode token's, in a step priced as decode. 1 but for MLA,
+    whose decodes multiply the absorbed latent (per key 2·N·(c_kv + d_rope + c_kv)) while engines prefill a prompt
+    in the expanded form (2·N·(d_nope + d_rope + d_v)): DeepSeek-V3 (128 + 64 + 128) / (512 + 64 + 512) = 0.29."""
+    a = m.mla
+    if a is None:
+        return 1.0
+    return (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim) / (2 * a.kv_lora_rank + a.qk_rope_head_dim)
+
+
 def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx_dec, n_pre, T_pre, ctx_pre, G: int,
                precision: str, kv_dtype: str, basis: str, priors: Priors | None, layout: Layout | None,
                attn_ctx=None):
@@ -149,15 +160,16 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
     one row per prompt piece. A piece of c prompt tokens after
     `done` sees the causal mean context done + c/2 (ctx_pre sums those). The attention FLOP follow each new token's
     own context: attn_ctx sums it over the step's tokens (default: every decode token at its sequence's context,
-    pieces of equal size, T_pre/n_pre tokens each at ctx_pre/n_pre), S_attn = attn_ctx / T. With speculation the
+    pieces of equal size, T_pre/n_pre tokens each at ctx_pre/n_pre, in units of a decode token's FLOP per key:
+    prompt_key_share), S_attn = attn_ctx / T. With speculation the
     decoding sequences also pay the draft's K one-token steps.
     """
     per_dec = spec.K + 1 if spec else 1
     n = np.asarray(n_dec + n_pre, dtype=float)
     T = n_dec * per_dec + T_pre
     if attn_ctx is None:  # (T_pre = 0 where n_pre = 0)
-        attn_ctx = per_dec * np.asarray(ctx_dec, dtype=float) + T_pre * np.asarray(ctx_pre, dtype=float) / np.maximum(
-            n_pre, 1e-9)
+        attn_ctx = per_dec * np.asarray(ctx_dec, dtype=float) + prompt_key_share(m) * T_pre * np.asarray(
+            ctx_pre, dtype=float) / np.maximum(n_pre, 1e-9)
     kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
     t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
                         sampled=n_dec * per_dec + n_pre, layout=layout,
