@@ -533,22 +533,20 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         chip h over its sequences), else a curve by bytes per kernel, else by context."""
         if spec:
             return eta_bw
-        if has("attn_mla_eta", kv) and phase == "decode" and seqs is not None and m.mla is not None:
-            hq = g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)")
+        law = None  # (curves' stem, their work term, the width they are read at, the work items, what kv_k is)
+        if phase == "decode" and m.mla is not None and seqs is not None and has("attn_mla_eta", kv):
+            law = ("attn_mla", "t_seq", g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)"),
+                   g("n_seq", seqs, "", "sequences of one kernel on the chip"), "latent bytes one MLA decode kernel reads")
+        elif phase == "decode" and m.mla is None and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
+            law = ("attn_dec", "t_pair", g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K"),
+                   g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
+                   "KV bytes one decode-attention kernel reads")
+        if law:
+            stem, term, x, work, what = law
             return decode_attention_eta(
-                g("kv_k", np.asarray(kv_chip_bytes, dtype=float) / m.n_layers, "B",
-                  "latent bytes one MLA decode kernel reads (a layer, a chip)"), W,
-                c("t0_attn", "attn_mla_t0", kv, hq, "s"),
-                g("n_seq", seqs, "", "sequences of one kernel on the chip"),
-                c("t_seq", "attn_mla_t_seq", kv, hq, "s"), c("eta_dec", "attn_mla_eta", kv, hq))
-        if has("attn_dec_eta", kv) and phase == "decode" and pairs is not None and m.mla is None and m.n_kv_heads:
-            Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
-            return decode_attention_eta(
-                g("kv_k", np.asarray(kv_chip_bytes, dtype=float) / m.n_layers, "B",
-                  "KV bytes one decode-attention kernel reads (a layer, a chip)"), W,
-                c("t0_attn", "attn_dec_t0", kv, Gq, "s"),
-                g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
-                c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq))
+                g("kv_k", np.asarray(kv_chip_bytes, dtype=float) / m.n_layers, "B", what + " (a layer, a chip)"), W,
+                c("t0_attn", f"{stem}_t0", kv, x, "s"), work, c(term, f"{stem}_{term}", kv, x, "s"),
+                c("eta_dec", f"{stem}_eta", kv, x))
         if has("eta_kv_bytes", kv) and phase == "decode":  # measured on decode attention, which reads the cache
             e = c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
             if has("eta_gqa", kv) and m.mla is None:  # a profile: grouped query heads per KV head slow it down

@@ -438,6 +438,22 @@ GQA_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128)
 ATTN_DECODE_LAW = {"attn_dec_t0": "s", "attn_dec_t_pair": "s", "attn_dec_eta": ""}
 
 
+def _streaming_law(law: dict, errs: dict, eng: str, width: np.ndarray, widths, work: np.ndarray, bytes_t: np.ndarray,
+                   t: np.ndarray) -> None:
+    """A decode kernel's t = t0 + work · t_w + bytes_t / eta (bytes_t = bytes / W) fitted at each width its rows have
+    (≥ 20 rows, those slower than W) by least squares in relative error, every term ≥ 0 and eta ≤ 1 (y = t − bytes_t
+    is fitted): law[eng][width] = (t0, t_w, eta), errs[eng] the rows' |errors|."""
+    y = t - bytes_t
+    for w in widths:
+        s = (width == w) & (y > 0)
+        if s.sum() < 20:
+            continue
+        A = np.stack([np.ones(s.sum()), work[s], bytes_t[s]], 1)
+        x = _nnls(A / t[s, None], y[s] / t[s])
+        law.setdefault(eng, {})[w] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
+        errs.setdefault(eng, []).extend(np.abs((A @ x + bytes_t[s]) / t[s] - 1))
+
+
 def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     """One decode-attention kernel (a layer, B sequences of context S, K KV heads of H, N query heads), read off the
     tables' rows two ways.
@@ -478,17 +494,7 @@ def _decode_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
                 used.append(eng)
             G = np.asarray(GQA_GROUPS)[np.abs(np.log2(d.num_heads.to_numpy(dtype=float) / K)[:, None]
                                               - np.log2(GQA_GROUPS)[None, :]).argmin(axis=1)]
-            bytes_t = by / W
-            y = t - bytes_t
-            for g_ in GQA_GROUPS:
-                s = (G == g_) & (y > 0)
-                if s.sum() < 20:
-                    continue
-                A = np.stack([np.ones(s.sum()), pairs[s], bytes_t[s]], 1)
-                x = _nnls(A / t[s, None], y[s] / t[s])
-                pred = A @ x + bytes_t[s]
-                law.setdefault(eng, {})[g_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
-                errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
+            _streaming_law(law, errs, eng, G, GQA_GROUPS, pairs, by / W, t)
         _store_curves(out, f"eta_kv_bytes.{fmt_}", per, used, (
             f"{PACKAGE} {out.version} {sysdir}/attention generation_attention ({{engines}}; KV {tab_fmt}, full "
             f"attention): KV bytes / (W·t) by KV bytes one kernel reads (one layer), W = {W / 1e12:g} TB/s of "
@@ -531,18 +537,8 @@ def _mla_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
                 continue
             B = d.batch_size.to_numpy(dtype=float)
             bytes_t = B * (d.step + d.isl).to_numpy(dtype=float) * MLA_LATENT * bytes_per(fmt_) / W
-            t = d.latency.to_numpy() * 1e-3
-            h = d.num_heads.to_numpy(dtype=float)
-            y = t - bytes_t
-            for h_ in MLA_HEADS:
-                s = (h == h_) & (y > 0)
-                if s.sum() < 20:
-                    continue
-                A = np.stack([np.ones(s.sum()), B[s], bytes_t[s]], 1)
-                x = _nnls(A / t[s, None], y[s] / t[s])
-                pred = A @ x + bytes_t[s]
-                law.setdefault(eng, {})[h_] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
-                errs.setdefault(eng, []).extend(np.abs(pred / t[s] - 1))
+            _streaming_law(law, errs, eng, d.num_heads.to_numpy(dtype=float), MLA_HEADS, B, bytes_t,
+                           d.latency.to_numpy() * 1e-3)
         _store_law(out, law, errs, MLA_DECODE_LAW, fmt_, "query heads per chip h", lambda used: (
             f"{PACKAGE} {out.version} {sysdir}/mla generation_mla ({used}; KV {tab_fmt}, latent {MLA_LATENT} "
             f"values a token): t = t0 + B·t_seq + bytes/(W·eta) fitted per h (kernel_tables._mla_decode), "
