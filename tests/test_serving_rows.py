@@ -1044,3 +1044,14 @@ def test_a_row_that_overlaps_its_all_to_all_with_compute_hides_its_communication
                metric="decode tokens/s per GPU", value="2000", unit="tokens/s/GPU", confidence="approximate", notes="")
     plain, tbo = predict_row(row, Aliases()), predict_row({**row, "id": "X-998", "notes": "TBO on"}, Aliases())
     assert tbo.predicted > plain.predicted and any("comm_overlap = 1" in a for a in tbo.assumptions)
+
+
+def test_a_count_of_instances_is_that_many_of_the_systems_chips():
+    """'2x p5.48xlarge' with no n_chips: two instances of 8 H100s, 16 chips (it was read as 2)."""
+    from tokenmath.measure.validate import COLUMNS
+
+    r = {c: "" for c in COLUMNS}
+    r.update(id="TRT-X9", model="Llama 3.1 70B", precision="FP8", hardware="2x p5.48xlarge", parallelism="TP8 PP2",
+             batch="1", input_len="128", output_len="128", metric="output_tokens_per_s", value="40", unit="tokens/s")
+    p = predict_row(r, Aliases())
+    assert isinstance(p, Prediction) and any("2 × p5.48xlarge of 8 chips each, 16 chips" in w for w in p.why)

@@ -273,7 +273,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         if pools:  # each pool's workers and split: the deployment simulated as prefill and decode workers
             n_rep, pools, G, layout, lnote = _pools_setup(row, pools, m, system, prec, al, assumptions)
         else:
-            G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row)[0], None, al, assumptions)
+            G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row, system)[0], None, al, assumptions)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
                     engine=engine, pools=pools)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
@@ -303,7 +303,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if OSL is None and mode in ("run", "decode"):
         return Unexpressed(rid, g, "output length not in the table")
 
-    G_row, chips_note = chips_of(row)
+    G_row, chips_note = chips_of(row, system)
     pools = pools_of(row["parallelism"]) if split and phase in ("prefill", "decode") and scope == "total" else None
     if pools:
         # a whole deployment's prefill (or decode) rate is its prefill (or decode) pool's: that pool's chips, not all
@@ -368,7 +368,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     Speculative decoding divides TPOT by the tokens a verify step yields (serving/speculative.py)."""
     rid, g = row["id"], group_of(row["id"])
     B = batch_of(row) or 1
-    G_row = chips_of(row)[0]
+    G_row = chips_of(row, system)[0]
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
         G, layout, words = _one_replica(m, G_row, layout)
@@ -700,7 +700,7 @@ def _pools_setup(row, pools: dict, m: Model, system: System, prec: str, al: Alia
             said.append(f"the {role} pool counted in {pool[3]}s: {how}")
         per[role] = (n, G, lay, note)
     (n_p, G_p, lay_p, note_p), (n_d, G_d, lay_d, note_d) = per["prefill"], per["decode"]
-    total, G_row = n_p * G_p + n_d * G_d, chips_of(row)[0]
+    total, G_row = n_p * G_p + n_d * G_d, chips_of(row, system)[0]
     if G_row is not None and G_row != total:
         said.append(f"n_chips {G_row} is not the pools' {n_p} × {G_p} + {n_d} × {G_d} = {total} chips: the pools "
                     "are simulated as stated")
