@@ -446,3 +446,57 @@ def test_prefill_attention_reads_the_law_at_the_models_head_size_and_pays_per_se
               priors=pri, explain=True)
     assert "attn_mla_ctx_eta" in ds.extras["t_attn"].inputs["eta_attn"].inputs["eta_ctx"].source
 
+
+
+def test_the_gdn_decode_law_recovers_the_kernels_it_was_generated_from(tmp_path):
+    """Gated DeltaNet decode rows (a conv update and a recurrent update per layer) generated so that their sum is
+    t0 + bytes/(W·eta), bytes = B·2·(h_v·128·128·4 + (2·h_k·128 + h_v·128)·3·2): the fit gives them back by h_v."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from tokenmath.measure.kernel_tables import Derived, _gdn_decode
+
+    chip = load_chip("b200")
+    W = chip.hbm_bandwidth_bytes_per_s
+    law = {16: (5e-6, 0.8), 64: (6e-6, 0.9)}
+    rows = []
+    for hv, (t0, eta) in law.items():
+        hk = hv // 4
+        for model in ("a", "b"):
+            for B in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+                byts = B * 2 * (hv * 128 * 128 * 4 + (2 * hk * 128 + hv * 128) * 3 * 2)
+                t = t0 + byts / (W * eta)
+                base = dict(phase="generation", batch_size=str(B), num_v_heads=str(hv), num_k_heads=str(hk),
+                            head_k_dim="128", head_v_dim="128", d_conv="4", model_name=model, d_model="4096")
+                rows += [dict(base, kernel_source="causal_conv1d_update", latency=0.25 * t * 1e3),
+                         dict(base, kernel_source="fused_recurrent_gated_delta_rule", latency=0.75 * t * 1e3)]
+    d = tmp_path / "data" / "b200_sxm" / "linear_attention" / "trtllm" / "1.0"
+    d.mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(d / "gdn_perf.parquet")
+    out = Derived("b200", "x", "blackwell", "b200_sxm", "test")
+    _gdn_decode(tmp_path, "b200_sxm", chip, out)
+    c = {n: out.curves[f"{n}.fp32"] for n in ("gdn_t0", "gdn_eta")}
+    assert c["gdn_t0"]["x"] == [16.0, 64.0] and "gdn_t_seq.fp32" not in out.curves
+    assert c["gdn_t0"]["y"] == pytest.approx([5e-6, 6e-6], rel=0.01)
+    assert c["gdn_eta"]["y"] == pytest.approx([0.8, 0.9], rel=0.01)
+
+
+def test_a_hybrid_reads_its_state_at_the_gdn_law_and_its_kv_at_the_attention_law():
+    """Qwen3.5 (15 attention and 45 Gated DeltaNet layers): the step's KV and state reads take the two laws' times
+    together, each over its own layers; a Mamba2 hybrid keeps the attention kernels' reading."""
+    from tokenmath.core.derive import value_of
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import step
+
+    s, m = load_system("hgx-b200"), load_model("qwen3.5-397b-a17b")
+    pri = load_priors("b200-kernels").for_engine("sglang")
+    st = step(m, s, G=8, B=64, S=4096, phase="decode", precision="fp4", kv_dtype="bf16", priors=pri, explain=True)
+    e = st.t_kv.inputs["eta_kv"]
+    v = {k: value_of(e.inputs[k]) for k in ("kv_a", "kv_s", "W", "L_a", "t0_attn", "n_pair", "t_pair", "eta_dec",
+                                            "L_l", "t0_gdn", "eta_gdn")}
+    assert v["L_a"] == 15 and v["L_l"] == 45 and "gdn_eta" in e.inputs["eta_gdn"].source
+    t = v["L_a"] * (v["t0_attn"] + v["n_pair"] * v["t_pair"]) + v["L_l"] * v["t0_gdn"] + (
+        v["kv_a"] / v["eta_dec"] + v["kv_s"] / v["eta_gdn"]) / v["W"]
+    assert value_of(st.t_kv) == pytest.approx(t, rel=1e-9)
+    nh = step(load_model("nemotron-h-56b"), s, G=8, B=64, S=4096, phase="decode", precision="fp8", kv_dtype="bf16",
+              priors=pri, explain=True)
+    assert "kv_s" not in nh.t_kv.inputs["eta_kv"].inputs  # Mamba2: no GDN kernels

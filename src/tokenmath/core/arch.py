@@ -77,7 +77,7 @@ __all__ = [
     "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
-    "is_native", "n_linear_layers", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
+    "is_native", "n_linear_layers", "attention_layers", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
     "n_cross_layers", "cross_kv_bytes", "vision_params", "idle_params", "image_flop_per_sequence",
 ]
 
@@ -99,6 +99,12 @@ def n_moe_layers(m: Model) -> int:
 def n_linear_layers(m: Model) -> int:
     """Layers whose token mixer keeps a fixed-size state (Gated DeltaNet, Mamba2) instead of attention."""
     return m.linear_attention.n_layers if m.linear_attention is not None else 0
+
+
+def attention_layers(m: Model) -> int:
+    """Layers that run an attention kernel (full, sliding-window, cross-attention): every layer but the linear-attention
+    ones, whose state update is no attention kernel."""
+    return max(1, m.n_layers - n_linear_layers(m))
 
 
 def n_cross_layers(m: Model) -> int:

@@ -103,6 +103,18 @@ def context_attention_eta(FLOP_k, F, t0_ctx, n_seq, t_seq, n_q, t_q, n_kv, t_kv,
     return np.where(FLOP_k > 0, FLOP_k / (fixed + FLOP_k / eta_ctx), eta_ctx)
 
 
+@formula("eta_kv = (kv_a + kv_s) / (W·(L_a·(t0_attn + n_pair·t_pair) + L_l·t0_gdn) + kv_a/eta_dec + kv_s/eta_gdn)",
+         unit="")
+def hybrid_decode_eta(kv_a, kv_s, W, L_a, t0_attn, n_pair, t_pair, eta_dec, L_l, t0_gdn, eta_gdn):
+    """A hybrid's decode-step state and KV reads as one rate: its L_a attention layers each run the attention kernel's
+    law over the kv_a bytes of KV (decode_attention_eta), its L_l linear-attention layers each the Gated DeltaNet
+    kernels' law (kernel_tables._gdn_decode: a fixed cost and a streaming rate) over the kv_s bytes of recurrent state
+    they read and write; the step's reads, kv_a + kv_s, run at what the two take together."""
+    kv_a, kv_s = np.asarray(kv_a, dtype=float), np.asarray(kv_s, dtype=float)
+    t = W * (L_a * (t0_attn + n_pair * t_pair) + L_l * t0_gdn) + kv_a / eta_dec + kv_s / eta_gdn
+    return np.where(kv_a + kv_s > 0, (kv_a + kv_s) / np.maximum(t, 1e-300), eta_dec)
+
+
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")
 def stream_time(bytes_moved, W, eta_bw):
     return bytes_moved / (W * eta_bw)

@@ -97,6 +97,7 @@ from .kernels import (
     context_attention_eta,
     decode_attention_eta,
     efficiency,
+    hybrid_decode_eta,
     has_curve,
     small_m_efficiency,
     tiered_bandwidth,
@@ -112,6 +113,7 @@ __all__ = [
 ]
 
 BASES = ("spec", "prior")
+GATED_DELTA = ("gated_deltanet", "kda")  # linear attention whose decode kernels the GDN tables time (a delta-rule state)
 PHASES = ("prefill", "decode")
 
 
@@ -533,6 +535,26 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         chip h over its sequences), else a curve by bytes per kernel, else by context."""
         if spec:
             return eta_bw
+        la = m.linear_attention
+        if phase == "decode" and la is not None and la.kind in GATED_DELTA and m.mla is None and seqs is not None \
+                and pairs is not None and m.n_kv_heads and has("gdn_eta", "fp32") and has("attn_dec_eta", kv):
+            # a hybrid (Gated DeltaNet): its attention layers' KV at the attention law, its linear layers' state at theirs
+            Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
+            hv = g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
+                   f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
+            state = 2 * arch.state_bytes_per_sequence(m)  # read and written
+            f_kv = np.asarray(pairs, dtype=float) / np.maximum(np.asarray(seqs, dtype=float) * m.n_kv_heads, 1e-300)
+            return hybrid_decode_eta(
+                g("kv_a", np.maximum(np.asarray(kv_chip_bytes, dtype=float) - np.asarray(seqs) * state * f_kv, 0.0),
+                  "B", "KV bytes the attention layers read on the chip"),
+                g("kv_s", np.asarray(seqs) * state * value_of(hv) / la.value_heads, "B",
+                  "recurrent state the linear-attention layers read and write on the chip"), W,
+                g("L_a", arch.attention_layers(m), "", f"{src_m}: attention layers"),
+                c("t0_attn", "attn_dec_t0", kv, Gq, "s"),
+                g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
+                c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq),
+                g("L_l", la.n_layers, "", f"{src_m}: linear-attention layers"),
+                c("t0_gdn", "gdn_t0", "fp32", hv, "s"), c("eta_gdn", "gdn_eta", "fp32", hv))
         law = None  # (curves' stem, their work term, the width they are read at, the work items, what kv_k is)
         if phase == "decode" and m.mla is not None and seqs is not None and has("attn_mla_eta", kv):
             law = ("attn_mla", "t_seq", g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)"),

@@ -438,19 +438,21 @@ GQA_GROUPS = (1, 2, 4, 8, 16, 32, 64, 128)
 ATTN_DECODE_LAW = {"attn_dec_t0": "s", "attn_dec_t_pair": "s", "attn_dec_eta": ""}
 
 
-def _streaming_law(law: dict, errs: dict, eng: str, width: np.ndarray, widths, work: np.ndarray, bytes_t: np.ndarray,
-                   t: np.ndarray) -> None:
+def _streaming_law(law: dict, errs: dict, eng: str, width: np.ndarray, widths, work: np.ndarray | None,
+                   bytes_t: np.ndarray, t: np.ndarray) -> None:
     """A decode kernel's t = t0 + work · t_w + bytes_t / eta (bytes_t = bytes / W) fitted at each width its rows have
     (≥ 20 rows, those slower than W) by least squares in relative error, every term ≥ 0 and eta ≤ 1 (y = t − bytes_t
-    is fitted): law[eng][width] = (t0, t_w, eta), errs[eng] the rows' |errors|."""
+    is fitted): law[eng][width] = (t0, t_w, eta), errs[eng] the rows' |errors|; without work items (bytes in
+    proportion to the work at one width) t = t0 + bytes_t / eta and law[eng][width] = (t0, eta)."""
     y = t - bytes_t
     for w in widths:
         s = (width == w) & (y > 0)
         if s.sum() < 20:
             continue
-        A = np.stack([np.ones(s.sum()), work[s], bytes_t[s]], 1)
+        A = np.stack([np.ones(s.sum())] + ([] if work is None else [work[s]]) + [bytes_t[s]], 1)
         x = _nnls(A / t[s, None], y[s] / t[s])
-        law.setdefault(eng, {})[w] = (max(x[0], 1e-7), max(x[1], 1e-12), 1 / (1 + x[2]))
+        law.setdefault(eng, {})[w] = (max(x[0], 1e-7),) + (() if work is None else (max(x[1], 1e-12),)) + (
+            1 / (1 + x[-1]),)
         errs.setdefault(eng, []).extend(np.abs((A @ x + bytes_t[s]) / t[s] - 1))
 
 
@@ -564,6 +566,45 @@ def _context_law(cols: list, flop_t: np.ndarray, t: np.ndarray) -> tuple[np.ndar
     A = np.stack([c[s] for c in cols] + [flop_t[s]], 1)
     x = _nnls(A / t[s, None], (t[s] - flop_t[s]) / t[s])
     return x, np.abs((A @ x + flop_t[s]) / t[s] - 1)
+
+
+# value heads per chip at which the Gated DeltaNet decode law is fitted (the tables' num_v_heads: 64 / tp of Qwen3.5)
+GDN_HEADS = (1, 2, 4, 8, 16, 32, 64)
+GDN_DECODE_LAW = {"gdn_t0": "s", "gdn_eta": ""}
+GDN_STATE_BYTES = 4  # the tables' recurrent state in FP32 (the catalog's Qwen3.5 state_dtype), its conv window in BF16
+
+
+def _gdn_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """A Gated DeltaNet layer's decode kernels (the causal-conv update and the recurrent state update, summed: one
+    layer, B sequences, h_v value heads on the chip), read off the tables' `gdn_perf` generation rows as a law:
+
+        t = t0 + bytes / (W · eta),
+        bytes = B · 2 · (h_v·d_k·d_v·4 + (2·h_k·d_k + h_v·d_v)·(c − 1)·2)    (state and conv window, read and written)
+
+    fitted per engine and h_v as _decode_attention fits GQA's law per G (`_streaming_law`; at one h_v the bytes are
+    in proportion to B, so a cost per sequence is not told apart from the rate); stored as curves by h_v (`gdn_t0`,
+    `gdn_eta`, format key 'fp32', the state's). Before 2026-11-28 (round 16) a hybrid's state streamed at the
+    attention kernels' rates, its layers paying the attention law's fixed costs."""
+    files = _newest(root / "data" / sysdir / "linear_attention", "gdn_perf.parquet")
+    W = chip.hbm_bandwidth_bytes_per_s
+    law: dict[str, dict[int, tuple]] = {}
+    errs: dict[str, list] = {}
+    num = ["batch_size", "num_v_heads", "num_k_heads", "head_k_dim", "head_v_dim", "d_conv"]
+    for eng, f in files.items():
+        d = _read(f)
+        d = d[d.phase == "generation"].astype({c: float for c in num})
+        layer = d.groupby(num + ["model_name", "d_model"]).latency.agg(["sum", "count"]).reset_index()
+        layer = layer[layer["count"] == 2]  # both kernels of the layer timed
+        if len(layer) == 0:
+            continue
+        B, hv, hk = (layer[c].to_numpy(dtype=float) for c in ("batch_size", "num_v_heads", "num_k_heads"))
+        dk, dv, c = (layer[c].to_numpy(dtype=float) for c in ("head_k_dim", "head_v_dim", "d_conv"))
+        by = B * 2 * (hv * dk * dv * GDN_STATE_BYTES + (2 * hk * dk + hv * dv) * np.maximum(c - 1, 0) * 2)
+        _streaming_law(law, errs, eng, hv, GDN_HEADS, None, by / W, layer["sum"].to_numpy() * 1e-3)
+    _store_law(out, law, errs, GDN_DECODE_LAW, "fp32", "value heads per chip h_v", lambda used: (
+        f"{PACKAGE} {out.version} {sysdir}/linear_attention gdn_perf generation ({used}; causal_conv1d_update + the "
+        f"recurrent gated-delta-rule update, an FP32 state): t = t0 + bytes/(W·eta) fitted per h_v "
+        f"(kernel_tables._gdn_decode), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
@@ -1020,6 +1061,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _gemm(root, sysdir, chip, out)
     _decode_attention(root, sysdir, chip, out)
     _mla_decode(root, sysdir, chip, out)
+    _gdn_decode(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
