@@ -434,8 +434,10 @@ def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, sour
     return type(m).model_validate(data), f"checkpoint formats: {prec} matmuls; {what}"
 
 
-# an NVIDIA ModelOpt checkpoint, whose quantisation config carries an FP8 KV cache, or a KV type the row states
-_KV_STATED = re.compile(r"model\s*opt|\bnvidia\b|\bkv\b|kv[\s_-]*cache", re.I)
+# an NVIDIA ModelOpt checkpoint (its quantisation config carries an FP8 KV cache), named by the model or precision
+_MODELOPT = re.compile(r"model\s*opt|\bnvidia\b", re.I)
+# a KV type the row states anywhere
+_KV_STATED = re.compile(r"\bkv\b|kv[\s_-]*cache", re.I)
 
 
 def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) -> tuple[str | None, str]:
@@ -445,7 +447,8 @@ def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) ->
     if kv != "fp8" or prec not in ("fp8", "fp8_block") or engine is None:
         return kv, ""
     eng = load_engine(engine)
-    if eng.get("kv_cache_dtype") != "auto" or _KV_STATED.search(row_text(row, ("model", "precision", "notes"))):
+    if eng.get("kv_cache_dtype") != "auto" or _MODELOPT.search(row_text(row, ("model", "precision"))) or \
+            _KV_STATED.search(row_text(row, ("model", "precision", "notes"))):
         return kv, ""
     return None, (f"catalog/engines/{engine}.yaml: {eng['sources']['kv_cache_dtype']}: the row states no KV type, "
                   "so the cache holds the model's own")
