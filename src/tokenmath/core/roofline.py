@@ -532,7 +532,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
 
     def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None):
         """KV streaming: the kernel's law (GQA by G over its (sequence, KV head) pairs; MLA by query heads per
-        chip h over its sequences), else a curve by bytes per kernel, else by context."""
+        chip h over its sequences; a Gated DeltaNet hybrid, GQA's over its attention layers and the GDN kernels'
+        over its linear ones), else a curve by bytes per kernel, else by context."""
         if spec:
             return eta_bw
         la = m.linear_attention
