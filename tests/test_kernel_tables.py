@@ -500,3 +500,53 @@ def test_a_hybrid_reads_its_state_at_the_gdn_law_and_its_kv_at_the_attention_law
     nh = step(load_model("nemotron-h-56b"), s, G=8, B=64, S=4096, phase="decode", precision="fp8", kv_dtype="bf16",
               priors=pri, explain=True)
     assert "kv_s" not in nh.t_kv.inputs["eta_kv"].inputs  # Mamba2: no GDN kernels
+
+
+def test_a_hybrid_prefill_pays_the_gdn_scans_measured_time():
+    """Qwen3.5 prefill: the attention layers' FLOP at the context law, the 45 Gated DeltaNet layers' scans at their
+    measured time per token (the tables' chunked scan runs far below its FLOP: ~20 ns a token a layer at 8 value
+    heads on B200, where its FLOP at the BF16 peak would take ~0.4 ns)."""
+    from tokenmath.core.derive import value_of
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import step
+
+    s, m = load_system("hgx-b200"), load_model("qwen3.5-397b-a17b")
+    pri = load_priors("b200-kernels").for_engine("sglang")
+    st = step(m, s, G=8, B=1, S=8192, phase="prefill", precision="fp4", kv_dtype="bf16", priors=pri, explain=True,
+              layout=None)
+    q = st.t_math.inputs["t_attn"].inputs["eta_attn"]
+    v = {k: value_of(q.inputs[k]) for k in ("FLOP_a", "eta_a", "FLOP_s", "F", "L_l", "t0_gdn", "n_seq", "t_seq", "n_tok",
+                                            "t_tok")}
+    assert v["L_l"] == 45 and v["n_tok"] == 8192 and "gdn_ctx_t_tok" in q.inputs["t_tok"].source
+    t = v["FLOP_a"] / (v["F"] * v["eta_a"]) + v["L_l"] * (v["t0_gdn"] + v["n_seq"] * v["t_seq"] + v["n_tok"] * v["t_tok"])
+    assert value_of(st.t_math.inputs["t_attn"]) == pytest.approx(t, rel=1e-9)
+    assert v["L_l"] * v["n_tok"] * v["t_tok"] > 10 * v["FLOP_s"] / v["F"]  # the scan is no FLOP-bound kernel
+
+
+def test_the_gdn_prefill_law_recovers_the_kernels_it_was_generated_from(tmp_path):
+    """Gated DeltaNet context rows (the convolution and the chunked scan per layer) generated so that their sum is
+    t0 + B·t_seq + B·S·t_tok: the fit gives them back by h_v."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from tokenmath.measure.kernel_tables import Derived, _gdn_prefill
+
+    law = {8: (20e-6, 1e-6, 15e-9), 64: (25e-6, 5e-6, 100e-9)}
+    rows = []
+    for hv, (t0, t_seq, t_tok) in law.items():
+        for B in (1, 2, 4, 8, 16):
+            for S in (16, 128, 1024, 8192):
+                t = t0 + B * t_seq + B * S * t_tok
+                base = dict(phase="context", batch_size=str(B), seq_len=str(S), num_v_heads=str(hv),
+                            num_k_heads=str(hv // 4), model_name="a", d_model="4096")
+                rows += [dict(base, kernel_source="causal_conv1d_fn", latency=0.1 * t * 1e3),
+                         dict(base, kernel_source="chunk_gated_delta_rule", latency=0.9 * t * 1e3)]
+    d = tmp_path / "data" / "b200_sxm" / "linear_attention" / "vllm" / "1.0"
+    d.mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(d / "gdn_perf.parquet")
+    out = Derived("b200", "x", "blackwell", "b200_sxm", "test")
+    _gdn_prefill(tmp_path, "b200_sxm", load_chip("b200"), out)
+    c = {n: out.curves[f"{n}.fp32"] for n in ("gdn_ctx_t0", "gdn_ctx_t_seq", "gdn_ctx_t_tok")}
+    assert c["gdn_ctx_t0"]["x"] == [8.0, 64.0]
+    assert c["gdn_ctx_t0"]["y"] == pytest.approx([20e-6, 25e-6], rel=0.01)
+    assert c["gdn_ctx_t_seq"]["y"] == pytest.approx([1e-6, 5e-6], rel=0.01)
+    assert c["gdn_ctx_t_tok"]["y"] == pytest.approx([15e-9, 100e-9], rel=0.01)

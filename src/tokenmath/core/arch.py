@@ -77,7 +77,7 @@ __all__ = [
     "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
-    "is_native", "n_linear_layers", "attention_layers", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
+    "is_native", "n_linear_layers", "attention_layers", "recurrent_flop_per_token", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
     "n_cross_layers", "cross_kv_bytes", "vision_params", "idle_params", "image_flop_per_sequence",
 ]
 
@@ -544,11 +544,17 @@ def _mean_context(S, window, causal: bool):
     return np.where(S <= W, (S + 1) / 2, capped)
 
 
+def recurrent_flop_per_token(m: Model) -> float:
+    """The linear-attention layers' state update, FLOP a token (0 without any): L_lin · f · h_v · d_k · d_v, f the
+    FLOP each state element costs (LinearAttention.state_flop_per_element)."""
+    la = m.linear_attention
+    return float(la.n_layers * la.state_flop_per_element * la.value_heads * la.key_dim * la.value_dim) if la else 0.0
+
+
 def attention_flop_per_token(m: Model, S, phase: str = "decode"):
     """Attention FLOP for one token at context S (decode) or averaged over a causal prompt of S (prefill)."""
     causal = phase == "prefill"
-    la = m.linear_attention
-    recur = la.n_layers * la.state_flop_per_element * la.value_heads * la.key_dim * la.value_dim if la else 0.0
+    recur = recurrent_flop_per_token(m)
     if m.attention_groups:
         return _group_attention_flop(m, S, causal) + recur
     full, sliding = layer_kinds(m)

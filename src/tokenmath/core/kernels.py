@@ -115,6 +115,15 @@ def hybrid_decode_eta(kv_a, kv_s, W, L_a, t0_attn, n_pair, t_pair, eta_dec, L_l,
     return np.where(kv_a + kv_s > 0, (kv_a + kv_s) / np.maximum(t, 1e-300), eta_dec)
 
 
+@formula("eta_attn = (FLOP_a + FLOP_s) / (FLOP_a/eta_a + F·L_l·(t0_gdn + n_seq·t_seq + n_tok·t_tok))", unit="")
+def hybrid_context_eta(FLOP_a, eta_a, FLOP_s, F, L_l, t0_gdn, n_seq, t_seq, n_tok, t_tok):
+    """A hybrid's prefill mixing as one FLOP rate: its attention layers' FLOP_a at the context kernel's rate eta_a, its
+    L_l Gated DeltaNet layers each the chunked scan's measured time (kernel_tables._gdn_prefill: a fixed cost, one per
+    sequence, one per token) for the FLOP_s of their state updates."""
+    FLOP_a, FLOP_s = np.asarray(FLOP_a, dtype=float), np.asarray(FLOP_s, dtype=float)
+    return (FLOP_a + FLOP_s) / np.maximum(FLOP_a / eta_a + F * L_l * (t0_gdn + n_seq * t_seq + n_tok * t_tok), 1e-300)
+
+
 @formula("t_stream = bytes_moved / (W · eta_bw)", unit="s")
 def stream_time(bytes_moved, W, eta_bw):
     return bytes_moved / (W * eta_bw)

@@ -97,6 +97,7 @@ from .kernels import (
     context_attention_eta,
     decode_attention_eta,
     efficiency,
+    hybrid_context_eta,
     hybrid_decode_eta,
     has_curve,
     small_m_efficiency,
@@ -588,6 +589,25 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         flop_k = np.asarray(value_of(flop_chip), dtype=float) / m.n_layers  # its rate by the FLOP of one kernel
         if not ctx_law:
             return c("eta_attn", "eta_attn_prefill", attn_kf, flop_k)
+        la = m.linear_attention
+        if la is not None and la.kind in GATED_DELTA and m.mla is None and has("gdn_ctx_t_tok", "fp32"):
+            # a hybrid (Gated DeltaNet): its attention layers at the context law, its linear layers' scans at theirs
+            hv = g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
+                   f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
+            flop_s = np.asarray(value_of(toks), dtype=float) * arch.recurrent_flop_per_token(m) * np.asarray(
+                heads, dtype=float) / m.n_heads
+            flop_a = np.maximum(np.asarray(value_of(flop_chip), dtype=float) - flop_s, 0.0)
+            eta_a = _context_eta(flop_a / arch.attention_layers(m), seqs, toks, heads, kv_heads)
+            return hybrid_context_eta(
+                g("FLOP_a", flop_a, "FLOP", "the attention layers' FLOP on the chip"), eta_a,
+                g("FLOP_s", flop_s, "FLOP", "the linear-attention layers' state updates on the chip"), F_attn,
+                g("L_l", la.n_layers, "", f"{src_m}: linear-attention layers"),
+                c("t0_gdn", "gdn_ctx_t0", "fp32", hv, "s"), g("n_seq", value_of(seqs), "", "prompts on the chip"),
+                c("t_seq", "gdn_ctx_t_seq", "fp32", hv, "s"), g("n_tok", value_of(toks), "", "prompt tokens on the chip"),
+                c("t_tok", "gdn_ctx_t_tok", "fp32", hv, "s"))
+        return _context_eta(flop_k, seqs, toks, heads, kv_heads)
+
+    def _context_eta(flop_k, seqs, toks, heads, kv_heads):  # the context kernel's law for FLOP_k a kernel
         mla = m.mla is not None
         x = g("N_c", heads, "", "query heads on one chip (MLA's law is read by them)") if mla else \
             g("H", m.head_dim, "", f"{src_m}: head size")

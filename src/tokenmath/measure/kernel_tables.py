@@ -607,6 +607,43 @@ def _gdn_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
         f"(kernel_tables._gdn_decode), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
+GDN_PREFILL_LAW = {"gdn_ctx_t0": "s", "gdn_ctx_t_seq": "s", "gdn_ctx_t_tok": "s"}
+
+
+def _gdn_prefill(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """A Gated DeltaNet layer's prefill kernels (the causal convolution and the chunked gated-delta-rule scan, summed:
+    one layer, B prompts of S tokens, h_v value heads on the chip), read off the tables' `gdn_perf` context rows as
+
+        t = t0 + B · t_seq + B·S · t_tok
+
+    fitted per engine and h_v by least squares in relative error, every term ≥ 0; stored as curves by h_v
+    (`gdn_ctx_t0`, `gdn_ctx_t_seq`, `gdn_ctx_t_tok`, format key 'fp32'). The scan walks its chunks in order and runs
+    far below its FLOP (Qwen3.5-397B's 64 value heads on B200: ~0.11 µs a token a layer, where 2·7·h_v·d_k·d_v FLOP a
+    token at the BF16 peak take ~3 ns), so a time per token, not a FLOP rate, is what the tables give."""
+    files = _newest(root / "data" / sysdir / "linear_attention", "gdn_perf.parquet")
+    law: dict[str, dict[int, tuple]] = {}
+    errs: dict[str, list] = {}
+    num = ["batch_size", "seq_len", "num_v_heads", "num_k_heads"]
+    for eng, f in files.items():
+        d = _read(f)
+        d = d[d.phase == "context"].astype({c: float for c in num})
+        layer = d.groupby(num + ["model_name", "d_model"]).latency.agg(["sum", "count"]).reset_index()
+        layer = layer[layer["count"] == 2]  # both kernels of the layer timed
+        B, S, hv = (layer[c].to_numpy(dtype=float) for c in ("batch_size", "seq_len", "num_v_heads"))
+        t = layer["sum"].to_numpy() * 1e-3
+        for w in GDN_HEADS:
+            s = hv == w
+            if s.sum() < 20:
+                continue
+            A = np.stack([np.ones(s.sum()), B[s], B[s] * S[s]], 1)
+            x = _nnls(A / t[s, None], np.ones(s.sum()))
+            law.setdefault(eng, {})[w] = (max(x[0], 1e-7), max(x[1], 1e-12), max(x[2], 1e-12))
+            errs.setdefault(eng, []).extend(np.abs(A @ x / t[s] - 1))
+    _store_law(out, law, errs, GDN_PREFILL_LAW, "fp32", "value heads per chip h_v", lambda used: (
+        f"{PACKAGE} {out.version} {sysdir}/linear_attention gdn_perf context ({used}; causal_conv1d_fn + the chunked "
+        f"gated-delta-rule scan): t = t0 + B·t_seq + B·S·t_tok fitted per h_v (kernel_tables._gdn_prefill); "))
+
+
 def _prefill_attention(root: Path, sysdir: str, chip, out: Derived) -> None:
     """Flash attention over a prompt (one layer, B prompts of S tokens, N query heads and K KV heads of H), by the KV
     cache's format, read off the tables' rows two ways.
@@ -1062,6 +1099,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _decode_attention(root, sysdir, chip, out)
     _mla_decode(root, sysdir, chip, out)
     _gdn_decode(root, sysdir, chip, out)
+    _gdn_prefill(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
