@@ -531,6 +531,17 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         kv_seq = with_cross_kv(g("kv_self", value_of(kv_seq) - value_of(kv_x), "B", kv_seq.source.replace(
             "KV bytes", "self-attention KV bytes")), kv_x)
 
+    def value_heads(heads):  # a linear-attention layer's value heads on the chip, split as the query heads are
+        la = m.linear_attention
+        return g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
+                 f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
+
+    def gqa_law(pairs):  # the GQA decode law's terms at the model's N/K: t0, its work items and their cost, the rate
+        Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
+        return (c("t0_attn", "attn_dec_t0", kv, Gq, "s"),
+                g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
+                c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq))
+
     def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None):
         """KV streaming: the kernel's law (GQA by G over its (sequence, KV head) pairs; MLA by query heads per
         chip h over its sequences; a Gated DeltaNet hybrid, GQA's over its attention layers and the GDN kernels'
@@ -541,9 +552,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         if phase == "decode" and la is not None and la.kind in GATED_DELTA and m.mla is None and seqs is not None \
                 and pairs is not None and m.n_kv_heads and has("gdn_eta", "fp32") and has("attn_dec_eta", kv):
             # a hybrid (Gated DeltaNet): its attention layers' KV at the attention law, its linear layers' state at theirs
-            Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
-            hv = g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
-                   f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
+            hv = value_heads(heads)
             state = 2 * arch.state_bytes_per_sequence(m)  # read and written
             f_kv = np.asarray(pairs, dtype=float) / np.maximum(np.asarray(seqs, dtype=float) * m.n_kv_heads, 1e-300)
             return hybrid_decode_eta(
@@ -551,26 +560,22 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                   "B", "KV bytes the attention layers read on the chip"),
                 g("kv_s", np.asarray(seqs) * state * value_of(hv) / la.value_heads, "B",
                   "recurrent state the linear-attention layers read and write on the chip"), W,
-                g("L_a", arch.attention_layers(m), "", f"{src_m}: attention layers"),
-                c("t0_attn", "attn_dec_t0", kv, Gq, "s"),
-                g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
-                c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq),
+                g("L_a", arch.attention_layers(m), "", f"{src_m}: attention layers"), *gqa_law(pairs),
                 g("L_l", la.n_layers, "", f"{src_m}: linear-attention layers"),
                 c("t0_gdn", "gdn_t0", "fp32", hv, "s"), c("eta_gdn", "gdn_eta", "fp32", hv))
-        law = None  # (curves' stem, their work term, the width they are read at, the work items, what kv_k is)
+        terms, what = None, ""  # the decode law's (t0, work items, their cost, rate) and what one kernel reads
         if phase == "decode" and m.mla is not None and seqs is not None and has("attn_mla_eta", kv):
-            law = ("attn_mla", "t_seq", g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)"),
-                   g("n_seq", seqs, "", "sequences of one kernel on the chip"), "latent bytes one MLA decode kernel reads")
+            hq = g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)")
+            terms = (c("t0_attn", "attn_mla_t0", kv, hq, "s"), g("n_seq", seqs, "", "sequences of one kernel on the chip"),
+                     c("t_seq", "attn_mla_t_seq", kv, hq, "s"), c("eta_dec", "attn_mla_eta", kv, hq))
+            what = "latent bytes one MLA decode kernel reads"
         elif phase == "decode" and m.mla is None and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
-            law = ("attn_dec", "t_pair", g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K"),
-                   g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
-                   "KV bytes one decode-attention kernel reads")
-        if law:
-            stem, term, x, work, what = law
+            terms, what = gqa_law(pairs), "KV bytes one decode-attention kernel reads"
+        if terms:
+            t0, work, t_work, eta_dec = terms
             return decode_attention_eta(
                 g("kv_k", np.asarray(kv_chip_bytes, dtype=float) / m.n_layers, "B", what + " (a layer, a chip)"), W,
-                c("t0_attn", f"{stem}_t0", kv, x, "s"), work, c(term, f"{stem}_{term}", kv, x, "s"),
-                c("eta_dec", f"{stem}_eta", kv, x))
+                t0, work, t_work, eta_dec)
         if has("eta_kv_bytes", kv) and phase == "decode":  # measured on decode attention, which reads the cache
             e = c("eta_kv", "eta_kv_bytes", kv, np.asarray(kv_chip_bytes, dtype=float) / m.n_layers)
             if has("eta_gqa", kv) and m.mla is None:  # a profile: grouped query heads per KV head slow it down
@@ -592,8 +597,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         la = m.linear_attention
         if la is not None and la.kind in GATED_DELTA and m.mla is None and has("gdn_ctx_t_tok", "fp32"):
             # a hybrid (Gated DeltaNet): its attention layers at the context law, its linear layers' scans at theirs
-            hv = g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
-                   f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
+            hv = value_heads(heads)
             flop_s = np.asarray(value_of(toks), dtype=float) * arch.recurrent_flop_per_token(m) * np.asarray(
                 heads, dtype=float) / m.n_heads
             flop_a = np.maximum(np.asarray(value_of(flop_chip), dtype=float) - flop_s, 0.0)
