@@ -104,9 +104,20 @@ def test_all_layouts_is_the_envelope_of_each():
     (["--chips", "1"], "does not fit"),
     (["--concurrency", "0"], "--concurrency"),
     (["--at-ttft", "soon"], "soon"),
+    (["--engine", "trt"], "--engine"),
 ])
 def test_frontier_bad_input_is_one_line(args, needle):
     one_line_error(run(*FR, *args), needle)
+
+
+def test_frontier_engine_reads_its_kernels_and_memory():
+    """--engine: the engine's KV pool rule, batch cap and measured kernels (DeepSeek-V3 on 8 × H200: SGLang's
+    reserve and MLA kernels against the engines' median), and the JSON says which."""
+    args = ["frontier", "deepseek-v3", "--on", "hgx-h200", "--chips", "8", "--isl", "1000", "--osl", "200",
+            "--concurrency", "1,16,64", "--layout", "default", "--no-confirm", "--all", "--json"]
+    med, sgl = (json.loads(run(*args, *extra).stdout) for extra in ((), ("--engine", "sglang")))
+    assert (med["engine"], sgl["engine"]) == ("default", "sglang")
+    assert [p["tpot_s"] for p in med["all_points"]] != [p["tpot_s"] for p in sgl["all_points"]]
 
 
 def test_frontier_missing_lengths_is_refused():

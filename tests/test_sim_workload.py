@@ -7,7 +7,8 @@ import pytest
 from clirun import one_line_error, run
 
 from tokenmath.core.errors import InputError
-from tokenmath.serving.sim import closed_loop, poisson, read_trace
+from tokenmath.core.load import load_engine, load_model, load_priors, load_system
+from tokenmath.serving.sim import closed_loop, poisson, read_trace, simulate
 
 
 def test_poisson_arrivals_have_the_asked_rate_and_are_seeded():
@@ -76,12 +77,15 @@ def test_simulate_json_has_every_key_the_issue_lists(tmp_path):
                 "kv_utilisation"):
         assert key in d
     assert set(d["tokens_per_s_per_user"]) == {"mean", "p50"}
-    assert d["requests_completed"] == 64 and d["concurrency"] == 16 and d["policy"] == "continuous"
+    assert d["requests_completed"] == 64 and d["concurrency"] == 16
+    # no --engine, no --policy: catalog/engines/default.yaml's scheduling (chunked), the engines' median kernels
+    assert d["engine"] == "default" and d["policy"] == load_engine()["policy"] == "chunked" and d["split"] == "TP1"
     assert plot.stat().st_size > 10_000
 
 
 def test_simulate_table_explain_and_trace(tmp_path):
-    r = run(*SIM, "--concurrency", "8", "--requests", "32", "--isl", "256", "--osl", "32", "--explain")
+    r = run(*SIM, "--concurrency", "8", "--requests", "32", "--isl", "256", "--osl", "32", "--policy", "continuous",
+            "--explain")
     assert r.exit_code == 0, r.output
     assert "TTFT" in r.stdout and "X = B / (n_d · t_d + B · t_p / n_b)" in r.stdout
     f = tmp_path / "trace.jsonl"
@@ -91,8 +95,31 @@ def test_simulate_table_explain_and_trace(tmp_path):
     assert json.loads(r.stdout)["requests_completed"] == 40
 
 
+def test_simulate_engine_sets_scheduling_kernels_and_split():
+    """--engine reads the engine's scheduler defaults (its policy unless --policy is given) and its measured
+    kernels; --split is the replica's, written back as tables write it."""
+    args = ["simulate", "deepseek-v3", "--on", "hgx-h200", "-C", "16", "-n", "48", "--isl", "512", "--osl", "32",
+            "--json"]
+    d = json.loads(run(*args, "--engine", "sglang", "--split", "DEP8").stdout)
+    assert (d["engine"], d["policy"], d["split"]) == ("sglang", load_engine("sglang")["policy"], "TP1 attention-DP8 EP8")
+    d = json.loads(run(*args, "--engine", "sglang", "--policy", "chunked", "--split", "TP8 EP8").stdout)
+    assert (d["policy"], d["split"]) == ("chunked", "TP8 EP8")
+    # the engine's kernels: the same run as with the priors already read for that engine (the validation rows'
+    # path), and not the engines' median
+    m, s = load_model("deepseek-v3"), load_system("hgx-h200")
+    kw = dict(concurrency=8, requests=24, isl=512, osl=32, policy="continuous")
+    own = simulate(m, s, engine="trtllm", **kw)
+    given = simulate(m, s, engine="trtllm", priors=load_priors(s.chip.priors).for_engine("trtllm"), **kw)
+    median = simulate(m, s, engine="default", **kw)
+    assert own["tpot_s"]["mean"] == given["tpot_s"]["mean"] != median["tpot_s"]["mean"]
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--rate", "0", "--isl", "10", "--osl", "10"], "--rate"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--engine", "sglng"], "did you mean sglang"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--split", "EP8"], "dense model"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--split", "TP3"], "tensor-parallel ways do not divide"),
+    (["--concurrency", "4", "--isl", "10", "--osl", "10", "--split", "TP1 PP2", "--chips", "2"], "pipeline"),
     (["--rate", "-2", "--isl", "10", "--osl", "10"], "--rate"),
     (["--concurrency", "0", "--isl", "10", "--osl", "10"], "--concurrency"),
     (["--concurrency", "4", "--rate", "1", "--isl", "10", "--osl", "10"], "not both"),

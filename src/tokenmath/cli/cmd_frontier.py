@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..core.units import fmt
 from ..serving.frontier import LAYOUTS, Frontier, frontier
+from ..serving.serve import check_engine
 from ..serving.sim.fastpath import steady_state
 from .common import (
     BASIS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, PRECISION_OPTION, SET_OPTION, console,
@@ -17,8 +18,8 @@ from .common import (
 )
 from .grid_args import parse_grid, parse_list
 from .serving_args import (
-    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, MAX_BATCH_OPTION, MTP_OPTION,
-    PREFILL_CHIPS_OPTION, parse_seconds, speculation,
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, ENGINE_OPTION, MAX_BATCH_OPTION,
+    MTP_OPTION, PREFILL_CHIPS_OPTION, parse_seconds, speculation,
 )
 
 
@@ -36,6 +37,7 @@ def register(app: typer.Typer) -> None:
         at_ttft: str = typer.Option(None, "--at-ttft", help="… and a mean TTFT at most T (e.g. 2s)."),
         concurrency: str = typer.Option(None, "--concurrency", "-C", help="Concurrencies to evaluate (default: 1 to the KV cap), e.g. 1:512."),
         policy: str = typer.Option("continuous", "--policy", help="continuous, disagg, cadence (closed form) or chunked (simulated)."),
+        engine: str = ENGINE_OPTION,
         max_batch: int = MAX_BATCH_OPTION,
         prefill_chips: int = PREFILL_CHIPS_OPTION,
         decode_chips: int = DECODE_CHIPS_OPTION,
@@ -57,7 +59,7 @@ def register(app: typer.Typer) -> None:
         """The Pareto frontier of tokens/s per chip against tokens/s per user, over concurrency, chips and layouts."""
         r = compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurrency, policy, max_batch,
                     prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, confirm, requests,
-                    precision, kv_dtype, basis, all_points, explain, set_)
+                    precision, kv_dtype, basis, all_points, explain, set_, engine)
         fr, ss = r.frontier, r.derivation
         if plot:
             from .plots_sim import plot_frontier_points
@@ -86,8 +88,9 @@ class FrontierRun(NamedTuple):
 
 def compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurrency, policy, max_batch, prefill_chips,
             decode_chips, mtp, acceptance, acceptance_length, draft, confirm, requests, precision, kv_dtype, basis,
-            all_points, explain, set_) -> FrontierRun:
+            all_points, explain, set_, engine=None) -> FrontierRun:
     """`frontier` from its options, checked as the command line checks them (for the web API too)."""
+    check_engine(engine)
     m, s, priors = load_triple(model, on, set_)
     spec = speculation(mtp, acceptance, acceptance_length, draft)
     G = parse_grid(chips, "--chips") if chips else None
@@ -96,9 +99,9 @@ def compute(model, on, chips, layout, isl, osl, at_user_speed, at_ttft, concurre
                   concurrencies=C, at_user_speed=at_user_speed, at_ttft=parse_seconds(at_ttft, "--at-ttft"),
                   policy=policy, spec=spec, max_batch=max_batch, prefill_chips=prefill_chips, decode_chips=decode_chips,
                   confirm=confirm, requests=requests, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                  priors=priors)
+                  priors=priors, engine=engine or "default")
     ss = _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis,
-                     priors) if explain else None
+                     priors, engine or "default") if explain else None
     return FrontierRun(fr, all_points, ss)
 
 
@@ -110,7 +113,8 @@ def to_json(r: FrontierRun, explain: bool = False) -> dict:
     return d
 
 
-def _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis, priors):
+def _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, precision, kv_dtype, basis, priors,
+                engine="default"):
     """The closed form's derivation at the answer (or at the frontier's fastest-per-chip point)."""
     if policy == "chunked":
         return None
@@ -119,12 +123,12 @@ def _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, 
     kw = dict(prefill_chips=prefill_chips, decode_chips=decode_chips) if policy == "disagg" else {}
     return steady_state(m, s, G=G, concurrency=p["concurrency"], isl=fr.isl, osl=fr.osl, policy=policy,
                         max_batch=max_batch, spec=spec, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                        priors=priors, explain=True, **kw)
+                        priors=priors, engine=engine, explain=True, **kw)
 
 
 def _print(fr) -> None:
     t = Table(title=f"{fr.model.display_name or fr.model.name} on {fr.system.display_name or fr.system.name} — "
-                    f"ISL {fmt(fr.isl)} / OSL {fmt(fr.osl)}, {fr.policy}; {len(fr.frontier)} of {len(fr.points)} "
+                    f"ISL {fmt(fr.isl)} / OSL {fmt(fr.osl)}, {fr.engine} engine, {fr.policy}; {len(fr.frontier)} of {len(fr.points)} "
                     f"points on the frontier ({fr.method})", title_justify="left")
     for col in ("tok/s per user", "tok/s per chip", "concurrency", "chips", "layout", "TTFT", "TPOT"):
         t.add_column(col, justify="right")

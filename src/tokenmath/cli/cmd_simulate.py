@@ -5,14 +5,16 @@ from __future__ import annotations
 import typer
 
 from ..core.units import fmt
+from ..core.errors import InputError
+from ..serving.serve import check_engine, check_split
 from ..serving.sim import POLICIES, simulate
 from .common import (
     BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, PRECISION_OPTION, SET_OPTION,
     console, emit_json, guard, load_triple,
 )
 from .serving_args import (
-    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, MAX_BATCH_OPTION, MTP_OPTION,
-    PREFILL_CHIPS_OPTION, parse_seconds, speculation,
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, ENGINE_OPTION, MAX_BATCH_OPTION,
+    MTP_OPTION, PREFILL_CHIPS_OPTION, SPLIT_OPTION, engine_policy, layout_of, parse_seconds, speculation,
 )
 
 
@@ -30,7 +32,10 @@ def register(app: typer.Typer) -> None:
         osl: int = typer.Option(None, "--osl", help="Output tokens per request."),
         range_ratio: float = typer.Option(0.0, "--range-ratio", help="Lengths uniform in [L·(1−r), L·(1+r)] (vLLM's random dataset)."),
         workload: str = typer.Option(None, "--workload", help="Trace of (arrival, isl, osl) rows: CSV with a header, or JSONL."),
-        policy: str = typer.Option("continuous", "--policy", help=f"Scheduler: {', '.join(POLICIES)}."),
+        policy: str = typer.Option(None, "--policy", help=f"Scheduler: {', '.join(POLICIES)} (default: the engine's, "
+                                   "catalog/engines/<engine>.yaml)."),
+        engine: str = ENGINE_OPTION,
+        split: str = SPLIT_OPTION,
         chunk: int = typer.Option(None, "--chunk", help="Chunked prefill: tokens per step, decodes included (default: engine's)."),
         max_batch: int = MAX_BATCH_OPTION,
         prefill_chips: int = PREFILL_CHIPS_OPTION,
@@ -53,7 +58,7 @@ def register(app: typer.Typer) -> None:
         """Simulate requests through one deployment: TTFT, TPOT, ITL, throughput, goodput, batch and KV use."""
         r = compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk,
                     max_batch, prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft,
-                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_)
+                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_, engine, split)
         if plot:
             from .plots_sim import plot_simulation
 
@@ -73,12 +78,23 @@ def register(app: typer.Typer) -> None:
 
 def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk, max_batch,
             prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft, slo_tpot, seed,
-            precision, kv_dtype, basis, explain, set_):
-    """`simulate` from its options, checked as the command line checks them (for the web API too)."""
+            precision, kv_dtype, basis, explain, set_, engine=None, split=None):
+    """`simulate` from its options, checked as the command line checks them (for the web API too). The engine
+    sets the scheduling (--policy unless given), the token budget, the batch cap, the KV pool and the kernels; a
+    --split is the replica's (disagg: each decode worker's)."""
+    check_engine(engine)
     m, s, priors = load_triple(model, on, set_)
+    policy = engine_policy(engine, policy)
+    G_split = (decode_chips if policy == "disagg" and decode_chips else chips) or s.domain_chips
+    layout = layout_of(split, m, G_split)
+    check_split(G_split, layout)
+    if layout is not None and layout.pp > 1:
+        raise InputError(f"--split {split!r}: pipeline stages are not simulated (`tokenmath serve --split` prices "
+                         "a pipeline's step and memory)")
     return simulate(m, s, G=chips, concurrency=concurrency, rate=rate, requests=requests, isl=isl, osl=osl,
                     workload=workload, range_ratio=range_ratio, policy=policy, chunk=chunk, max_batch=max_batch,
-                    prefill_chips=prefill_chips, decode_chips=decode_chips,
+                    prefill_chips=prefill_chips, decode_chips=decode_chips, engine=engine or "default",
+                    layout=layout,
                     spec=speculation(mtp, acceptance, acceptance_length, draft),
                     slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"),
                     seed=seed, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
@@ -95,7 +111,8 @@ def to_json(r, explain: bool = False) -> dict:
 def _print(r) -> None:
     st, m = r.settings, r.metrics
     load = f"concurrency {st['concurrency']}" if "concurrency" in st else f"Poisson {fmt(st.get('rate_per_s', 0))} req/s"
-    console.print(f"{st['model']} on {st['chips']} × {st['chip']} — {st['policy']}, {load}; {st['workload']}; "
+    console.print(f"{st['model']} on {st['chips']} × {st['chip']} ({st['split']}) — {st['engine']} engine, "
+                  f"{st['policy']} scheduling, {load}; {st['workload']}; "
                   f"{st['precision']} weights, {st['kv_dtype']} KV, {st['basis']} basis", markup=False)
     if "speculation" in st:
         sp = st["speculation"]

@@ -9,7 +9,7 @@ from ..core.load import load_engine, load_model
 from ..core.units import parse_quantity
 from ..serving.speculative import Speculation, acceptance_from_length
 
-__all__ = ["MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION", "DRAFT_OPTION", "MAX_BATCH_OPTION",
+__all__ = ["ENGINE_OPTION", "MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION", "DRAFT_OPTION", "MAX_BATCH_OPTION",
            "PREFILL_CHIPS_OPTION", "DECODE_CHIPS_OPTION", "speculation", "parse_seconds"]
 
 MTP_OPTION = typer.Option(None, "--mtp", help="Draft tokens per step K (MTP or a draft model: speculative decoding).")
@@ -20,6 +20,15 @@ DRAFT_OPTION = typer.Option(None, "--draft", help="Draft model from the catalog 
 MAX_BATCH_OPTION = typer.Option(None, "--max-batch", help="Sequences in flight at most (default: the engine's, and the KV cap).")
 PREFILL_CHIPS_OPTION = typer.Option(None, "--prefill-chips", help="Disagg: chips of the prefill pool.")
 DECODE_CHIPS_OPTION = typer.Option(None, "--decode-chips", help="Disagg: chips of the decode pool.")
+ENGINE_OPTION = typer.Option(None, "--engine", help="trtllm, sglang or vllm: that engine's scheduler defaults "
+                             "(catalog/engines/<engine>.yaml: policy, token budget, batch cap, KV pool) and the "
+                             "attention, MoE and communication kernels measured on it (default: "
+                             "catalog/engines/default.yaml and the engines' median kernels).")
+
+
+def engine_policy(engine: str | None, policy: str | None) -> str:
+    """--policy as given, else the scheduling the engine runs by default (its catalog entry's `policy`)."""
+    return policy or str(load_engine(engine or "default")["policy"])
 
 
 def speculation(mtp: int | None, acceptance: float | None, acceptance_length: float | None,

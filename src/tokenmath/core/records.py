@@ -24,9 +24,15 @@ from .units import COMPUTE_FORMAT, PRECISION_BYTES
 
 ENGINES = ("trtllm", "sglang", "vllm")  # serving engines whose kernels can be measured apart (Priors.for_engine)
 
+
+def kernel_engine(engine: str | None) -> str | None:
+    """The engine whose measured kernels a run reads (Priors.for_engine): a serving engine of ENGINES, or None —
+    the engines' median — for the default scheduler settings (catalog/engines/default.yaml) or none named."""
+    return engine if engine in ENGINES else None
+
 __all__ = ["EngineSettings", "Chip", "System", "Fabric", "Model", "MLA", "MoE", "SparseAttention", "LinearAttention", "AttentionGroup", "CrossAttention", "Priors", "Curve", "TrainingPrior",
            "Record", "Part", "in_interval", "MODULE_KINDS",
-           "ENGINES", "Intervals", "IntervalGroup"]
+           "ENGINES", "kernel_engine", "Intervals", "IntervalGroup"]
 
 # The kinds of weight a model holds, each of which may be stored in its own format (Model.weight_dtypes):
 # attention projections (and a sparse-attention indexer), dense MLPs, routed experts, shared experts, the

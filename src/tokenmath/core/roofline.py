@@ -348,6 +348,12 @@ class Layout:
         """Ways each routed expert is split."""
         return max(1.0, G / self.ep)
 
+    def words(self, G: int) -> str:
+        """The split of a stage's G chips as tables write it: 'TP1 attention-DP8 EP8', 'TP4 PP2'."""
+        dp = int(self.dp(G))
+        return (f"TP{self.tp}" + (f" attention-DP{dp}" if dp > 1 else "") + (f" EP{self.ep}" if self.ep > 1 else "")
+                + (f" PP{self.pp}" if self.pp > 1 else ""))
+
 
 def default_layout(m: Model, G: int) -> Layout:
     """Dense: TP = G. MoE: experts spread over all G chips and attention data-parallel over them (DeepSeek's

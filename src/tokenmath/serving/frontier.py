@@ -92,10 +92,11 @@ class Frontier:
     at: dict | None = None
     method: str = "closed form (sim/fastpath.py)"
     notes: list[str] = field(default_factory=list)
+    engine: str = "default"
 
     def to_dict(self, all_points: bool = False) -> dict:
         out = {"model": self.model.name, "system": self.system.name, "isl": self.isl, "osl": self.osl,
-               "policy": self.policy, "method": self.method, "evaluated": len(self.points),
+               "policy": self.policy, "engine": self.engine, "method": self.method, "evaluated": len(self.points),
                "points": [self.points[i] for i in self.frontier]}
         if all_points:
             out["all_points"] = self.points
@@ -111,11 +112,12 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
              policy: str = "continuous", spec: Speculation | None = None, max_batch: float | None = None,
              prefill_chips: int | None = None, decode_chips: int | None = None, confirm: bool = True,
              requests: int | None = None, precision: str | None = None, kv_dtype: str | None = None,
-             basis: str = "prior", priors: Priors | None = None, seed: int = 0) -> Frontier:
+             basis: str = "prior", priors: Priors | None = None, seed: int = 0, engine: str = "default") -> Frontier:
     """Tokens/s per chip against tokens/s per user over concurrency, chip counts and layouts.
 
     `layouts` holds names ('all': the best of the layouts that suit the model; 'default', 'tp', 'ep', 'tpep':
-    all G chips on that axis) or `Layout` objects.
+    all G chips on that axis) or `Layout` objects. `engine` (catalog/engines) sets the KV pool rule, the batch cap,
+    the token budget and, for trtllm/sglang/vllm, the kernels measured on that engine.
     """
     if not osl >= 2 or not isl >= 1:
         raise InputError(f"the frontier needs --isl ≥ 1 and --osl ≥ 2 tokens (per-user speed is 1 / TPOT; got {isl}, "
@@ -125,7 +127,8 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
             raise InputError(f"{name} must be a positive number (got {x})")
     swept = chips is None or len(np.atleast_1d(chips)) == 0
     chips = replica_sizes(system, policy) if swept else [int(g) for g in np.atleast_1d(chips)]
-    kw = dict(spec=spec, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors, max_batch=max_batch)
+    kw = dict(spec=spec, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors, max_batch=max_batch,
+              engine=engine)
     if policy == "disagg":
         kw.update(prefill_chips=prefill_chips, decode_chips=decode_chips)
     points: list[dict] = []
@@ -160,7 +163,8 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
     if not points:
         raise InputError("; ".join(notes))
     fr = Frontier(m, system, float(isl), float(osl), policy, points, [int(i) for i in pareto(user, chip)],
-                  method="closed form (sim/fastpath.py)" if policy in FAST_POLICIES else "simulator", notes=notes)
+                  method="closed form (sim/fastpath.py)" if policy in FAST_POLICIES else "simulator", notes=notes,
+                  engine=engine)
     if at_user_speed is not None or at_ttft is not None:
         fr.at = _answer(fr, at_user_speed, at_ttft)
         if confirm and fr.at.get("met") and policy in FAST_POLICIES:

@@ -35,7 +35,7 @@ from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio,
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
-__all__ = ["ServeReport", "serve", "check_inputs", "tokens_per_s", "usd_per_mtok"]
+__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "tokens_per_s", "usd_per_mtok"]
 
 
 @formula("tokens_per_s = T / t_step", unit="tok/s")
@@ -76,6 +76,15 @@ def _shown(x, pick) -> str:
     """The offending value of a scalar or an array (its min or max), for a one-line message."""
     a = np.asarray(x, dtype=float)
     return f"{float(pick(a)):g}" if a.ndim else f"{float(a):g}"
+
+
+def check_engine(engine: str | None) -> None:
+    """--engine: None, or one of the serving engines whose kernels and scheduler defaults the catalog holds (one
+    line with the nearest name otherwise)."""
+    if engine is not None and engine not in ENGINES:
+        hint = suggest(engine, list(ENGINES))
+        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
+                         + (f"; did you mean {hint[0]}?" if hint else ""))
 
 
 def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis=None) -> None:
@@ -195,10 +204,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     local_kv = (pri.formats is not None and precision in ("fp32", "bf16", "fp16")) or precision == "fp32"
     kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
-    if engine is not None and engine not in ENGINES:
-        hint = suggest(engine, list(ENGINES))
-        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
-                         + (f"; did you mean {hint[0]}?" if hint else ""))
+    check_engine(engine)
     kw = dict(G=G // pp, B=B / pp if pp > 1 else B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
               priors=pri, explain=explain, layout=layout)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)

@@ -27,6 +27,7 @@ import numpy as np
 from ..cli.grid_args import parse_grid, parse_list
 from ..core.errors import InputError
 from ..core.load import load_engine, load_system
+from ..core.records import ENGINES
 from ..serving.frontier import replica_sizes
 
 __all__ = ["MAX_REQUESTS", "MAX_DECODE_STEPS", "MAX_PROMPT_CHUNKS", "MAX_CONFIGURATIONS", "MAX_POINTS",
@@ -62,12 +63,22 @@ def _positive(*xs) -> bool:
     return all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in xs)
 
 
+def _engine(kw: dict) -> dict | None:
+    """The scheduler settings the query names (None for a name that is no engine: the command refuses it)."""
+    name = kw.get("engine")
+    return load_engine(name or "default") if name is None or name in ENGINES else None
+
+
 def check_simulate(kw: dict) -> None:
     """`/api/simulate`: its requests, decode steps and prompt chunks within the caps."""
     n, isl, osl, r = kw.get("requests", 1000), kw.get("isl"), kw.get("osl"), kw.get("range_ratio") or 0.0
     if not _positive(n, isl, osl) or not 0 <= r <= 1:
         return
-    chunk = (kw.get("chunk") or float(load_engine()["chunk_tokens"])) if kw.get("policy") == "chunked" else None
+    engine = _engine(kw)
+    if engine is None:
+        return
+    policy = kw.get("policy") or engine["policy"]  # simulate's default: the engine's (cli/serving_args.engine_policy)
+    chunk = (kw.get("chunk") or float(engine["chunk_tokens"])) if policy == "chunked" else None
     if chunk is not None and not _positive(chunk):
         return
     _simulations("simulate", n, isl * (1 + r), osl * (1 + r), chunk)
@@ -100,12 +111,15 @@ def check_frontier(kw: dict) -> None:
     isl, osl, n = kw.get("isl"), kw.get("osl"), kw.get("requests")
     if not _positive(isl, osl) or (n is not None and not _positive(n)):
         return
+    engine = _engine(kw)
+    if engine is None:
+        return
     if kw.get("policy") == "chunked":  # serving/frontier.py simulates every point: its grid and requests per point
         if C is None:
-            cap = kw.get("max_batch") or float(load_engine()["max_batch"])
+            cap = kw.get("max_batch") or float(engine["max_batch"])
             C = np.unique(np.round(np.geomspace(1, max(cap, 1), 10))) if _positive(cap) else []
         each = [n or min(4000, max(200, 8 * int(c))) for c in set(C)]
-        _simulations("frontier", configs * sum(each), isl, osl, float(load_engine()["chunk_tokens"]))
+        _simulations("frontier", configs * sum(each), isl, osl, float(engine["chunk_tokens"]))
     elif kw.get("confirm", True) and (kw.get("at_user_speed") is not None or kw.get("at_ttft") is not None):
         if n is not None:
             _simulations("frontier", n, isl, osl, None)

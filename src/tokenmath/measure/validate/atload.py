@@ -276,12 +276,6 @@ def _clients_per_replica(regime: LoadRegime, G: int, n_rep: int) -> int | None:
     return {"gpu": G * C, "replica": C}.get(regime.concurrency_per) or max(1, int(np.ceil(C / n_rep)))
 
 
-def _split_words(lay, G: int) -> str:
-    """A layout as a table writes it: 'TP1 attention-DP8 EP8'."""
-    dp = int(lay.dp(G))
-    return f"TP{lay.tp}" + (f" attention-DP{dp}" if dp > 1 else "") + (f" EP{lay.ep}" if lay.ep > 1 else "")
-
-
 def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | None, basis: str, measured: float,
                        scale: float, per_gpu: bool, assumptions: list[str], notes: list[str],
                        layout_note: str, per_node: int | None = None) -> Prediction | Unexpressed:
@@ -322,8 +316,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             load = f"closed loop at concurrency {U}" if U is not None else f"Poisson arrivals at {R:.3g} requests/s"
             over = (f"{su.n_rep} replica(s) of {su.G} chips" if pools is None else
                     f"{su.n_rep} group(s) of {pools.n_p} prefill worker(s) of {pools.G_p} chips "
-                    f"({_split_words(pools.layout_p, pools.G_p)}) + {pools.n_d} decode worker(s) of {su.G} chips "
-                    f"({_split_words(su.layout, su.G)}), KV moved in {r.settings['kv_transfer_s_mean'] * 1e3:.3g} ms")
+                    f"({pools.layout_p.words(pools.G_p)}) + {pools.n_d} decode worker(s) of {su.G} chips "
+                    f"({su.layout.words(su.G)}), KV moved in {r.settings['kv_transfer_s_mean'] * 1e3:.3g} ms")
             why.insert(0, f"simulated {load} per {'replica' if pools is None else 'group'} ({over}; {engine} "
                           f"scheduling: {r.settings['policy']}), {n} requests of {su.ISL}+{su.OSL} "
                           f"tokens: mean batch {r['mean_batch']:.0f}, "

@@ -54,7 +54,7 @@ from ...core import arch
 from ...core.derive import Numbers, formula, lift, nest, value_of
 from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
-from ...core.records import Model, Priors, System
+from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout, step
 from ..disagg import kv_transfer_time
 from ..engine_memory import kv_pool_engine
@@ -244,7 +244,7 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     if np.any(C_arr < 1) or np.any(I_arr < 1) or np.any(O_arr < 2):
         raise InputError("the steady state needs concurrency ≥ 1, ISL ≥ 1 and OSL ≥ 2 tokens")
     eng = load_engine(engine)
-    pri = priors or load_priors(system.chip.priors)
+    pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
     G_p, G_d = (int(prefill_chips or G), int(decode_chips or G)) if policy == "disagg" else (G, G)
     chips = G_p + G_d if policy == "disagg" else G
     lay = layout or default_layout(m, G_d)

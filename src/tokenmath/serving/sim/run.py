@@ -18,7 +18,7 @@ from ...core import arch
 from ...core.derive import value_of
 from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
-from ...core.records import Model, Priors, System
+from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout
 from ..batching import worst_latency
 from ..disagg import kv_transfer_time
@@ -113,7 +113,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
         if int(n) != n or n < 1:
             raise InputError(f"{name} must be a whole number ≥ 1 (got {n})")
     eng = load_engine(engine)
-    pri = priors or load_priors(system.chip.priors)
+    pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
     wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
 
     G_p, G_d = (int(prefill_chips or G), int(decode_chips or G)) if policy == "disagg" else (G, G)
@@ -147,7 +147,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     run = _Run(wl, rec)
     dec = StepTimes(m, system, G=G_d, layout=lay, B_max=B_max, n_prefill_max=n_pre, **kw)
     notes: list[str] = []
-    settings = {"policy": policy, "chips": G_p + G_d if policy == "disagg" else G}
+    settings = {"policy": policy, "engine": engine, "split": lay.words(G_d),
+                "chips": G_p + G_d if policy == "disagg" else G}
     ahead = eng.get("schedule_ahead")
     sched = dict(ahead=None if ahead is None else int(ahead))
     run.client_after_step = ahead is not None
