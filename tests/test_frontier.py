@@ -120,6 +120,16 @@ def test_frontier_engine_reads_its_kernels_and_memory():
     assert [p["tpot_s"] for p in med["all_points"]] != [p["tpot_s"] for p in sgl["all_points"]]
 
 
+def test_frontier_explain_derives_the_answer_at_its_own_split():
+    """The closed form --explain unfolds is the answer's point, at the split that point was evaluated at (a tp8
+    answer of an MoE, whose default split is dep8: it derived 41.5 tok/s per chip beside an answer of 56.7)."""
+    r = run("frontier", "deepseek-r1", "--on", "hgx-b200", "--chips", "8", "--isl", "1000", "--osl", "1000",
+            "--at-user-speed", "150", "--precision", "fp4", "--explain", "--no-confirm", "--json")
+    d = json.loads(r.stdout)
+    assert d["at"]["layout"] != "dep8"
+    assert d["derivations"]["tokens_per_s_per_chip"]["value"] == pytest.approx(d["at"]["tokens_per_s_per_chip"])
+
+
 def test_frontier_missing_lengths_is_refused():
     r = run("frontier", "llama-3.1-70b", "--on", "hgx-h100")
     assert r.exit_code != 0 and "Traceback" not in r.output

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..core.units import fmt
-from ..serving.frontier import LAYOUTS, Frontier, frontier
+from ..serving.frontier import LAYOUTS, Frontier, frontier, point_layout
 from ..serving.serve import check_engine
 from ..serving.sim.fastpath import steady_state
 from .common import (
@@ -123,7 +123,7 @@ def _derivation(fr, m, s, spec, policy, max_batch, prefill_chips, decode_chips, 
     kw = dict(prefill_chips=prefill_chips, decode_chips=decode_chips) if policy == "disagg" else {}
     return steady_state(m, s, G=G, concurrency=p["concurrency"], isl=fr.isl, osl=fr.osl, policy=policy,
                         max_batch=max_batch, spec=spec, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                        priors=priors, engine=engine, explain=True, **kw)
+                        priors=priors, engine=engine, layout=point_layout(p), explain=True, **kw)
 
 
 def _print(fr) -> None:

@@ -25,7 +25,7 @@ from .speculative import Speculation
 from .sim import simulate
 from .sim.fastpath import FAST_POLICIES, steady_state
 
-__all__ = ["Frontier", "frontier", "pareto", "LAYOUTS"]
+__all__ = ["Frontier", "frontier", "pareto", "point_layout", "LAYOUTS"]
 
 LAYOUTS = ("all", "default", "tp", "ep", "tpep")
 _KEYS = ("tokens_per_s_per_user", "tokens_per_s_per_chip", "output_tokens_per_s", "ttft_s", "tpot_s", "batch")
@@ -171,7 +171,7 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
             best = fr.at
             n = int(requests or min(20_000, max(400, 12 * best["concurrency"])))
             r = simulate(m, system, G=_replica(best, policy, chips), concurrency=best["concurrency"], requests=n,
-                         isl=isl, osl=osl, policy=policy, layout=_layout_of(best, m, chips), seed=seed,
+                         isl=isl, osl=osl, policy=policy, layout=point_layout(best), seed=seed,
                          **{k: v for k, v in kw.items() if k != "max_batch" or v is not None})
             best["simulated"] = {"requests": n, **{k: (r[k]["mean"] if isinstance(r[k], dict) else r[k])
                                                    for k in ("tokens_per_s_per_chip", "output_tokens_per_s",
@@ -196,8 +196,9 @@ def _replica(best: dict, policy: str, chips: list[int]) -> int:
     return chips[0] if policy == "disagg" else best["chips"]
 
 
-def _layout_of(best: dict, m: Model, chips) -> Layout:
-    name = best["layout"]
+def point_layout(point: dict) -> Layout:
+    """The split a frontier point was evaluated at, from its name (frontier._name: 'dep8', 'tp8', 'tp2·ep8')."""
+    name = point["layout"]
     if name.startswith("dep"):
         return Layout(tp=1, ep=int(name[3:]), adaptive=True)
     tp = int(name.split("·")[0][2:])
