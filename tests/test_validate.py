@@ -304,6 +304,10 @@ def test_chips_per_node_and_per_node_units():
     ("NVIDIA A800-SXM4-80GB", "hgx-a800"), ("H200 NVL", "pcie-h200-nvl-8"), ("NVIDIA H200 NVL", "pcie-h200-nvl-8"),
     ("GH200-96GB_aarch64x1", "gh200-96gb-1"), ("GH200 144GB", "gh200-1"),
     ("NVIDIA GH200 Grace Hopper Superchip", "gh200-1"),
+    # Google's name for TPU7x; a Trn2 UltraServer is the 64-chip domain, even beside the instances it is built of
+    ("Ironwood TPU", "tpu7x-pod"), ("Google Ironwood", "tpu7x-pod"), ("TPU7x", "tpu7x-pod"),
+    ("Trn2 UltraServer (4x trn2.48xlarge)", "trn2-ultraserver-64"), ("trn2u.48xlarge", "trn2-ultraserver-64"),
+    ("trn2.48xlarge", "trn2-16"),
 ])
 def test_scored_hardware_matcher(text, entry):
     al = Aliases()
