@@ -1055,3 +1055,33 @@ def test_a_count_of_instances_is_that_many_of_the_systems_chips():
              batch="1", input_len="128", output_len="128", metric="output_tokens_per_s", value="40", unit="tokens/s")
     p = predict_row(r, Aliases())
     assert isinstance(p, Prediction) and any("2 × p5.48xlarge of 8 chips each, 16 chips" in w for w in p.why)
+
+
+def _probe10b_row(**kw) -> dict:
+    base = dict(id="P10B-X", source="blog", model="Llama 3.1 8B", precision="BF16", hardware="H100 SXM", n_chips="1",
+                parallelism="", batch="", input_len="", output_len="", context_len="", metric="", value="",
+                unit="", confidence="approx", notes="")
+    return {**base, **kw}
+
+
+def test_probe10b_mlx_lm_timings_and_a_bare_bit_width():
+    """mlx_lm.generate prints 'Prompt: 1024 tokens, 350 tokens-per-sec' and 'Generation: 256 tokens, 18
+    tokens-per-sec': the hyphenated unit was refused, 'Prompt' read as a decode at batch 1; now one prompt's prefill
+    and one request's decode. A bare '4-bit' (mlx-community's conversions) was refused as no precision: MLX's group-64
+    quantisation, 4.5 bits."""
+    from tokenmath.core.units import PRECISION_BYTES
+
+    assert unit_scale("tokens-per-sec") == 1.0 and unit_scale("tokens per sec") == 1.0
+    al = Aliases()
+    assert al.storage("4-bit")["linear"] == "int4_g64" and PRECISION_BYTES["int4_g64"] * 8 == 4.5
+    assert al.precision("8bit")[0] == "int8" and al.precision("4 bit")[0] == "int4"
+    row = _probe10b_row(model="Qwen3-235B-A22B 4bit", precision="4-bit", hardware="M3 Ultra", input_len="1024",
+                        metric="Prompt", value="350", unit="tokens-per-sec")
+    pp = predict_row(row, al)
+    assert pp.kind == "prefill" and "prefill 1 prompt(s) of 1024" in pp.why[0]
+    tg = predict_row({**row, "metric": "Generation", "value": "30", "input_len": ""}, al)
+    assert isinstance(tg, Prediction) and "batch 1 as stated" in tg.why
+    # a generation rate at a stated load stays a rate under that load
+    loaded = predict_row({**row, "metric": "generation speed", "batch": "concurrency 8", "input_len": "1024",
+                          "output_len": "256"}, al)
+    assert loaded.kind == "concurrency"

@@ -26,7 +26,9 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # their own kernels (measured apart from per-tensor FP8 in the kernel tables).
 # Group-quantised INT4 weights carry a scale and a zero point per group: gpt-fast's int4 (quantize.py
 # WeightOnlyInt4QuantHandler, groupsize 32) one BF16 scale and one BF16 zero per 32 = 4 + 32/32 = 5 bits;
-# AWQ/GPTQ at group 128 an FP16 scale and a 4-bit zero per 128 = 4 + 20/128 bits.
+# AWQ/GPTQ at group 128 an FP16 scale and a 4-bit zero per 128 = 4 + 20/128 bits. MLX's group quantisation
+# (mlx.core.quantize defaults: group_size 64, a 16-bit scale and a 16-bit bias per group; mlx-lm's "-4bit" and "-8bit"
+# conversions, recalled, not re-read here) = 4 + 32/64 and 8 + 32/64 bits.
 # llama.cpp's GGUF blocks (ggml-common.h: block_q4_0 = one FP16 scale + 32 4-bit values, 18 bytes; block_q8_0 = one FP16
 # scale + 32 int8 values, 34 bytes): 4.5 and 8.5 bits a weight. Both multiply at the 8-bit integer rate: llama.cpp's CUDA
 # matmul for quantised weights (ggml-cuda/mmq.cuh) quantises the activations to q8_1 and runs int8 dot products (int8 MMA,
@@ -41,11 +43,13 @@ _GGUF_K_MIX_GIB_7B = {"gguf_q2_k": 2.63, "gguf_q3_k_s": 2.75, "gguf_q3_k_m": 3.0
 PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
                    "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8_block": 1.0 + 4.0 / (128 * 128),
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8,
+                   "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8,
                    "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
 # storage formats -> the tensor-core format whose peak their matmuls run at
 COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
+                  "int4_g64": "int4", "int8_g64": "int8",
                   "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}

@@ -246,7 +246,9 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|total.?throughput(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
-    if re.search(r"(?:input|prompt|prefill).?(?:tok|throughput)", m):  # vLLM's 'prompt throughput': input tokens/s
+    if re.search(r"(?:input|prompt|prefill).?(?:tok|throughput)", m) or \
+            re.fullmatch(r"\s*prompt(?:[\s_-]*processing)?(?:[\s_-]*(?:speed|rate|tps))?\s*:?\s*", m):
+        # vLLM's 'prompt throughput': input tokens/s; mlx_lm's 'Prompt: … tokens-per-sec', one prompt's
         return "input_tokens_per_s", "mean", True
     if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|quer(?:y|ies)\s*(?:/|per)\s*s|\bqps\b|\brps\b",
                  m + " " + u):

@@ -38,7 +38,7 @@ _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), 
                (r"^ms(?:\s*/\s*(?:tok\w*|output token))?(?:\s*\(.*\))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
                (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
-               (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s? per s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
+               (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s?[\s_-]*per[\s_-]*s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
                (r"^t\s*/\s*s$", 1.0),  # llama-bench writes 't/s'
                (r"^(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b", 1.0),
                (r"^(?:qps|rps)\b", 1.0),
@@ -370,7 +370,7 @@ def row_kind(row: dict) -> str:
     if is_training_row(row):  # by what it measures: MFU, chip-hours, a training time or rate (training.rows)
         return "training"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
-    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s? per s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
+    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
                                      r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s|t\s*/\s*s$"
                                      r"|(?:[mµu]?s|msecs?)\s*/\s*tok", unit):  # a time per token ('ms/token'): a TPOT
         return "serving"

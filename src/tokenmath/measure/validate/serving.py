@@ -135,9 +135,13 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         # batch beside llama-bench's test is its n_batch / n_ubatch (tokens per compute batch), not sequences
         row = {**row, "batch": "1", "input_len": str(bench[1] if bench[0] == "prefill" else 1),
                "output_len": str(1 if bench[0] == "prefill" else bench[1])}
-    # llama.cpp's and Ollama's timings ('eval rate', 'prompt eval rate'): one request's decode, or its prompt's prefill
+    # llama.cpp's and Ollama's timings ('eval rate', 'prompt eval rate'), mlx_lm's ('Generation: … tokens-per-sec',
+    # 'Prompt: …'): one request's decode, or its prompt's prefill
     evals = re.search(r"(?<![\w-])(prompt[\s_-]*)?eval(?:uation)?[\s_-]*(?:rate|speed|tok|tps|count\s*/\s*s)",
-                      row["metric"], re.I)
+                      row["metric"], re.I) or \
+        (re.fullmatch(r"\s*(?:(prompt(?:[\s_-]*processing)?)|(?:text[\s_-]*|token[\s_-]*)?generation)"
+                      r"(?:[\s_-]*(?:speed|rate|tps))?\s*:?\s*", row["metric"], re.I)  # mlx_lm.generate's lines
+         if under_load(row) is None else None)
     if evals and not (row.get("batch") or "").strip():
         row = {**row, "batch": "1"}
     metric, unit = row["metric"].lower(), row["unit"].lower()
