@@ -1085,3 +1085,17 @@ def test_probe10b_mlx_lm_timings_and_a_bare_bit_width():
     loaded = predict_row({**row, "metric": "generation speed", "batch": "concurrency 8", "input_len": "1024",
                           "output_len": "256"}, al)
     assert loaded.kind == "concurrency"
+
+
+def test_probe10b_tep_and_wide_ep_splits():
+    """TensorRT-LLM's (and InferenceMAX's) 'TEP4' is attention TP4 with the experts four ways over the same chips (it
+    was not read: the worker took the engine rule's replica); 'wide EP' is attention data-parallel with the experts over
+    every rank (it was an EP flag on the engine rule's 4 chips of a 72-chip row)."""
+    assert split_of("1P(TEP4) 2D(DEP8)") == {"dep": 8, "tep": 4}
+    al, gb300 = Aliases(), load_system("gb300-nvl72")
+    lay = lambda par, G: _layout({"parallelism": par}, DSV3, gb300, "fp4", G, None, al, [])[:3]  # noqa: E731
+    assert lay("TEP4", 4) == (4, 1, Layout(tp=4, ep=4))
+    assert split_of("disaggregated, wide EP") == {"ep_flag": True, "dp_flag": True}
+    assert split_of("wide EP32")["dp_flag"] and split_of("large-scale expert parallelism")["dp_flag"]
+    assert lay("disaggregated, wide EP", 72) == (72, 1, Layout(tp=1, ep=72))
+

@@ -504,8 +504,9 @@ def split_of(par: str) -> dict[str, int | bool]:
     """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep, pp.
 
     Reads 'TP8', 'tp=8', '--tp 8', 'DP2-TP4', 'TP4xPP2', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
-    with experts over the same chips), 'MoE-TP4', TGI's '--num-shard 8' (its shards split every layer: TP8); a bare 'EP' or
-    'DP attention' without a number is a flag."""
+    with experts over the same chips), 'TEP8' (tensor-parallel attention, experts over the same chips), 'MoE-TP4', TGI's
+    '--num-shard 8' (its shards split every layer: TP8); a bare 'EP' or 'DP attention' without a number is a flag, and
+    'wide EP' / 'large-scale EP' are both flags (attention data-parallel beside the experts)."""
     p = par.lower().replace("_", "-")
     p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
@@ -518,16 +519,20 @@ def split_of(par: str) -> dict[str, int | bool]:
     p = re.sub(r"(?:--)?num-shards?\s*(?:=|:)?\s*(\d+)", r"tp\1", p)  # TGI's '--num-shard 8': tensor-parallel shards
     num = r"\s*(?:=|:|-|size)?\s*(\d+)"
     out: dict[str, int | bool] = {}
-    for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"),
+    for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"), ("tep", rf"\btep{num}"),
                      ("tp", rf"(?<![a-z])(?<![a-z]-)(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
                      ("pp", rf"(?<![a-z])(?:--)?pp{num}"),
                      ("dp", rf"(?<![a-z])(?:--)?(?:attention[- ]?|attn[- ]?)?dp(?:[- ]?attn|[- ]?attention)?{num}")):
         m = re.search(pat, p)
         if m:
             out[key] = int(m.group(1))
-    if re.search(r"\bep\b|dp\s*\+\s*ep|ep per|wide-ep", p) and "ep" not in out:
+    if re.search(r"\bep\b|dp\s*\+\s*ep|ep per|wide-ep|large[- ]scale[- ]expert", p) and "ep" not in out:
         out["ep_flag"] = True
-    if re.search(r"dp[- ]?attn|dp[- ]attention|attention[- ]dp|data-parallel attention|dp\s*\+\s*ep", p) and "dp" not in out:
+    # wide (large-scale) EP is attention data-parallel beside experts spread over every rank: vLLM's wide-EP
+    # deployments (--data-parallel-size with --enable-expert-parallel), SGLang's large-scale EP (--enable-dp-attention),
+    # TensorRT-LLM's wide EP (attention DP)
+    if re.search(r"dp[- ]?attn|dp[- ]attention|attention[- ]dp|data-parallel attention|dp\s*\+\s*ep|wide[- ]?ep(?:\b|\d)|"
+                 r"large[- ]scale[- ](?:ep\b|expert)", p) and "dp" not in out:
         out["dp_flag"] = True
     return out
 
@@ -617,6 +622,9 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
         s.setdefault("dp", s["dep"])
         s.setdefault("ep", s["dep"])
         s.setdefault("tp", 1)
+    if "tep" in s:  # TensorRT-LLM's TEP n: attention tensor-parallel over n chips, the experts n ways over the same
+        s.setdefault("tp", s["tep"])
+        s.setdefault("ep", s["tep"])
     tp, dp, ep, mtp = (int(s.get(k, 0)) for k in ("tp", "dp", "ep", "moe_tp"))
     dpf = bool(s.get("dp_flag"))
     # pipeline stages: the replica's G chips are one of pp streams (roofline.Layout.pp), so a pipeline spans
