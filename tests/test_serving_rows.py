@@ -1099,3 +1099,28 @@ def test_probe10b_tep_and_wide_ep_splits():
     assert split_of("wide EP32")["dp_flag"] and split_of("large-scale expert parallelism")["dp_flag"]
     assert lay("disaggregated, wide EP", 72) == (72, 1, Layout(tp=1, ep=72))
 
+
+def test_probe10b_a_decode_rate_held_to_a_speed_is_the_decode_batch_that_meets_it():
+    """CloudMatrix384's '1,943 tokens/s per NPU at TPOT < 50 ms, KV 4K' was run through the frontier as 4,095-token
+    prompts with 2-token answers (1.8 tokens/s per NPU); a disaggregated 'tok/s/gpu at 30 tok/s/user' went through an
+    aggregated frontier of one decode worker and was divided over both pools (one of its two decode workers counted).
+    Now the decode workers run the largest batch whose step meets the speed; with both pools stated the prefill
+    workers cap the output and the rate is over all the chips."""
+    al = Aliases()
+    row = _probe10b_row(model="DeepSeek-R1", precision="INT8 (W8A8)", hardware="Ascend 910C (CloudMatrix384)",
+                        n_chips="160", parallelism="decode EP320, PD disaggregated", context_len="4096",
+                        metric="decode throughput per NPU", value="1943", unit="tokens/s/NPU", notes="TPOT < 50 ms")
+    p = predict_row(row, al)
+    assert p.kind == "decode" and any("meets ≥ 20 tok/s/user" in w for w in p.why)
+    assert 200 < p.predicted < 20000  # a decode batch's rate per chip, not a trickle of 2-token answers
+    step_ms = float(re.search(r"step ([\d.]+) ms", " ".join(p.why)).group(1))
+    assert step_ms <= 50.0
+    row = _probe10b_row(model="DeepSeek-R1-0528", precision="FP4", hardware="GB300 NVL72", n_chips="",
+                        parallelism="Dynamo-TRT disagg, 1P(TEP4) 2D(DEP8)", input_len="1024", output_len="1024",
+                        metric="tok/s/gpu at 30 tok/s/user", value="7000", unit="tok/s/gpu")
+    d = predict_row(row, al)
+    assert d.kind == "decode" and "1 prefill worker(s) of 4 chips + 2 decode worker(s) of 8 chips: 20 chips" in d.why[0]
+    assert not any(a.endswith("the decode chips' rate") for a in d.assumptions)
+    # the decode workers alone, per decode chip, where the pools are not given
+    one = predict_row({**row, "parallelism": "disaggregated, DEP8", "n_chips": "8"}, al)
+    assert one.kind == "decode" and one.predicted > d.predicted

@@ -10,6 +10,9 @@ Every step is `roofline.step` (one replica of G chips, `n_rep` replicas):
                               (each of the dp attention data-parallel ranks schedules its own token budget)
                               tokens/s = n_rep · B · OSL / t_run
     one phase (per-GPU rows): prefill B_p·ISL / t_prefill / G;  decode B / t_decode(B, ISL + OSL/2) / G
+    a decode rate held to a per-user speed X (a TPOT limit T: X = 1/T), no concurrency stated:
+                              B_X = the largest B ≤ B_engine with t_decode(B, S) ≤ 1/X;  decode B_X / t_decode / G;
+                              both pools stated: min(n_d · B_X / t_decode, n_p · B_p / t_prefill · OSL) over all chips
     batch-1 rows:             tokens/s/user = 1 / t_decode(1, ISL + OSL/2)
     under load (atload.py):   at a concurrency through the simulator, at a per-user speed through the frontier
     speculation (stated α):   tokens/s/user = tau / t_spec at the row's batch (serving/speculative.py)
@@ -83,6 +86,7 @@ class _Setup:
     spec: Speculation | None = None
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
     pools: Pools | None = None  # disaggregated: the prefill workers beside the decode workers (G, layout) of a group
+    speed: float | None = None  # a decode rate held to this many tokens/s per user: the decode batch that meets it
 
 
 @dataclass(frozen=True)
@@ -280,6 +284,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row, system)[0], None, al, assumptions)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
                     engine=engine, pools=pools)
+        if phase == "decode" and regime.user_speed and regime.concurrency is None and regime.rate_per_s is None \
+                and spec is None:
+            # a decode rate (the metric's, or a disaggregated deployment's output tokens per chip) held to a per-user
+            # speed: the decode workers' batch that meets it, not a frontier of aggregated replicas at the row's prompts
+            return _decode_held_to_speed(row, su, regime, scope, lnote, basis, measured, scale, al, explain)
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
@@ -865,9 +874,18 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
                    f"{'' if spec else ', capped at ' + str(int(_batch_cap(su, al)))})")
     if mode == "decode":
         S = su.ISL + su.OSL / 2
+        if su.speed is not None:
+            B_x = _batch_at_speed(m, sysm, B, S, su.speed, kw)
+            if B_x is None:
+                t1 = float(step(m, sysm, B=1, S=S, phase="decode", **kw).v("t_step"))
+                return (f"no decode batch reaches the row's {su.speed:.3g} tokens/s per user on {G} × "
+                        f"{sysm.chip.name}: one sequence decodes at {1 / t1:.3g}"), why, None
+            why.append(f"decode batch {B_x}: the largest of the engine's {B} whose step at context {S:.0f} meets "
+                       f"≥ {su.speed:.3g} tok/s/user")
+            B = B_x
         st = step(m, sysm, B=B, S=S, phase="decode", explain=explain, **kw)
         t = float(st.v("t_step"))
-        why.append(f"decode at context {S:.0f}: {st.bound}-bound")
+        why.append(f"decode at context {S:.0f}: {st.bound}-bound" + (f", step {t * 1e3:.3g} ms" if su.speed else ""))
         return su.n_rep * B / t, why, (st.t_step if explain else None)
     # a whole run: prefill every prompt, then OSL decode steps over the growing context
     B_p = B if spec else max(1, min(B, _prompts_per_step(dp, tokens_max, su.ISL)))
@@ -888,6 +906,78 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     deriv = _explain_run(su, B, B_p, t_dec, al) if explain else None
     t_run = t_prefill_total + t_dec.sum()
     return su.n_rep * B * su.OSL / t_run, why, deriv
+
+
+def _batch_at_speed(m: Model, sysm: System, B_max: int, S: float, speed: float, kw: dict) -> int | None:
+    """The largest decode batch ≤ B_max whose step at context S takes at most 1/speed (the step grows with the
+    batch), or None where one sequence is already slower."""
+    t_of = lambda b: float(step(m, sysm, B=b, S=S, phase="decode", **kw).v("t_step"))  # noqa: E731
+    limit = 1.0 / speed
+    if t_of(1) > limit:
+        return None
+    lo, hi = 1, int(B_max)
+    if t_of(hi) <= limit:
+        return hi
+    while hi - lo > 1:  # t(lo) meets the limit, t(hi) does not
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if t_of(mid) <= limit else (lo, mid)
+    return lo
+
+
+def _decode_held_to_speed(row: dict, su: _Setup, regime, scope: str, lnote: str, basis: str, measured: float,
+                          scale: float, al: Aliases, explain: bool) -> Prediction | Unexpressed:
+    """A decode rate held to a per-user speed with no concurrency stated (CloudMatrix's '1,943 tokens/s per NPU at
+    TPOT < 50 ms'; a disaggregated deployment's 'tok/s/GPU at 30 tok/s/user'): the decode workers run the largest
+    batch whose step meets the speed. Where the row gives both pools, its prefill workers must keep up (the output
+    rate is at most n_p · B_p / t_prefill · OSL, as serving/sim/fastpath.disagg_rate caps it) and a rate per chip
+    counts the prefill chips too, as the simulator's runs of such rows do."""
+    rid, g = row["id"], group_of(row["id"])
+    su = dataclasses.replace(su, speed=float(regime.user_speed), notes=list(su.notes), assumptions=su.assumptions)
+    if lnote:
+        su.assumptions.append(lnote)
+    if regime.note:  # the decode workers' step, not a frontier's mean TPOT, is held to the limit here
+        su.assumptions.append(regime.note.replace("the frontier's mean TPOT", "the decode step"))
+    if regime.ttft_s:
+        su.assumptions.append(f"the TTFT limit ({regime.ttft_s:.3g} s) is the prefill's, not the decode batch's: not "
+                              "applied")
+    pools = su.pools
+    chips = su.G * su.n_rep
+    if pools is not None and scope in ("gpu", "node"):  # both pools stated: the rate is over all of their chips
+        su.assumptions[:] = [a for a in su.assumptions if not (a.startswith("prefill and decode disaggregated")
+                                                               and a.endswith("the decode chips' rate"))]
+        su.assumptions.append(f"both pools stated: a rate per {scope} is the deployment's output over its prefill and "
+                              "decode chips together (as the simulator's runs of such rows count it)")
+    out = []
+    for b in (basis, "spec") if basis == "prior" else (basis,):
+        value, why, deriv = _serving_value(su, "decode", b, su.priors, al, explain and b == basis)
+        if isinstance(value, str):
+            if b == basis:
+                return Unexpressed(rid, g, value)
+            out.append((None, why, deriv))
+            continue
+        if pools is not None:  # n_rep groups of n_d decode workers (value is one worker's per group) beside n_p prefill
+            value *= pools.n_d
+            kw = dict(G=pools.G_p, precision=su.prec, kv_dtype=su.kv, basis=b, priors=su.priors, layout=pools.layout_p)
+            B_p = max(1, _prompts_per_step(int(pools.layout_p.dp(pools.G_p)), int(al.engine["max_num_tokens"]), su.ISL))
+            t_p = float(step(su.m, su.system, B=B_p, S=su.ISL, phase="prefill", **kw).v("t_step"))
+            cap = su.n_rep * pools.n_p * B_p / t_p * su.OSL
+            if cap < value:
+                why.append(f"but the {pools.n_p} prefill worker(s) of {pools.G_p} chips take {B_p} prompt(s) of "
+                           f"{su.ISL} per {t_p * 1e3:.3g} ms step: {cap:.4g} output tok/s at most")
+                value = cap
+        out.append((value, why, deriv))
+    (value, why, deriv), spec_v = out[0], (out[-1][0] if len(out) > 1 else out[0][0])
+    if pools is not None:
+        chips = su.n_rep * (pools.n_p * pools.G_p + pools.n_d * su.G)
+        why.insert(0, f"{su.n_rep} group(s) of {pools.n_p} prefill worker(s) of {pools.G_p} chips + {pools.n_d} decode "
+                      f"worker(s) of {su.G} chips: {chips} chips")
+    per_node = per_node_of(row) or su.system.domain_chips
+    div = chips if scope == "gpu" else (chips / per_node if scope == "node" else 1)
+    pred, bound = value / div / scale, (spec_v / div / scale if spec_v is not None else None)
+    why += su.notes + _diagnose(row, su, "decode")
+    gen = (su.priors.generation if su.priors else "") or "spec-sheet"
+    return Prediction(rid, g, "decode", float(pred), measured, row["unit"], bound, True, why, su.assumptions, deriv,
+                      interval_key=(gen, phase_of("decode"), su.prec), cluster=f"{su.m.name}|{su.system.chip.name}")
 
 
 def _max_load_engine(su: _Setup, al: Aliases) -> dict:
