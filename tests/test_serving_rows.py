@@ -1124,3 +1124,23 @@ def test_probe10b_a_decode_rate_held_to_a_speed_is_the_decode_batch_that_meets_i
     # the decode workers alone, per decode chip, where the pools are not given
     one = predict_row({**row, "parallelism": "disaggregated, DEP8", "n_chips": "8"}, al)
     assert one.kind == "decode" and one.predicted > d.predicted
+
+
+def _p10(**kw) -> dict:
+    """A serving row as probe round 10A wrote them: every column, the given ones filled."""
+    from tokenmath.measure.validate import COLUMNS
+
+    r = {c: "" for c in COLUMNS}
+    r.update(id="P10-X1", confidence="recalled-approx", **kw)
+    return r
+
+
+def test_a_stated_memory_size_picks_the_part_of_that_size_over_a_vendor_named_sibling():
+    """'NVIDIA A100 40GB': 'A100 40GB' holds the part's number and its memory, 'NVIDIA A100' (the 80 GB part's name)
+    the number and a vendor word; both are wholly found in the string, and the one that says more of it wins (the row
+    was refused: 40 GB stated, the 80 GB part matched)."""
+    al = Aliases()
+    for hw in ("NVIDIA A100 40GB", "A100 40GB", "NVIDIA A100-SXM4-40GB"):
+        assert al.system(hw)[0].chip.name == "a100-40gb", hw
+    for hw in ("NVIDIA A100", "A100", "NVIDIA A100 80GB"):
+        assert al.system(hw)[0].chip.name == "a100-80gb", hw

@@ -171,16 +171,28 @@ class Match:
         return {"text": self.text, "entry": self.entry, "score": round(self.score, 3), "via": self.via}
 
 
+def _said(key: str, text: str, generations: bool = False) -> float:
+    """The weight of the string's own tokens that a name holds: how much of what the string says the name accounts
+    for ('NVIDIA A100 40GB': 'A100 40GB' holds the a100 and the 40gb, 'NVIDIA A100' the a100 and a vendor word)."""
+    want = set(tokens(key))
+    return sum(_weight(t) for t in dict.fromkeys(tokens(text, split_family=generations)) if t in want)
+
+
 def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: bool = False) -> Match | None:
-    """The best-scoring name; on a tie the longer name, the more specific ("V100 16GB" over "V100")."""
+    """The best-scoring name; on a tie the name that holds more of the string's own words and numbers, then the
+    longer name, the more specific ("V100 16GB" over "V100"; for "NVIDIA A100 40GB", "A100 40GB" over "NVIDIA A100",
+    both wholly found in it)."""
     best: Match | None = None
-    best_key = ""
+    best_key, best_said = "", 0.0
     for entry, keys in candidates.items():
         for key, how in keys:
             s = score_name(key, text, generations)
-            if s >= MIN_SCORE and (best is None or s > best.score + 1e-9 or
-                                   (abs(s - best.score) <= 1e-9 and len(key) > len(best_key))):
-                best, best_key = Match(text, entry, s, f"{how} {key!r}"), key
+            if s < MIN_SCORE:
+                continue
+            said = _said(key, text, generations)
+            if best is None or s > best.score + 1e-9 or (abs(s - best.score) <= 1e-9 and (
+                    said > best_said + 1e-9 or (abs(said - best_said) <= 1e-9 and len(key) > len(best_key)))):
+                best, best_key, best_said = Match(text, entry, s, f"{how} {key!r}"), key, said
     return best
 
 
