@@ -1144,3 +1144,16 @@ def test_a_stated_memory_size_picks_the_part_of_that_size_over_a_vendor_named_si
         assert al.system(hw)[0].chip.name == "a100-40gb", hw
     for hw in ("NVIDIA A100", "A100", "NVIDIA A100 80GB"):
         assert al.system(hw)[0].chip.name == "a100-80gb", hw
+
+
+def test_a_run_at_a_stated_batch_with_speculation_prefills_then_decodes_speculatively():
+    """'output tokens/s' at batch 1, ISL/OSL 1000/1000, MTP with an 85 % acceptance: the prompt prefilled, then 1000
+    tokens at tau a speculative step (it was refused as speculation at the engine's maximum load)."""
+    row = _p10(model="DeepSeek-R1", precision="FP8", hardware="H200", n_chips="8", parallelism="TP8", batch="1",
+               input_len="1000", output_len="1000", metric="output tokens/s", value="85", unit="tokens/s",
+               notes="MTP with 1 draft token, acceptance rate 85%")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction), out
+    assert out.kind == "run" and "with speculation: prefill" in out.why[0] and "1.85 a speculative step" in out.why[0]
+    plain = predict_row({**row, "notes": ""}, Aliases())
+    assert plain.predicted < out.predicted  # 1.85 tokens a step at a little more than a step's time

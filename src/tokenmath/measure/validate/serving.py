@@ -829,6 +829,26 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     kw = dict(G=G, precision=su.prec, kv_dtype=su.kv, basis=basis, priors=priors, layout=su.layout)
     why: list[str] = []
     tokens_max = int(al.engine["max_num_tokens"])
+    if su.spec is not None and mode == "run" and su.B is not None:
+        # a run at a stated batch with speculation ('tokens/s at batch 1, acceptance length 3.6'): its prompts
+        # prefilled, then OSL tokens at tau a speculative step
+        B = su.B
+        held = _engine_batch(su, spec, al)
+        if isinstance(held, str):
+            return held, why, None
+        if held < B:
+            return (f"a batch of {B} needs the KV of {B} sequences of {su.ISL}+{su.OSL} tokens; the KV pool of {G} × "
+                    f"{sysm.chip.name} holds {held}"), why, None
+        B_p = max(1, min(B, _prompts_per_step(int(su.layout.dp(G)), tokens_max, su.ISL)))
+        pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
+        sp = speculative_step(m, sysm, su.spec, B=B, S=su.ISL + su.OSL / 2, **kw)
+        tau, t = float(sp.v("tau")), float(sp.v("t_spec"))
+        t_pre = B / B_p * float(pre.v("t_step"))
+        t_run = run_time(B / B_p, float(pre.v("t_step")), su.OSL, t / tau)
+        why.append(f"batch {B} as stated, with speculation: prefill {t_pre:.3g} s + {su.OSL} tokens at {tau:.3g} a "
+                   f"speculative step of {t * 1e3:.3g} ms (verify + {su.spec.K} draft steps of {su.spec.kind}) at "
+                   f"context {su.ISL + su.OSL / 2:.0f}")
+        return run_throughput(su.n_rep, B, su.OSL, t_run), why, None
     if su.spec is not None and mode not in ("per_user", "decode_fixed"):
         return ("speculative decoding at the engine's maximum load is not expressed: it needs a stated batch or "
                 "concurrency"), why, None
