@@ -1157,3 +1157,18 @@ def test_a_run_at_a_stated_batch_with_speculation_prefills_then_decodes_speculat
     assert out.kind == "run" and "with speculation: prefill" in out.why[0] and "1.85 a speculative step" in out.why[0]
     plain = predict_row({**row, "notes": ""}, Aliases())
     assert plain.predicted < out.predicted  # 1.85 tokens a step at a little more than a step's time
+
+
+@pytest.mark.parametrize("metric, notes, want", [
+    ("single-request decode speed", "", 1),
+    ("output tokens/s", "single stream", 1),
+    ("decode speed", "one request", 1),
+    ("output tokens/s", "", None),
+    ("request throughput", "one request per second per client", None),  # a rate, not a batch
+])
+def test_single_request_words_are_batch_one(metric, notes, want):
+    """'single-request decode speed' with the batch column empty is one sequence: it was read at the engine's batch
+    (gpt-oss-20b on an H100 at 25,700 tokens/s against 260 measured)."""
+    from tokenmath.measure.validate.rows import batch_of
+
+    assert batch_of(_p10(metric=metric, notes=notes)) == want

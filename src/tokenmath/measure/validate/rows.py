@@ -88,7 +88,8 @@ def _column_length(text: str) -> int | None:
 def batch_of(row: dict) -> int | None:
     """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'; where the
     column is empty, such words in the notes ('bs=32, prompt 4k tokens'), not an engine's limit ('max batch 256'), a
-    count of tokens ('batch 8192 tokens') or a sweep ('batch 1-64')."""
+    count of tokens ('batch 8192 tokens') or a sweep ('batch 1-64'); else one sequence where the metric or notes say
+    so ('single-request decode speed', 'single stream', 'one request')."""
     b = to_int(row.get("batch", ""))
     if b is not None:
         return b
@@ -102,7 +103,14 @@ def batch_of(row: dict) -> int | None:
                                r"up[\s_-]*to|graphs?)[\s_-]*$", notes[:x.start()], re.I)
               and not re.search(r"(?:https?://|www\.)\S*$", notes[:x.start()], re.I)), None)
     # ('CUDA graphs up to batch 512' is a limit, a 'bs=32' inside a URL a link's parameter)
-    return int(m.group(1)) if m else None
+    if m:
+        return int(m.group(1))
+    # 'single-request decode speed', 'single stream', 'one request': one sequence, batch 1
+    return 1 if _SINGLE.search(f"{row.get('metric', '') or ''} | {notes}") else None
+
+
+_SINGLE = re.compile(r"\b(?:single|one)[\s-]+(?:request|stream|user|sequence|prompt|query|client)s?\b"
+                     r"(?![\s-]*(?:per|each|every|a|an)\b)", re.I)  # not 'one request per second'
 
 
 # what an arrow's pair of counts may follow to be prompt -> output lengths: the start of a clause, a length word, a
