@@ -1172,3 +1172,16 @@ def test_single_request_words_are_batch_one(metric, notes, want):
     from tokenmath.measure.validate.rows import batch_of
 
     assert batch_of(_p10(metric=metric, notes=notes)) == want
+
+
+def test_a_time_per_output_token_and_a_prefill_time_are_latencies():
+    """'ms per output token' in ms is a TPOT (it was refused as a token rate against a time), 'prefill time' in s a
+    TTFT (it was refused as no serving quantity)."""
+    tpot = _p10(model="Llama 3.1 8B", precision="FP8", hardware="H100", n_chips="1", batch="1", input_len="128",
+                output_len="2048", metric="ms per output token", value="4.2", unit="ms")
+    out = predict_row(tpot, Aliases())
+    assert isinstance(out, Prediction) and out.kind == "static" and out.predicted == pytest.approx(4.6, rel=0.3)
+    pre = _p10(model="Llama-3.1-70B", precision="FP8", hardware="8x H100", n_chips="8", parallelism="TP8", batch="1",
+               input_len="131072", metric="prefill time", value="7.5", unit="s")
+    out = predict_row(pre, Aliases())
+    assert isinstance(out, Prediction) and "TTFT" in out.why[0] and out.predicted == pytest.approx(7.4, rel=0.3)

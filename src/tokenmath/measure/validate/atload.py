@@ -236,10 +236,10 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         # Neuron's 'token generation (model) latency': one call of the decode graph, a step; TGI's benchmark prints
         # 'Decode (token)' latency, one step, beside 'Decode (total)', every step of the request
         return "tpot_s", stat, False  # '25 ms/token', 'latency per token', TGI's 'decode latency' (one step)
-    if not e2e and re.search(r"(?:prefill|context[\s_-]*encoding(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?latency|"
-                             r"prompt[\s_-]*processing[\s_-]*latency", m):
+    if not e2e and re.search(r"(?:prefill|context[\s_-]*encoding(?:[\s_-]*model)?)[\s_-]*(?:step[\s_-]*)?(?:latency|time\b)|"
+                             r"prompt[\s_-]*processing[\s_-]*(?:latency|time\b)", m):
         return "ttft_s", stat, False  # TGI's 'prefill latency', Neuron's 'context encoding latency': the prefill step
-    if e2e or re.search(r"(?<![a-z])latency", m):
+    if e2e or re.search(r"(?<![a-z])latency|(?:response|completion)[\s_-]*time\b", m):
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*[~≈]?\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
     if re.search(r"/\s*user", u) or (re.search(r"(?<![a-z])per[\s_-]user|/\s*user|interactivity", m) and not target):

@@ -24,7 +24,7 @@ __all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK", "A2A_TIME", "ATTENTION_KERNEL",
-           "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason", "share_of_peak"]
+           "PHASE_TIME", "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason", "share_of_peak"]
 
 COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "parallelism", "batch", "input_len",
            "output_len", "context_len", "metric", "value", "unit", "confidence", "notes")
@@ -386,7 +386,7 @@ def row_kind(row: dict) -> str:
         return "alltoall"
     if re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|end.to.end|request.latency|requests?.per.s|(?:first|1st).?token|time.between.tokens", metric):
         return "serving"
-    if re.search(r"latency", metric) and re.match(r"(?:ns|us|µs|μs|ms|msecs?|usecs?|millisec\w*|microsec\w*|s|sec|seconds?|min|minutes?)\b", unit) and not \
+    if re.search(r"latency|" + PHASE_TIME, metric) and re.match(r"(?:ns|us|µs|μs|ms|msecs?|usecs?|millisec\w*|microsec\w*|s|sec|seconds?|min|minutes?)\b", unit) and not \
             re.search(r"kernel|all.?reduce|all.?gather|all.?to.?all|reduce.?scatter|nccl|rccl|p2p|gemm|matmul|nvlink|"
                       r"pci-?e|infiniband|rdma|\bhbm|memory|cache|broadcast|send.?recv|" + ATTENTION_KERNEL,
                       f"{metric} | {model}"):
@@ -688,6 +688,10 @@ def measured_part(metric: str) -> str:
 A2A_TIME = r"(?<![a-z])(?:latency|time)(?![a-z])"  # not the "lowlatency" of a kernel family
 
 
+# a phase's or a request's time named as a time, not a latency: 'prefill time', 'prompt processing time', 'response time'
+PHASE_TIME = (r"(?:prefill|prompt[\s_-]*processing|context[\s_-]*encoding|response|completion)[\s_-]*(?:wall[\s_-]*)?time\b")
+
+
 def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
     """The dimension of what tokenmath predicts for a row of this kind and metric (and unit: a time per token is a
     TPOT whatever the metric calls it, 'Decode' in ms/token)."""
@@ -703,8 +707,9 @@ def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
             return "time"
         return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
     if kind == "serving" and (re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|time.to.first|inter.token|time.between|end.to.end|"
-                                        r"latency|time.per.(?:output.)?token", m) or re.match(r"(?:[mµu]?s|msecs?)\s*/\s*tok",
-                                                                                           unit.strip().lower())):
+                                        r"latency|time.per.(?:output.)?token|" + PHASE_TIME, m) or re.match(
+            r"(?:[mµu]?s|msecs?)\s*/\s*tok", unit.strip().lower()) or (dimension_of_unit(unit) == "time" and re.search(
+            r"(?<![a-z])per[\s_-]+(?:output[\s_-]+|generated[\s_-]+)?token\b", m))):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
     if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s|samples/s|quer(?:y|ies).per.s|quer(?:y|ies)/s", m):
         return None  # a request rate: no unit dimension of its own here
