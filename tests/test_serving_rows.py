@@ -1185,3 +1185,22 @@ def test_a_time_per_output_token_and_a_prefill_time_are_latencies():
                input_len="131072", metric="prefill time", value="7.5", unit="s")
     out = predict_row(pre, Aliases())
     assert isinstance(out, Prediction) and "TTFT" in out.why[0] and out.predicted == pytest.approx(7.4, rel=0.3)
+
+
+def test_a_capacity_under_a_named_slo_is_a_rate_at_the_slos_speed_and_a_request_rate_is_never_a_time():
+    """Sarathi-Serve's 'capacity (QPS) under relaxed P99 TBT SLO' with 'relaxed SLO P99 TBT 1 s' in the notes: a
+    request rate at ≥ 1 token/s per user (it was read as a TBT and its TPOT of 27.6 ms compared with 1 QPS); and a
+    metric naming a latency against a request-rate unit is refused, not compared."""
+    from tokenmath.measure.validate.rows import measured_part
+
+    assert measured_part("capacity (QPS) under relaxed P99 TBT SLO") == "capacity (QPS)"
+    assert measured_part("goodput under TTFT and TPOT SLOs") == "goodput"
+    row = _p10(model="Yi-34B", precision="fp16", hardware="A100 80GB", n_chips="2", parallelism="TP2",
+               metric="capacity (QPS) under relaxed P99 TBT SLO", value="1.0", unit="QPS",
+               notes="arxiv_summarization (median prompt 7.9K, median output 228 tokens); relaxed SLO P99 TBT 1 s")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and out.kind == "at_speed" and "TPOT limit of 1 s" in " ".join(out.why)
+    for notes in ("relaxed P99 TBT SLO 1 s", "SLO: TTFT 2.5 s, TBT 1 s"):
+        assert predict_row({**row, "notes": "prompt 1730, output 415; " + notes}, Aliases()).kind == "at_speed", notes
+    odd = predict_row({**row, "metric": "P99 TBT", "notes": "prompt 1730, output 415"}, Aliases())
+    assert isinstance(odd, Unexpressed) and "different dimensions" in odd.reason

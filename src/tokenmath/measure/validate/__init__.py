@@ -154,7 +154,8 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     if kind == "unknown":
         return skip(unknown_reason(row))
     have, want = dimension_of_unit(row["unit"]), prediction_dimension(kind, row["metric"], row["unit"])
-    if have is not None and want is not None and have != want:
+    if have is not None and want is not None and have != want and {have, want} != {"request_rate", "token_rate"}:
+        # (a request rate is a token rate over a request's tokens: the serving reader converts; never a time)
         return skip(f"the row measures a {have.replace('_', ' ')} ({row['unit']}) but metric {row['metric']!r} is "
                     f"predicted as a {want.replace('_', ' ')}: quantities of different dimensions are never compared")
     al.matched = {}

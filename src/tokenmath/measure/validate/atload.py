@@ -69,11 +69,16 @@ def _seconds(x: str, unit: str) -> float:
 
 def _limit(what: str, text: str) -> re.Match | None:
     """A latency limit on `what` (groups: the number, 'ms' or 's'): 'TPOT <= 50 ms', 'TPOT SLO < 50 ms', 'at p99
-    TPOT 100 ms', 'under 50 ms TPOT'. A bare 'TPOT 25 ms' in the notes is a measurement, not a limit."""
+    TPOT 100 ms', 'under 50 ms TPOT', an SLO's value ('TBT SLO 1 s', 'SLO: TTFT 2.5 s, TPOT 0.15 s'). A bare 'TPOT
+    25 ms' in the notes is a measurement, not a limit."""
     pre = r"(?:\b(?:at|under|below|within|and)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
     return (re.search(what + r"\s*(?:SLO\s*)?(?:<=|≤|<|of at most|max(?:imum)?)\s*" + _NUM + r"\s*(ms|s)\b", text, re.I)
             or re.search(pre + what + r"(?:\s*SLO)?\s*(?:of\s+)?" + _NUM + r"\s*(ms|s)\b", text, re.I)
-            or re.search(pre + _NUM + r"\s*(ms|s)\s*(?:p\d\d\s+)?" + what, text, re.I))
+            or re.search(pre + _NUM + r"\s*(ms|s)\s*(?:p\d\d\s+)?" + what, text, re.I)
+            # an SLO's value: 'P99 TBT SLO 1 s', 'TBT SLO of 200 ms', 'SLO: TTFT 2.5 s, TPOT 0.15 s'
+            or re.search(what + r"\s*SLOs?\s*(?:of|=|:)?\s*" + _NUM + r"\s*(ms|s)\b", text, re.I)
+            or re.search(r"\bSLOs?\b[^.;|]{0,40}?(?<![a-z])(?:p\d\d\s+)?" + what + r"\s*(?:of|=|:)?\s*" + _NUM +
+                         r"\s*(ms|s)\b", text, re.I))
 
 
 # a sweep of loads: 'concurrency 1-64', 'batch sizes 1 to 256', 'QPS 1–8'

@@ -639,7 +639,10 @@ def parse_measured(text: str) -> Measured | None:
 _DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b|^t\s*/\s*s$", "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]i?(?:bits?|bytes?)\s*/\s*s", "bandwidth"),
-                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time")]
+                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time"),
+                # requests a second: a token rate times the tokens of a request, never a time
+                (r"^(?:req(?:uest)?s?|quer(?:y|ies)|samples?)\s*(?:/|per)\s*(?:s|sec|second|min)|^(?:qps|rps)\b",
+                 "request_rate")]
 
 # what each prediction kind returns
 DIMENSION_OF_KIND = {"run": "token_rate", "prefill": "token_rate", "decode": "token_rate", "per_user": "token_rate",
@@ -662,7 +665,10 @@ _LIMIT_BODY = (r"(?:" + _LAT + r"(?:\s*SLO)?\s*(?:<=|≤|<|=|of)?\s*[\d.]+\s*m?s
                r")")  # 'TPOT 100 ms' or '50 ms TPOT', after a preposition
 _LIMIT = re.compile(r"\s*(?:\b(?:at|under|below|with|within|for)\s+|@\s*)(?:an?\s+)?(?:p\d\d\s+|mean\s+|median\s+)?"
                     + _LIMIT_BODY + r"|\s*(?:(?:\band\b|,|&)\s*)?(?:\bp\d\d\s+)?\b" + _LAT +
-                    r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b", re.I)  # '… and p95 TTFT < 2 s'
+                    r"\s*(?:SLO\s*)?(?:<=|≤|<)\s*[\d.]+\s*m?s\b"  # '… and p95 TTFT < 2 s'
+                    # a limit named by its SLO, its value given elsewhere: 'capacity under a relaxed P99 TBT SLO'
+                    r"|\s*\b(?:at|under|below|with|within|meeting)\s+(?:an?\s+|the\s+)?(?:(?!p\d\d\b)[a-z]+\s+)?"
+                    r"(?:p\d\d\s+)?" + _LAT + r"(?:\s*(?:and|/|,|&)\s*(?:p\d\d\s+)?" + _LAT + r")*\s*SLOs?\b", re.I)
 
 
 _ORDINAL_PCT = re.compile(r"\b(\d{2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s_-]*(?:percentile|pctl?|%ile)\b", re.I)
