@@ -1204,3 +1204,19 @@ def test_a_capacity_under_a_named_slo_is_a_rate_at_the_slos_speed_and_a_request_
         assert predict_row({**row, "notes": "prompt 1730, output 415; " + notes}, Aliases()).kind == "at_speed", notes
     odd = predict_row({**row, "metric": "P99 TBT", "notes": "prompt 1730, output 415"}, Aliases())
     assert isinstance(odd, Unexpressed) and "different dimensions" in odd.reason
+
+
+@pytest.mark.parametrize("source, want", [
+    ("lmsys.org blog 'Achieving Faster Open-Source Llama3 Serving with SGLang Runtime (vs. TensorRT-LLM, vLLM)'",
+     "sglang"),
+    ("vLLM v0.6 blog: faster than SGLang and TensorRT-LLM", "vllm"),
+    ("SGLang vs vLLM", "sglang"),
+    ("benchmark compared with vLLM", "vllm"),  # only a comparison's engine: still the one named
+    ("TensorRT-LLM perf overview", "trtllm"),
+])
+def test_the_engine_is_the_first_named_not_a_comparisons(source, want):
+    """An SGLang blog comparing itself with TensorRT-LLM and vLLM ran SGLang (it was read as TensorRT-LLM: its
+    kernels, its FP8 KV cache)."""
+    from tokenmath.measure.validate.serving import engine_of
+
+    assert engine_of({"source": source, "notes": "", "parallelism": ""}) == want

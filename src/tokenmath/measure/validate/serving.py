@@ -468,13 +468,22 @@ def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) ->
 
 
 def engine_of(row: dict) -> str | None:
-    """The serving engine a row's source or notes name, if any ('trtllm', 'vllm', 'sglang')."""
+    """The serving engine a row's source or notes name, if any ('trtllm', 'vllm', 'sglang'): the first one named, less
+    those named as what it is compared with ('SGLang Runtime (vs. TensorRT-LLM, vLLM)': SGLang); where every one is
+    a comparison's, the first."""
     text = " ".join(row.get(c, "") for c in ("source", "notes", "parallelism"))
-    for engine, pattern in (("trtllm", r"tensorrt[- ]?llm|\btrt[- ]?llm\b"), ("vllm", r"\bvllm\b"),
-                            ("sglang", r"\bsglang\b")):
-        if re.search(pattern, text, re.I):
-            return engine
-    return None
+    named = sorted((m.start(), engine) for engine, pattern in (
+        ("trtllm", r"tensorrt[- ]?llm|\btrt[- ]?llm\b"), ("vllm", r"\bvllm\b"), ("sglang", r"\bsglang\b"))
+        for m in re.finditer(pattern, text, re.I))
+    if not named:
+        return None
+    own = [e for at, e in named if not _COMPARED.search(text[max(0, at - 40):at])]
+    return (own or [e for _, e in named])[0]
+
+
+# the words before an engine that name it as a baseline: 'vs. TensorRT-LLM', 'compared with vLLM', '(vs. TRT-LLM, vLLM)'
+_COMPARED = re.compile(r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against|than|over|baselines?:?)\s*(?:[\w.-]+\s*(?:,|and|or)"
+                       r"\s*){0,3}$", re.I)
 
 
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
