@@ -1220,3 +1220,14 @@ def test_the_engine_is_the_first_named_not_a_comparisons(source, want):
     from tokenmath.measure.validate.serving import engine_of
 
     assert engine_of({"source": source, "notes": "", "parallelism": ""}) == want
+
+
+def test_a_million_token_length_is_read():
+    """'1M' in a length column (or '1M-token prompt' in the notes) is 1,048,576 tokens, as '1k' is 1,024; it was
+    unread, and the row's TTFT checked against a one-token prompt."""
+    from tokenmath.measure.validate.rows import _length, context_of, lengths_of
+
+    assert (_length("1M"), _length("1.5M"), _length("128K")) == (1048576, 1500000, 131072)
+    assert lengths_of(_p10(input_len="1M"))[0] == 1048576
+    assert lengths_of(_p10(notes="one 1M-token prompt; 16 MB buffers; 500 ms"))[0] == 1048576
+    assert context_of(_p10(context_len="1M")) == 1048576

@@ -55,7 +55,7 @@ def to_int(text: str) -> int | None:
     return int(t) if re.fullmatch(r"\d+", t) else None
 
 
-_LEN = r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)"
+_LEN = r"(\d[\d,]*(?:\.\d+)?\s*(?:[kK]|M(?![a-zA-Z]))?)"  # '1M': a million, not '1 MB'
 # what a count of 'generated' things may be other than tokens ('1000 generated prompts'), a rate of tokens per step
 # ('MTP generates 2 tokens per step'), and a time after '=' ('time out = 600 s'): none is a request's length
 _GENERATED_THINGS = r"(?:prompts?|requests?|samples?|quer(?:y|ies)|sequences?|inputs?|examples?|conversations?|questions?|datasets?|texts?|images?|traces?)\b"
@@ -64,13 +64,14 @@ _NOT_TIME = r"(?![\d.]|,\d|\s*(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?)\b)"
 
 
 def _length(text: str) -> int | None:
-    """'1024', '1,024', '1k', '8K', '1.5k' -> tokens."""
-    m = re.fullmatch(r"\s*(\d[\d,]*(?:\.\d+)?)\s*([kK]?)\s*", text or "")
+    """'1024', '1,024', '1k', '8K', '1.5k', '1M' -> tokens."""
+    m = re.fullmatch(r"\s*(\d[\d,]*(?:\.\d+)?)\s*([kKmM]?)\s*", text or "")
     if not m:
         return None
     x = float(m.group(1).replace(",", ""))
-    if m.group(2):  # 1k, 8k, 128k: the benchmarks' 1,024, 8,192, 131,072; 1.5k, 10k: thousands
-        x *= 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
+    if m.group(2):  # 1k, 8k, 128k: the benchmarks' 1,024, 8,192, 131,072; 1.5k, 10k: thousands; 1M: 1,048,576
+        k = 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
+        x *= k * k if m.group(2) in "mM" else k
     return int(round(x)) if x >= 1 else None
 
 
@@ -81,7 +82,7 @@ def _column_length(text: str) -> int | None:
     if n is not None or not (text or "").strip():
         return n
     m = re.fullmatch(r"\s*(?:(?:input|output|isl|osl|prompt|mean|avg|average)\s*[:=]?\s*|(?:in|out)\s*[:=]\s*|[~≈]\s*)?"
-                     r"(\d[\d,]*(?:\.\d+)?\s*[kK]?)\s*(?:tokens?|toks?)?\s*", text, re.I)
+                     r"(\d[\d,]*(?:\.\d+)?\s*[kKmM]?)\s*(?:tokens?|toks?)?\s*", text, re.I)
     return _length(m.group(1)) if m else None
 
 
@@ -211,7 +212,7 @@ def context_of(row: dict) -> int | None:
     n = _length(text)
     if n is not None or not text.strip():
         return n
-    m = re.fullmatch(r"\s*(?:(?:context|ctx|kv)(?:[ \t_-]*(?:length|len))?\s*[:=]?\s*)?(\d[\d,]*(?:\.\d+)?\s*[kK]?)\s*"
+    m = re.fullmatch(r"\s*(?:(?:context|ctx|kv)(?:[ \t_-]*(?:length|len))?\s*[:=]?\s*)?(\d[\d,]*(?:\.\d+)?\s*[kKmM]?)\s*"
                      r"(?:tokens?|toks?)?\s*(?:context|ctx)?\s*(?:\([^()]*\))?\s*", text, re.I)
     return _length(m.group(1)) if m else None
 
