@@ -1231,3 +1231,19 @@ def test_a_million_token_length_is_read():
     assert lengths_of(_p10(input_len="1M"))[0] == 1048576
     assert lengths_of(_p10(notes="one 1M-token prompt; 16 MB buffers; 500 ms"))[0] == 1048576
     assert context_of(_p10(context_len="1M")) == 1048576
+
+
+def test_context_parallelism_splits_a_prompts_prefill_over_its_groups():
+    """Meta's context-parallel TTFT ('CP16 TP8' on 128 H100s, a 128K prompt): each of 16 groups of 8 chips prefills
+    1/16 of the prompt's tokens and causal attention (it was one TP8 group prefilling the whole prompt, 7.7x
+    slower); the decode, a rate or a load under CP is refused with the reason."""
+    assert split_of("CP16 TP8") == {"cp": 16, "tp": 8}
+    assert split_of("16-way context parallel, TP8")["cp"] == 16
+    row = _p10(model="Llama 3 405B", precision="FP8 (row-wise)", hardware="H100 (Grand Teton)", n_chips="128",
+               parallelism="CP16 TP8", batch="1", input_len="128K", metric="prefill latency", value="3.8", unit="s")
+    cp = predict_row(row, Aliases())
+    tp = predict_row({**row, "n_chips": "8", "parallelism": "TP8"}, Aliases())
+    assert isinstance(cp, Prediction) and "16 context-parallel groups of 8 chip(s)" in cp.why[0]
+    assert cp.predicted == pytest.approx(tp.predicted / 16, rel=0.1)  # compute-bound: 1/16 of the work a group
+    dec = predict_row({**row, "metric": "TPOT", "unit": "ms", "output_len": "128"}, Aliases())
+    assert isinstance(dec, Unexpressed) and "context parallelism" in dec.reason

@@ -253,6 +253,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                    "the measurement of one setup")
     regime = under_load(row)
     key = quantity_of(row["metric"], row["unit"])[0]
+    cp = int(split_of(row["parallelism"].lower()).get("cp", 0) or 0)
+    if cp > 1 and not (regime is None and key == "ttft_s"):
+        return Unexpressed(rid, g, f"context parallelism (CP{cp}: each sequence's tokens over {cp} groups) is expressed "
+                                   "for a prefill's time (TTFT) only; its decode, and a rate or a load over it, is not")
     if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
         # a latency measured at a stated batch, no load: one static batch (every prompt prefilled, then the
         # batch decodes together), as latency benchmarks run it; one request if no batch is stated
@@ -382,6 +386,10 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     rid, g = row["id"], group_of(row["id"])
     B = batch_of(row) or 1
     G_row = chips_of(row, system)[0]
+    cp = max(1, int(split_of(row["parallelism"].lower()).get("cp", 1) or 1))  # context-parallel groups (TTFT only)
+    if cp > 1 and G_row is not None and G_row < cp:
+        return Unexpressed(rid, g, f"context parallelism CP{cp} over the row's {G_row} chips: fewer chips than groups")
+    G_row = G_row // cp if G_row is not None else None  # the chips of one context-parallel group
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
         G, layout, words = _one_replica(m, G_row, layout)
@@ -389,9 +397,15 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
                            "assumed)")
     elif lnote:
         assumptions.append(lnote)
-    su = _Setup(m, system, G, 1, layout, prec, kv or m.kv_dtype, ISL, OSL, B, notes, assumptions, pri, spec,
-                engine=engine)
-    held = _engine_batch(su, False, al)  # the batch must fit: weights, and the KV of every sequence at ISL + OSL
+    if cp > 1:
+        assumptions.append(
+            f"context parallelism CP{cp}: each prompt's tokens split over {cp} groups of {G} chips, each holding all the "
+            f"weights and 1/{cp} of the KV; a group prefills 1/{cp} of the prompt's tokens and of its causal attention "
+            f"(load-balanced shards: t = t_prefill(B/{cp}, ISL)), the ring's KV exchange hidden behind the attention")
+    # the batch must fit: weights, and the KV of every sequence at ISL + OSL (a context-parallel group's 1/cp of it)
+    su = _Setup(m, system, G, 1, layout, prec, kv or m.kv_dtype, -(-ISL // cp), -(-OSL // cp), B, notes, assumptions,
+                pri, spec, engine=engine)
+    held = _engine_batch(su, False, al)
     if isinstance(held, str):
         return Unexpressed(rid, g, held)
     if held < B:
@@ -403,8 +417,10 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     kw = dict(G=G, precision=prec, kv_dtype=su.kv, layout=layout, priors=pri)
 
     def times(bs: str) -> tuple[float, float]:
-        pre = step(m, system, B=B_p, S=ISL, phase="prefill", basis=bs, **kw)
+        pre = step(m, system, B=B_p / cp, S=ISL, phase="prefill", basis=bs, **kw)
         ttft = math.ceil(B / B_p) * float(pre.v("t_step"))  # the last chunk waits for the steps before it
+        if cp > 1:  # (refused before here for any quantity but the TTFT)
+            return ttft, math.nan
         if spec is not None:
             sp = speculative_step(m, system, spec, B=B, S=ISL + OSL / 2, basis=bs, **kw)
             return ttft, float(sp.v("t_spec")) / float(sp.v("tau"))
@@ -419,7 +435,9 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     bound = value("spec") if basis == "prior" else pred
     ttft, tpot = times(basis)
     why = [f"one static batch of {B} request(s) of {ISL}+{OSL} tokens on {G} chip(s): TTFT {ttft * 1e3:.4g} ms "
-           f"({B}/{B_p} prefill step(s)), TPOT {tpot * 1e3:.4g} ms (mean decode step)",
+           f"({B}/{B_p} prefill step(s)), TPOT {tpot * 1e3:.4g} ms (mean decode step)" if cp == 1 else
+           f"one static batch of {B} prompt(s) of {ISL} tokens over {cp} context-parallel groups of {G} chip(s) "
+           f"({cp * G} chips): TTFT {ttft * 1e3:.4g} ms",
            f"a latency at batch {B} with no load stated: a static batch, as a latency benchmark runs it"]
     why += notes + _diagnose(row, su, "decode")
     phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s") else "run"
@@ -525,10 +543,14 @@ def split_of(par: str) -> dict[str, int | bool]:
     with experts over the same chips), 'TEP8' (tensor-parallel attention, experts over the same chips), 'MoE-TP4', TGI's
     '--num-shard 8' (its shards split every layer: TP8); a bare 'EP' or 'DP attention' without a number is a flag, and
     'wide EP' / 'large-scale EP' are both flags (attention data-parallel beside the experts)."""
+
+
+    with experts over the same chips), 'MoE-TP4', TGI's '--num-shard 8' (its shards split every layer: TP8), 'CP16' (context
+    parallel: one sequence's tokens over 16 groups); a bare 'EP' or 'DP attention' without a number is a flag."""
     p = par.lower().replace("_", "-")
     p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
-    for short, word in (("tp", "tensor"), ("ep", "expert"), ("dp", "data"), ("pp", "pipeline")):
+    for short, word in (("tp", "tensor"), ("ep", "expert"), ("dp", "data"), ("pp", "pipeline"), ("cp", "context")):
         p = re.sub(rf"\b{word}[- ]?parallel(?:ism)?(?:[- ]?size)?\s*(?:=|:|of)?\s*(\d+)", rf"{short}\1", p)
         p = re.sub(rf"\b(\d+)[- ]way[- ](?:{short}\b|{word}[- ]?parallel(?:ism)?)", rf"{short}\1", p)
         p = re.sub(rf"--{short}-size\s*=?\s*(\d+)", rf"{short}\1", p)
@@ -539,7 +561,7 @@ def split_of(par: str) -> dict[str, int | bool]:
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"), ("tep", rf"\btep{num}"),
                      ("tp", rf"(?<![a-z])(?<![a-z]-)(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
-                     ("pp", rf"(?<![a-z])(?:--)?pp{num}"),
+                     ("pp", rf"(?<![a-z])(?:--)?pp{num}"), ("cp", rf"(?<![a-z])(?:--)?cp{num}"),
                      ("dp", rf"(?<![a-z])(?:--)?(?:attention[- ]?|attn[- ]?)?dp(?:[- ]?attn|[- ]?attention)?{num}")):
         m = re.search(pat, p)
         if m:
