@@ -1247,3 +1247,20 @@ def test_context_parallelism_splits_a_prompts_prefill_over_its_groups():
     assert cp.predicted == pytest.approx(tp.predicted / 16, rel=0.1)  # compute-bound: 1/16 of the work a group
     dec = predict_row({**row, "metric": "TPOT", "unit": "ms", "output_len": "128"}, Aliases())
     assert isinstance(dec, Unexpressed) and "context parallelism" in dec.reason
+
+
+def test_three_bit_and_w4a8_checkpoints_store_what_they_say():
+    """'3-bit GPTQ' stores 3 bits and a group's scale and zero (it was read as 4-bit GPTQ, and OPT-175B refused for
+    memory on one A100 it fits at 3 bits); 'W4A8KV4' (QServe) 4-bit weights at the INT8 rate and a 4-bit KV cache (it
+    matched no rule). 'per-token latency' is a TPOT (it was read as the request's end-to-end latency)."""
+    from tokenmath.core.units import COMPUTE_FORMAT, PRECISION_BYTES
+
+    al = Aliases()
+    assert al.precision("3-bit GPTQ")[:2] == ("int4", "bf16") and al.storage("3-bit GPTQ")["linear"] == "int3_g128"
+    assert al.storage("GPTQ")["linear"] == "int4_g128"  # the 4-bit default unchanged
+    assert al.precision("W4A8KV4")[:2] == ("int8", "int4") and al.storage("W4A8KV4")["linear"] == "w4a8_g128"
+    assert COMPUTE_FORMAT["w4a8_g128"] == "int8" and PRECISION_BYTES["int3_g128"] < PRECISION_BYTES["int4_g128"]
+    row = _p10(model="OPT-175B", precision="3-bit GPTQ", hardware="A100 80GB", n_chips="1", batch="1",
+               input_len="128", output_len="128", metric="per-token latency", value="71", unit="ms")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and "TPOT" in out.why[0] and 30 < out.predicted < 100

@@ -38,6 +38,11 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # matrix) in a wider k-quant, so it is priced at its whole-file average: llama.cpp's quantize listing for LLaMA-v1-7B
 # (6.74B weights) gives Q2_K 2.63, Q3_K_S 2.75, Q3_K_M 3.06, Q3_K_L 3.35, Q4_K_S 3.59, Q4_K_M 3.80, Q5_K_S 4.33 and
 # Q5_K_M 4.45 GiB (recalled, not re-read here: estimates); MMQ multiplies them at the 8-bit rate, as Q4_0.
+# A 3-bit GPTQ checkpoint (AutoGPTQ QuantLinear, recalled, not re-read here: qzeros packed at the weights' bit width,
+# one FP16 scale a group) at group 128 stores 3 + 19/128 bits a weight. QServe's W4A8 (arXiv 2405.04532, progressive
+# group quantisation, recalled, not re-read here: estimate) 4-bit weights with a UINT8 scale and a UINT4 zero per group
+# of 128 under a per-channel FP16 scale (negligible), 4 + 12/128 bits, multiplied at the INT8 rate (its GEMM widens the
+# weights to INT8 in registers and takes INT8 activations).
 _GGUF_K_MIX_GIB_7B = {"gguf_q2_k": 2.63, "gguf_q3_k_s": 2.75, "gguf_q3_k_m": 3.06, "gguf_q3_k_l": 3.35,
                       "gguf_q4_k_s": 3.59, "gguf_q4_k_m": 3.80, "gguf_q5_k_s": 4.33, "gguf_q5_k_m": 4.45}
 PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
@@ -45,11 +50,18 @@ PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8,
                    "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8,
                    "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
+
+
+                   "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8, "int3_g128": (3 + 19 / 128) / 8,
+                   "w4a8_g128": (4 + 12 / 128) / 8, "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
 # storage formats -> the tensor-core format whose peak their matmuls run at
 COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
                   "int4_g64": "int4", "int8_g64": "int8",
+
+
+                  "int3_g128": "int4", "w4a8_g128": "int8",
                   "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}

@@ -235,7 +235,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
-    if re.search(r"s\s*/\s*tok|per[\s_]+(?:output[\s_]+)?token", u + " " + m) or not e2e and re.search(
+    if re.search(r"s\s*/\s*tok|per[\s_-]+(?:output[\s_-]+)?token", u + " " + m) or not e2e and re.search(
             r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[\s_-]*"
             r"(?:step[\s_-]*|\(\s*(?:token|step)\s*\)[\s_-]*)?latency", m):
         # Neuron's 'token generation (model) latency': one call of the decode graph, a step; TGI's benchmark prints
