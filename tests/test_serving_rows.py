@@ -1264,3 +1264,30 @@ def test_three_bit_and_w4a8_checkpoints_store_what_they_say():
                input_len="128", output_len="128", metric="per-token latency", value="71", unit="ms")
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction) and "TPOT" in out.why[0] and 30 < out.predicted < 100
+
+
+def test_a_kv_type_the_row_states_is_read_and_a_kv_memory_setting_states_none():
+    """'FP8 weights + FP8 KV cache' is an FP8 cache as stated (it was the ModelOpt estimate 'the table does not state
+    the KV dtype'); 'BF16 KV cache' beside a bare FP8 is a BF16 cache (it stayed FP8); TensorRT-LLM's
+    'kv_cache_free_gpu_mem_fraction' states no type. A disaggregated rate per GPU under load is the deployment's over
+    all its chips, and says so (it said the decode chips', while dividing by all)."""
+    from tokenmath.measure.validate.serving import stated_kv_dtype
+
+    assert stated_kv_dtype(_p10(precision="FP8 weights + FP8 KV cache (kv_cache_dtype=fp8)"))[0] == "fp8"
+    assert stated_kv_dtype(_p10(notes="--kv-cache-dtype auto")) == (None, "kv-cache-dtype auto")
+    assert stated_kv_dtype(_p10(notes="kv_cache_free_gpu_mem_fraction 0.90")) is None
+    assert stated_kv_dtype(_p10(notes="including KV cache hits")) is None
+    row = _p10(model="Llama-3.1-70B-Instruct", precision="FP8", hardware="H100 80GB", n_chips="2", parallelism="TP2",
+               batch="concurrency 64", input_len="2000", output_len="500", metric="output token throughput",
+               value="2200", unit="tok/s", notes="FP8 KV cache")
+    out = predict_row(row, Aliases())
+    assert "the KV cache in fp8, as the row states ('FP8 KV')" in out.why and not any("estimate" in a for a in
+                                                                                       out.assumptions)
+    bf = predict_row({**row, "notes": "BF16 KV cache"}, Aliases())
+    assert "the KV cache in bf16, as the row states ('BF16 KV')" in bf.why and bf.predicted < out.predicted
+    dis = _p10(model="Llama-3.3-70B-Instruct", precision="FP8", hardware="H100 80GB", n_chips="8",
+               parallelism="disaggregated 2P1D: 2 prefill workers TP2 + 1 decode worker TP4", input_len="3000",
+               output_len="150", metric="throughput per GPU", value="800", unit="tok/s/GPU", notes="concurrency 64")
+    out = predict_row(dis, Aliases())
+    assert any("over all its chips, prefill and decode" in a for a in out.assumptions)
+    assert not any("decode chips' rate" in a for a in out.assumptions)

@@ -49,7 +49,8 @@ from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, con
                    output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, percentiles_as_p,
                    to_int, unit_scope)
 
-__all__ = ["role_split", "pools_of", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of"]
+__all__ = ["role_split", "pools_of", "predict_serving", "kv_pool_bytes", "engine_batch", "run_time", "run_throughput", "engine_of",
+           "stated_kv_dtype"]
 
 
 # ---- formulas ------------------------------------------------------------------------------------
@@ -197,8 +198,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if how_osl:
         assumptions.append(how_osl)
     if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
-        assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of "
-                           f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate")
+        assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of " + (
+            f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate" if under_load(row) is None
+            else "tokens under load is the deployment's rate over all its chips, prefill and decode (as a dashboard "
+                 "divides a disaggregated deployment's throughput)"))
     ctx = context_of(row)
     if ctx is not None and ISL is None and phase is None and not per_user and under_load(row) is None:
         # a latency at a stated context, no load: a per-token time is a decode step at that KV length, a TTFT its prefill
@@ -239,6 +242,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     kv, kv_note = engine_kv_dtype(row, engine, prec, kv)
     if kv_note:
         assumptions = [a for a in assumptions if a != al.source("precision_notes.fp8_kv")] + [kv_note]
+    said_kv = stated_kv_dtype(row)
+    if said_kv is not None:  # the row's own word for its cache beats the precision rule's and the engine's default
+        kv = said_kv[0]
+        assumptions = [a for a in assumptions if a not in (al.source("precision_notes.fp8_kv"), kv_note)]
+        notes.append(f"the KV cache in {kv or m.kv_dtype}, as the row states ({said_kv[1]!r})")
     pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
@@ -467,8 +475,24 @@ def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, sour
 
 # an NVIDIA ModelOpt checkpoint (its quantisation config carries an FP8 KV cache), named by the model or precision
 _MODELOPT = re.compile(r"model\s*opt|\bnvidia\b", re.I)
-# a KV type the row states anywhere
-_KV_STATED = re.compile(r"\bkv\b|kv[\s_-]*cache", re.I)
+# a KV type the row states: 'FP8 KV cache', 'kv_cache_dtype=fp8', 'KV cache: BF16', 'fp8_e4m3 KV', '--kv-cache-dtype auto'
+_KV_TYPE = r"(fp8(?:[_-]?e4m3(?:fn)?|[_-]?e5m2)?|e4m3|e5m2|bf16|bfloat16|fp16|float16|half|int8|int4|nvfp4|fp4|auto)"
+_KV_STATED = re.compile(rf"\bkv[\s_-]*(?:cache)?[\s_-]*(?:dtype|type|precision|format|quant\w*)?\s*(?:=|:|in|is|as)?\s*"
+                        rf"{_KV_TYPE}(?![\w])|(?<![\w]){_KV_TYPE}[\s_-]*kv\b", re.I)
+_KV_OF = {"e4m3": "fp8", "e5m2": "fp8", "bfloat16": "bf16", "fp16": "bf16", "float16": "bf16", "half": "bf16",
+          "nvfp4": "fp4", "auto": None}  # (FP16 and BF16 hold the same bytes; 'auto': the model's own type)
+
+
+def stated_kv_dtype(row: dict) -> tuple[str | None, str] | None:
+    """(the KV cache type the row states, None for the model's own ('auto'); the words) or None where it states
+    none: 'FP8 KV cache', 'kv_cache_dtype=fp8', 'KV cache BF16', 'fp8_e4m3 KV'. A KV cache named for another reason
+    ('kv_cache_free_gpu_mem_fraction 0.9', 'KV cache hits') states no type."""
+    m = _KV_STATED.search(row_text(row, ("model", "precision", "notes", "parallelism")))
+    if m is None:
+        return None
+    t = (m.group(1) or m.group(2)).lower()
+    t = "fp8" if t.startswith("fp8") else t
+    return _KV_OF.get(t, t), m.group(0).strip()
 
 
 def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) -> tuple[str | None, str]:
@@ -479,7 +503,7 @@ def engine_kv_dtype(row: dict, engine: str | None, prec: str, kv: str | None) ->
         return kv, ""
     eng = load_engine(engine)
     if eng.get("kv_cache_dtype") != "auto" or _MODELOPT.search(row_text(row, ("model", "precision"))) or \
-            _KV_STATED.search(row_text(row, ("model", "precision", "notes"))):
+            stated_kv_dtype(row) is not None:
         return kv, ""
     return None, (f"catalog/engines/{engine}.yaml: {eng['sources']['kv_cache_dtype']}: the row states no KV type, "
                   "so the cache holds the model's own")
