@@ -1291,3 +1291,16 @@ def test_a_kv_type_the_row_states_is_read_and_a_kv_memory_setting_states_none():
     out = predict_row(dis, Aliases())
     assert any("over all its chips, prefill and decode" in a for a in out.assumptions)
     assert not any("decode chips' rate" in a for a in out.assumptions)
+
+
+def test_a_normalized_latency_is_the_end_to_end_latency_over_the_output_length():
+    """vLLM's and Orca's 'normalized latency' (s/token) is a request's end-to-end latency over its output tokens (it
+    was read as the TPOT, without the prefill and the queueing)."""
+    from tokenmath.measure.validate.atload import quantity_of
+
+    assert quantity_of("normalized latency", "s/token")[0] == "norm_latency_s"
+    row = _p10(model="OPT-13B", precision="FP16", hardware="A100 80GB", n_chips="1", batch="1", input_len="2000",
+               output_len="20", metric="normalized latency", value="0.05", unit="s/token")
+    norm, tpot = predict_row(row, Aliases()), predict_row({**row, "metric": "TPOT"}, Aliases())
+    e2e = predict_row({**row, "metric": "end-to-end latency", "unit": "s"}, Aliases())
+    assert norm.predicted == pytest.approx(e2e.predicted / 20, rel=1e-6) and norm.predicted > tpot.predicted

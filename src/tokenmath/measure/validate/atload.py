@@ -232,6 +232,9 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
             else "p50" if ("p50" in mu or "median" in mu) else "mean")
     if re.search(r"(?<![a-z])ttft|time.to.first|(?:first|1st).?token.?latency", m):
         return "ttft_s", stat, False
+    if re.search(r"normali[sz]ed[\s_-]*(?:e2e[\s_-]*|end.to.end[\s_-]*|request[\s_-]*)?latency", m):
+        # vLLM's, Orca's 'normalized latency' (s/token): a request's end-to-end latency over its output length
+        return "norm_latency_s", stat, False
     if re.search(r"(?<![a-z])(tpot|itl|tbt)|inter.token|time.per.output|time.between.tokens", m):  # TBT: time between tokens
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
@@ -266,6 +269,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
 
 
 def _from_sim(r, key: str, stat: str, isl: float) -> float:
+    if key == "norm_latency_s":  # (the simulated requests share one output length)
+        return float(r["e2e_s"][stat]) / float(r.settings["osl_mean"])
     if key == "total_tokens_per_s":
         return r["requests_per_s"] * (isl + r.settings["osl_mean"])
     if key == "input_tokens_per_s":

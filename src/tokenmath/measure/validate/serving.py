@@ -265,12 +265,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if cp > 1 and not (regime is None and key == "ttft_s"):
         return Unexpressed(rid, g, f"context parallelism (CP{cp}: each sequence's tokens over {cp} groups) is expressed "
                                    "for a prefill's time (TTFT) only; its decode, and a rate or a load over it, is not")
-    if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+    if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "norm_latency_s"):
         # a latency measured at a stated batch, no load: one static batch (every prompt prefilled, then the
         # batch decodes together), as latency benchmarks run it; one request if no batch is stated
         if re.search(r"\bmax|offline|infinite|saturat", row["batch"] + " " + row["notes"], re.I):
             return Unexpressed(rid, g, "a latency at the engine's maximum load: the requests in flight are not stated")
-        if OSL is None and key != "e2e_s":
+        if OSL is None and key not in ("e2e_s", "norm_latency_s"):
             OSL = 2 if key == "ttft_s" else int(al.engine["bs1_output_len"])
             assumptions.append("output length not stated: " + (
                 "2 tokens (a TTFT does not depend on it)" if key == "ttft_s" else al.source("engine.bs1_output_len")))
@@ -437,7 +437,8 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
 
     def value(bs: str) -> float:
         ttft, tpot = times(bs)
-        return {"ttft_s": ttft, "e2e_s": ttft + (OSL - 1) * tpot}.get(key, tpot)  # the first token ends the prefill
+        e2e = ttft + (OSL - 1) * tpot  # the first token ends the prefill
+        return {"ttft_s": ttft, "e2e_s": e2e, "norm_latency_s": e2e / OSL}.get(key, tpot)
 
     pred = value(basis)
     bound = value("spec") if basis == "prior" else pred
