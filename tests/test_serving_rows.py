@@ -1304,3 +1304,16 @@ def test_a_normalized_latency_is_the_end_to_end_latency_over_the_output_length()
     norm, tpot = predict_row(row, Aliases()), predict_row({**row, "metric": "TPOT"}, Aliases())
     e2e = predict_row({**row, "metric": "end-to-end latency", "unit": "s"}, Aliases())
     assert norm.predicted == pytest.approx(e2e.predicted / 20, rel=1e-6) and norm.predicted > tpot.predicted
+
+
+def test_diagnoses_count_pipeline_stages_and_name_the_early_release_only_for_tensorrt_llm():
+    """Falcon-180B on TP4-PP2: each chip holds 1/8 of the weights, not 1/4 ('weights fill 104 % of HBM' was wrong);
+    an SGLang 'v0.4.1' source is no early TensorRT-LLM release."""
+    row = _p10(model="Falcon-180B", precision="fp16", hardware="A100 80GB", n_chips="8", parallelism="TP4-PP2",
+               input_len="1730", output_len="415", metric="output throughput", value="100", unit="tokens/s")
+    out = predict_row(row, Aliases())
+    assert not any("weights fill 104%" in w for w in out.why)
+    sg = _p10(source="lmsys.org SGLang v0.4.1 DeepSeek-V3 support", model="DeepSeek-V3", precision="FP8",
+              hardware="8 x H200", n_chips="8", parallelism="TP8", batch="1", input_len="128", output_len="256",
+              metric="decode speed", value="35", unit="tokens/s")
+    assert not any("TensorRT-LLM v0.x" in w for w in predict_row(sg, Aliases()).why)

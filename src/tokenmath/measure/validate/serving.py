@@ -532,7 +532,7 @@ _COMPARED = re.compile(r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against|than|o
 def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     """Conditions known to pull a prediction away from the measurement (shown beside the worst rows)."""
     out = []
-    fill = float(arch.model_weight_bytes(su.m, su.prec)) / (su.G * su.system.chip.hbm_capacity_bytes)
+    fill = float(arch.model_weight_bytes(su.m, su.prec)) / su.layout.pp / (su.G * su.system.chip.hbm_capacity_bytes)
     if fill > 0.5 and su.B is None and mode in ("run", "decode"):
         out.append(f"weights fill {fill:.0%} of HBM: the KV pool, and so the batch, hangs on the engine's own "
                    "reservation beside them (serving/engine_memory.py), which a release can change")
@@ -544,7 +544,7 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
                    "(the row's notes give the achieved bandwidth)")
     if "preliminary" in row["notes"].lower():
         out.append("the source calls the figure preliminary")
-    if re.search(r"\bv0\.\d", row["source"]):
+    if re.search(r"\bv0\.\d", row["source"]) and su.engine in ("trtllm", None):
         out.append("an early engine release (TensorRT-LLM v0.x, 2023); the v1.0-era tables run such models faster")
     if "batch from footnote" in row["notes"].lower():
         out.append("the batch is read off the order of a footnote")
