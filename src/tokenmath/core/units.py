@@ -47,21 +47,14 @@ _GGUF_K_MIX_GIB_7B = {"gguf_q2_k": 2.63, "gguf_q3_k_s": 2.75, "gguf_q3_k_m": 3.0
                       "gguf_q4_k_s": 3.59, "gguf_q4_k_m": 3.80, "gguf_q5_k_s": 4.33, "gguf_q5_k_m": 4.45}
 PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
                    "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8_block": 1.0 + 4.0 / (128 * 128),
-                   "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8,
-                   "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8,
-                   "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
-
-
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8, "int3_g128": (3 + 19 / 128) / 8,
-                   "w4a8_g128": (4 + 12 / 128) / 8, "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
+                   "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8, "w4a8_g128": (4 + 12 / 128) / 8,
+                   "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
 # storage formats -> the tensor-core format whose peak their matmuls run at
 COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
-                  "int4_g64": "int4", "int8_g64": "int8",
-
-
-                  "int3_g128": "int4", "w4a8_g128": "int8",
+                  "int4_g64": "int4", "int8_g64": "int8", "int3_g128": "int4", "w4a8_g128": "int8",
                   "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}

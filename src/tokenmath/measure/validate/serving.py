@@ -566,12 +566,9 @@ def split_of(par: str) -> dict[str, int | bool]:
 
     Reads 'TP8', 'tp=8', '--tp 8', 'DP2-TP4', 'TP4xPP2', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
     with experts over the same chips), 'TEP8' (tensor-parallel attention, experts over the same chips), 'MoE-TP4', TGI's
-    '--num-shard 8' (its shards split every layer: TP8); a bare 'EP' or 'DP attention' without a number is a flag, and
-    'wide EP' / 'large-scale EP' are both flags (attention data-parallel beside the experts)."""
-
-
-    with experts over the same chips), 'MoE-TP4', TGI's '--num-shard 8' (its shards split every layer: TP8), 'CP16' (context
-    parallel: one sequence's tokens over 16 groups); a bare 'EP' or 'DP attention' without a number is a flag."""
+    '--num-shard 8' (its shards split every layer: TP8), 'CP16' (context parallel: one sequence's tokens over 16 groups);
+    a bare 'EP' or 'DP attention' without a number is a flag, and 'wide EP' / 'large-scale EP' are both flags (attention
+    data-parallel beside the experts)."""
     p = par.lower().replace("_", "-")
     p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
