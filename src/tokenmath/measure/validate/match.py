@@ -173,9 +173,13 @@ class Match:
 
 def _said(key: str, text: str, generations: bool = False) -> float:
     """The weight of the string's own tokens that a name holds: how much of what the string says the name accounts
-    for ('NVIDIA A100 40GB': 'A100 40GB' holds the a100 and the 40gb, 'NVIDIA A100' the a100 and a vendor word)."""
+    for ('NVIDIA A100 40GB': 'A100 40GB' holds the a100 and the 40gb, 'NVIDIA A100' the a100 and a vendor word).
+    Words only inside brackets gloss the name before them and count half ('Trn2 UltraServer (4x trn2.48xlarge)' is
+    the UltraServer, its instances in brackets)."""
     want = set(tokens(key))
-    return sum(_weight(t) for t in dict.fromkeys(tokens(text, split_family=generations)) if t in want)
+    named = set(tokens(re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", text), split_family=generations))
+    return sum(_weight(t) * (1.0 if t in named else 0.5)
+               for t in dict.fromkeys(tokens(text, split_family=generations)) if t in want)
 
 
 def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: bool = False) -> Match | None:
