@@ -101,6 +101,13 @@ def test_endpoint_answers_what_the_cli_prints(client, path, params):
     assert web == cli_json(*path.split("/"), *cli_args(params))
 
 
+def test_the_page_offers_the_engines_the_commands_take(client):
+    """The page's engine choice lists the engines whose kernels serve and frontier read (records.ENGINES)."""
+    from tokenmath.core.records import ENGINES
+
+    assert client.get("/api/options").json()["engines"] == list(ENGINES)
+
+
 def test_every_endpoint_is_compared_with_the_cli():
     assert {p for p, _ in SAME_AS_CLI} == {ep.path for ep in ENDPOINTS}
 
@@ -481,7 +488,7 @@ def test_page_in_headless_chromium(server, tmp_path):
 
         def changed(selector, value):
             before_renders, before = page.get_attribute("body", "data-renders"), page.inner_text("#step")
-            page.fill(selector, value) if selector != "#precision" else page.select_option(selector, value)
+            page.select_option(selector, value) if selector in ("#precision", "#engine") else page.fill(selector, value)
             page.wait_for_function(f"document.body.dataset.renders !== '{before_renders}'", timeout=30_000)
             return before, page.inner_text("#step")
 
@@ -492,6 +499,8 @@ def test_page_in_headless_chromium(server, tmp_path):
         assert "#" in page.url and "precision=bf16" in page.url  # the view is in the URL
         before, after = changed("#split", "TP4 PP2")  # serve --split: two pipeline streams of 36 chips
         assert before != after and "split=TP4" in page.url
+        before, after = changed("#engine", "trtllm")  # serve and frontier --engine: its measured kernels
+        assert "engine=trtllm" in page.url and "Traceback" not in after
         shot = tmp_path / "web.png"
         page.screenshot(path=str(shot), full_page=True)
 

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from .. import __version__
 from ..cli.cmd_catalog import entry_json
 from ..cli.common import jsonable, user_error
+from ..core.records import ENGINES
 from ..core.roofline import BASES
 from ..core.units import PRECISION_BYTES
 from .api import ENDPOINTS, Endpoint, answer, query_parameters
@@ -73,10 +74,10 @@ def create_app() -> FastAPI:
                 return _error(413, f"config.json larger than {MAX_UPLOAD_BYTES:,} bytes")
         return _answered(lambda: jsonable({"model": (m := uploads.add(body)).name, **entry_json("models", m)}))
 
-    @app.get("/api/options", tags=["page"], summary="Choices the page offers (precisions, bases, uploads)")
+    @app.get("/api/options", tags=["page"], summary="Choices the page offers (precisions, bases, engines, uploads)")
     def options() -> dict:
-        return {"precisions": list(PRECISION_BYTES), "bases": list(BASES), "uploads": uploads.names(),
-                "max_upload_bytes": MAX_UPLOAD_BYTES}
+        return {"precisions": list(PRECISION_BYTES), "bases": list(BASES), "engines": list(ENGINES),
+                "uploads": uploads.names(), "max_upload_bytes": MAX_UPLOAD_BYTES}
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

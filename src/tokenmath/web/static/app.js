@@ -4,7 +4,8 @@
 "use strict";
 
 const DEFAULTS = { model: "deepseek-v3", on: "gb200-nvl72", chips: "64", precision: "fp8", batch: "128",
-                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "", split: "" };  // the lecture's example
+                   context: "4096", basis: "prior", isl: "1000", osl: "1000", at_user_speed: "", split: "",
+                   engine: "" };  // the lecture's example
 // an empty target speed per user is the fast mode's speed: the lecture's fast-mode point on the frontier under load
 const COLORS = { blue: "#1f77b4", orange: "#ff7f0e", green: "#2ca02c", red: "#d62728", purple: "#9467bd",
                  grey: "#7f7f7f" };
@@ -51,11 +52,11 @@ async function refresh() {
     const fastmode = api("fastmode", { ...common, context: c.context }, signal);
     // the frontier under load, at the target speed (or the fast mode's); it fails alone (a model too big for
     // KV, say) without blanking the page
-    const frontier = fastmode.then((fast) => api("frontier", { ...common, isl: c.isl, osl: c.osl,
+    const frontier = fastmode.then((fast) => api("frontier", { ...common, isl: c.isl, osl: c.osl, engine: c.engine,
       at_user_speed: c.at_user_speed || (fastPoint(fast, "fast") || {}).tokens_per_s_per_sequence }, signal))
       .catch((e) => { if (e.name === "AbortError") throw e; return { error: e.message }; });
     const [serve, sweep, fast, fr] = await Promise.all([
-      api("serve", { ...common, batch: c.batch, context: c.context, split: c.split }, signal),  // the split: serve only
+      api("serve", { ...common, batch: c.batch, context: c.context, split: c.split, engine: c.engine }, signal),  // split: serve only
       api("sweep", { ...common, batch: "1:131072", context: contexts }, signal),
       fastmode,
       frontier,
@@ -476,6 +477,7 @@ async function start() {
   fill($("on"), [...cat.systems, ...cat.hardware]);
   fill($("precision"), ["", ...opts.precisions]);
   fill($("basis"), opts.bases);
+  fill($("engine"), ["", ...opts.engines], { "": "engines' median" });
   const state = { ...DEFAULTS, ...Object.fromEntries(new URLSearchParams(location.hash.slice(1))) };
   for (const el of $("controls").elements) if (el.name && state[el.name] !== undefined) el.value = state[el.name];
   let timer = null;
