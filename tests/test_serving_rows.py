@@ -1058,10 +1058,7 @@ def test_a_count_of_instances_is_that_many_of_the_systems_chips():
 
 
 def _probe10b_row(**kw) -> dict:
-    base = dict(id="P10B-X", source="blog", model="Llama 3.1 8B", precision="BF16", hardware="H100 SXM", n_chips="1",
-                parallelism="", batch="", input_len="", output_len="", context_len="", metric="", value="",
-                unit="", confidence="approx", notes="")
-    return {**base, **kw}
+    return _probe7_row(**{"id": "P10B-X", **kw})
 
 
 def test_probe10b_mlx_lm_timings_and_a_bare_bit_width():
