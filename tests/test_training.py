@@ -709,3 +709,18 @@ def test_probe9_training_rows_as_other_sources_write_them():
     glued = table_row("P-5,x,Llama 3.1 8B,bf16,8x H100 SXM,,FSDP,global batch 64,,,8192,step time,5,s,recalled,")
     assert predict_training_row(glued)["predicted"] == pytest.approx(
         predict_training_row({**glued, "n_chips": "8"})["predicted"])
+
+
+def test_probe10d_chip_hours_named_by_the_part():
+    """Probe round 10D: chip-hours named by the part ('A100-hours' in BLOOM's card, 'H100 hours', 'MI300X hours') are
+    chip-hours (they were refused as no unit); 'H100 h' or a model's '8B hours' are not."""
+    base = table_row("P-1,x,BLOOM 176B,bf16,A100 80GB,384,,,,,2048,compute,1082990,GPU-hours,recalled,366B tokens")
+    want = predict_training_row(base)["predicted"]
+    for unit in ("A100-hours", "A100 hours", "a100 hrs"):
+        p = predict_training_row({**base, "unit": unit})
+        assert p["quantity"] == "chip_hours" and p["predicted"] == pytest.approx(want), unit
+    days = predict_training_row({**base, "unit": "A100-days", "value": "45125"})
+    assert days["predicted"] == pytest.approx(want / 24)
+    for unit in ("H100 h", "hours"):
+        assert training_quantity({**base, "metric": "compute", "unit": unit}) != "chip_hours", unit
+    assert training_quantity({**base, "metric": "Llama 3 8B hours", "unit": ""}) != "chip_hours"

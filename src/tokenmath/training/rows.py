@@ -58,8 +58,12 @@ R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention 
 
 _TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
 _PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
-_CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z0-9])")  # not 'GPU H100'
-_CHIP_DAYS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*days?(?![a-z0-9])")  # chip-hours counted in days
+# chip-hours by the word for a chip or by the part's name ('A100-hours', 'H100 hours', 'MI300X hours', 'v5p hours': a
+# few letters glued to a model number), which spells its hours out ('hours', 'hrs'; 'H100 h' is no unit)
+_PART = r"(?<![a-z0-9])[a-z]{1,5}\d{1,4}[a-z]{0,2}"
+_CHIP_HOURS = re.compile(r"(?:gpu|chip|tpu|accelerator|device)s?[\s_-]*h(?:ou)?(?:rs?)?(?![a-z0-9])|"  # not 'GPU H100'
+                         rf"{_PART}[\s_-]*h(?:ou)?rs?(?![a-z0-9])")
+_CHIP_DAYS = re.compile(rf"(?:(?:gpu|chip|tpu|accelerator|device)s?|{_PART})[\s_-]*days?(?![a-z0-9])")  # in days
 # tokens/s, tokens/GPU/s, llm-foundry's 'T/s'; TGS (tokens per GPU per second) and torchtitan's WPS are per chip
 _PER_DEVICE = r"(?:[\s_]*(?:/|per)[\s_]*(?:gpu|chip|device|accelerator|tpu))?"
 _TOKENS_PER_S = re.compile(rf"tok(?:en)?s?{_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
