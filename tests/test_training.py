@@ -724,3 +724,19 @@ def test_probe10d_chip_hours_named_by_the_part():
     for unit in ("H100 h", "hours"):
         assert training_quantity({**base, "metric": "compute", "unit": unit}) != "chip_hours", unit
     assert training_quantity({**base, "metric": "Llama 3 8B hours", "unit": ""}) != "chip_hours"
+
+
+def test_probe10d_flop_rates_with_their_prefix_spelled_out():
+    """Probe round 10D: Megatron-LM's paper writes 'teraFLOP/s' per GPU and 'petaFLOP/s' aggregate (both were refused
+    as no unit); they are TFLOP/s and PFLOP/s, the second over all the row's chips."""
+    from tokenmath.measure.validate.rows import dimension_of_unit, unit_scale
+    base = table_row("P-1,x,GPT 1008B,fp16,A100 80GB,3072,TP8 PP64 DP6,3072,,,2048,per-GPU throughput,163,TFLOP/s,"
+                     "recalled,training")
+    want = predict_training_row(base)["predicted"]
+    for unit in ("teraFLOP/s", "teraflops", "Tera-FLOPs"):
+        p = predict_training_row({**base, "unit": unit})
+        assert p["quantity"] == "flop_per_s" and p["predicted"] == pytest.approx(want), unit
+    agg = predict_training_row({**base, "metric": "aggregate throughput", "unit": "petaFLOP/s", "value": "502"})
+    assert agg["predicted"] == pytest.approx(want * 3072 / 1000)
+    assert unit_scale("teraFLOP/s") == 1e12 and unit_scale("petaflops") == 1e15 and unit_scale("gigaFLOP/s") == 1e9
+    assert dimension_of_unit("teraFLOP/s") == "flop_rate"

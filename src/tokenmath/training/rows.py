@@ -57,6 +57,9 @@ QUANTITIES = {"mfu": "mfu", "hfu": "hfu", "flop_per_s": "tflops_per_gpu", "token
 R_FULL = 4 / 3  # one more forward per step: runs.ratio_full with the attention share neglected
 
 _TRAIN = re.compile(r"(?<![a-z])(?:pre-?)?train(?:ing|ed)?(?![a-z])")  # not the 'train' of 'constraint'
+# a FLOP rate's prefix, as a letter ('TFLOP/s', 'PFlops') or spelled out ('teraFLOP/s', 'petaFLOP/s': Megatron-LM's
+# papers): the letter is the group
+_FLOP_PREFIX = re.compile(r"(?<![a-z])(?:(g)iga|(t)era|(p)eta|(e)xa)[\s_-]*flop|([gtpe])flop")
 _PER_CHIP = re.compile(r"per[\s_-]*(?:gpu|chip|device|accelerator|tpu)|/\s*(?:gpu|chip|device|tpu)(?![a-z])")
 # chip-hours by the word for a chip or by the part's name ('A100-hours', 'H100 hours', 'MI300X hours', 'v5p hours': a
 # few letters glued to a model number), which spells its hours out ('hours', 'hrs'; 'H100 h' is no unit)
@@ -205,7 +208,7 @@ def training_quantity(row: dict) -> str | None:
     if tu and (tu[0] in ("month", "week", "wk", "day", "d") or re.search(r"time|wall|duration", metric)
                or _TRAIN.search(metric)):
         return "time"
-    if re.search(r"[gtpe]flop", both) and (_PER_CHIP.search(both) or _TRAIN.search(metric) or _training_context(row)) \
+    if _FLOP_PREFIX.search(both) and (_PER_CHIP.search(both) or _TRAIN.search(metric) or _training_context(row)) \
             and not (kernel and not _TRAIN.search(metric)):
         return "flop_per_s"
     if _TOKENS_PER_S.search(both) and (_TRAIN.search(metric) or _training_context(row)):
@@ -560,9 +563,10 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     if q == "flop_per_s":
         model_flop = re.search(r"(?<![a-z])model(?![a-z])|6nd", text) is not None
         per_s = mfu * F if model_flop else hfu_p * (r_carry["full"] if carry == "mfu" else 1.0) * F
-        prefix = re.search(r"([gtpe])flop", unit.lower()) or re.search(r"([gtpe])flop", metric.lower())
-        scale = {"g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}[prefix.group(1)]
-        total = not per_chip and bool(prefix.group(1) in "pe" or re.search(r"aggregate|total|cluster", text))
+        prefix = _FLOP_PREFIX.search(unit.lower()) or _FLOP_PREFIX.search(metric.lower())
+        letter = next(x for x in prefix.groups() if x)
+        scale = {"g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}[letter]
+        total = not per_chip and bool(letter in "pe" or re.search(r"aggregate|total|cluster", text))
         if total and G is None:
             return refuse(f"{unit!r} over all chips, but the row states no chip count")
         if not per_chip and not total:

@@ -32,7 +32,9 @@ SERVING_GROUPS = ("TRT", "MLP", "BS1", "VLLM")
 PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_measurements.csv"
 
 # measured units -> SI multiplier of the predicted quantity
-_UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9), (r"^gb/s", 1e9), (r"^tb/s", 1e12),
+_UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9),
+               (r"^tera[\s_-]?flop", 1e12), (r"^peta[\s_-]?flop", 1e15), (r"^giga[\s_-]?flop", 1e9),  # spelled out
+               (r"^gb/s", 1e9), (r"^tb/s", 1e12),
                (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbit/s", 1e9 / 8),
                (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?(?:\s*\(.*\))?$", 1e-6),
                (r"^ms(?:\s*/\s*(?:tok\w*|output token))?(?:\s*\(.*\))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
