@@ -740,3 +740,16 @@ def test_probe10d_flop_rates_with_their_prefix_spelled_out():
     assert agg["predicted"] == pytest.approx(want * 3072 / 1000)
     assert unit_scale("teraFLOP/s") == 1e12 and unit_scale("petaflops") == 1e15 and unit_scale("gigaFLOP/s") == 1e9
     assert dimension_of_unit("teraFLOP/s") == "flop_rate"
+
+
+def test_probe10d_a_parameter_count_in_trillions_or_in_words():
+    """Probe round 10D: 'GPT 1T' (ZeRO-Infinity) and 'GPT (1 trillion parameters)' (Megatron-LM) state their size (they
+    were refused for none); '288B active parameters' is the active count beside a '~2T total'."""
+    from tokenmath.training.rows import _row_params
+    assert _row_params("GPT 1T") == _row_params("GPT (1 trillion parameters)") == _row_params("GPT 1000B") == 1e12
+    assert _row_params("Switch-C 1.6T") == pytest.approx(1.6e12) and _row_params("7 billion") == 7e9
+    assert _row_params("Llama 4 Behemoth (288B active parameters, 16 experts, ~2T total)") == 288e9
+    assert _row_params("MPT-760m") == 760e6 and _row_params("DeepSeek-V3 (671B MoE, 37B active)") == 37e9
+    row = table_row("P-1,x,GPT 1T,fp16,V100 32GB,512,ZeRO-3,,,,1024,throughput,49,TFlops/GPU,recalled,training")
+    p = predict_training_row(row)
+    assert p["predicted"] == pytest.approx(predict_training_row({**row, "model": "GPT 1000B"})["predicted"])

@@ -97,13 +97,16 @@ def _publication(source: str) -> str:
     return m.group(0).replace("github ", "") if m else ""
 
 
+_COUNT = r"(\d+(?:\.\d+)?)\s*(trillion|billion|million|[TtBbMm])\b"  # '175B', '1T', '1.6 trillion', '760m'
+
+
 def _row_params(text: str) -> float | None:
-    """Active parameters from a model description: '671B MoE, 37B active' -> 37e9, 'MPT-760m' -> 760e6."""
-    act = re.search(r"(\d+(?:\.\d+)?)\s*([BbMm])\s+active", text)
-    m = act or re.search(r"(\d+(?:\.\d+)?)\s*([BbMm])\b", text)
+    """Active parameters from a model description: '671B MoE, 37B active' -> 37e9, 'MPT-760m' -> 760e6, 'GPT 1T' and
+    'GPT (1 trillion parameters)' -> 1e12."""
+    m = re.search(_COUNT + r"\s+(?:parameters\s+)?active", text) or re.search(_COUNT, text)
     if not m:
         return None
-    return float(m.group(1)) * (1e9 if m.group(2) in "Bb" else 1e6)
+    return float(m.group(1)) * _SCALE[m.group(2).lower()[0]]
 
 
 def _row_recompute(row: dict) -> str:
