@@ -753,3 +753,18 @@ def test_probe10d_a_parameter_count_in_trillions_or_in_words():
     row = table_row("P-1,x,GPT 1T,fp16,V100 32GB,512,ZeRO-3,,,,1024,throughput,49,TFlops/GPU,recalled,training")
     p = predict_training_row(row)
     assert p["predicted"] == pytest.approx(predict_training_row({**row, "model": "GPT 1000B"})["predicted"])
+
+
+def test_probe10d_a_training_logs_tps_is_per_chip():
+    """Probe round 10D: torchtitan's log key 'tps' (it renamed 'wps') counts one rank's tokens, per chip, as 'wps' and
+    'TGS' are (8 chips' 'tps: 9,300' was read as the sum, 8× off); a 'tps' the row says is summed stays the sum, and a
+    throughput in TPS with a metric of its own stays over all chips, as before."""
+    base = table_row("P-1,x,Llama 3.1 8B,float8 rowwise,8x H100 SXM,8,FSDP,local batch 2,,,8192,tps,9300,,recalled,"
+                     "torchtitan training")
+    per_chip = predict_training_row({**base, "metric": "wps"})["predicted"]
+    assert predict_training_row(base)["predicted"] == pytest.approx(per_chip)
+    assert predict_training_row({**base, "metric": "TPS:"})["predicted"] == pytest.approx(per_chip)
+    summed = predict_training_row({**base, "notes": "torchtitan training, total over all GPUs"})["predicted"]
+    assert summed == pytest.approx(8 * per_chip)
+    assert predict_training_row({**base, "metric": "throughput", "unit": "TPS"})["predicted"] == \
+        pytest.approx(8 * per_chip)

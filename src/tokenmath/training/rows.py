@@ -72,6 +72,10 @@ _PER_DEVICE = r"(?:[\s_]*(?:/|per)[\s_]*(?:gpu|chip|device|accelerator|tpu))?"
 _TOKENS_PER_S = re.compile(rf"tok(?:en)?s?{_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
                            r"(?<![a-z])(?:tps|tgs|wps)(?![a-z])|(?<![a-z/])t\s*/\s*s(?![a-z])")
 _PER_CHIP_RATE = re.compile(r"(?<![a-z])(?:tgs|wps)(?![a-z])")
+# a metric that is only a training log's 'tps' key (torchtitan's line 'loss … tps: 6,250 tflops … mfu …', which renamed
+# its 'wps') is every rank's own count, per chip, as its tgs and wps are — unless the row says it sums the ranks
+_LOG_TPS = re.compile(r"\s*tps\s*:?\s*")
+_SUMMED = re.compile(r"total|global|cluster|aggregate|all[\s_-]+(?:gpus|chips|ranks|devices)")
 # samples (sequences) per second, llm-foundry's 'S/s': tokens/s ÷ the sequence length
 _SAMPLES_PER_S = re.compile(rf"(?:samples?|seqs?|sequences?){_PER_DEVICE}[\s_]*(?:/|per)[\s_]*(?:s|sec|second)(?![a-z])|"
                             r"(?<![a-z/])s\s*/\s*s(?![a-z])")
@@ -580,7 +584,8 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         return done(float(compute_time(flop_tok * B * S, 1.0, G, F, mfu)) / unit_s)
 
     # tokens/s or samples/s
-    per_chip = per_chip or bool(_PER_CHIP_RATE.search(text))
+    per_chip = per_chip or bool(_PER_CHIP_RATE.search(text)) or bool(
+        _LOG_TPS.fullmatch(metric.lower()) and not _SUMMED.search(f"{text} | {row.get('notes', '').lower()}"))
     if not per_chip and G is None:
         return refuse(f"{unit!r} over all chips, but the row states no chip count")
     prefix = re.search(r"(?<![a-z])([km])\s*(?:tok|samples?|seq)", unit.lower())
