@@ -768,3 +768,19 @@ def test_probe10d_a_training_logs_tps_is_per_chip():
     assert summed == pytest.approx(8 * per_chip)
     assert predict_training_row({**base, "metric": "throughput", "unit": "TPS"})["predicted"] == \
         pytest.approx(8 * per_chip)
+
+
+def test_probe10d_a_step_times_batch_and_length_in_its_notes():
+    """Probe round 10D: a step time whose global batch and sequence length are in the notes ('global batch 512,
+    sequence length 4096', as MaxText's README lists a run) was refused for stating no length; labelled figures are
+    read there, where the columns are empty, bare numbers are not."""
+    cols = table_row("P-1,x,Llama2-7B,bf16,TPU v5p-128,,FSDP,global batch 512,,,4096,step time (s),2.9,s,recalled,"
+                     "training")
+    want = predict_training_row(cols)["predicted"]
+    noted = {**cols, "batch": "", "context_len": "", "notes": "global batch 512, sequence length 4096, training"}
+    p = predict_training_row(noted)
+    assert p["predicted"] == pytest.approx(want) and any("sequence length 4096" in w for w in p["why"])
+    for notes in ("GBS=512, seq_len=4K", "max_target_length=4096, global_batch_size: 512"):
+        assert predict_training_row({**noted, "notes": notes})["predicted"] == pytest.approx(want), notes
+    bare = predict_training_row({**noted, "notes": "512 x 4096, training"})
+    assert bare["predicted"] is None and "sequence length" in bare["reason"]

@@ -308,13 +308,39 @@ def _global_batch(text: str, S: float, G: float, dp: float | None) -> float | No
     return float(m.group(1)) * (dp if per_dp else 1.0)
 
 
+# a global batch or a sequence length named in a row's other columns ('global batch 512, sequence length 4096' in its
+# notes, 'seq_len=8192', MaxText's 'max_target_length=2048'): only where labelled, never a bare number
+_GLOBAL_BATCH_SAID = re.compile(r"(?<![a-z])(?:gbs|global[\s_-]*batch(?:[\s_-]*size)?)\s*(?:=|:|of)?\s*\d[\d,.]*\s*"
+                                r"[kmb]?(?![a-z])(?:\s*(?:tok(?:en)?s?|seqs?|sequences|samples)\b)?", re.IGNORECASE)
+_SEQ_LEN_SAID = re.compile(r"(?<![a-z])(?:seq(?:uence)?[\s_-]*len(?:gth)?|seqlen|context[\s_-]*len(?:gth)?|"
+                           r"max[\s_-]*target[\s_-]*length)\s*(?:=|:|of)?\s*(\d[\d,]*)\s*(k)?(?![a-z0-9])", re.IGNORECASE)
+
+
+def _batch_text(row: dict) -> str:
+    """The row's batch column, or where it is empty the global batch its notes or parallelism name."""
+    if (row.get("batch", "") or "").strip():
+        return row["batch"]
+    m = _GLOBAL_BATCH_SAID.search(f"{row.get('notes', '')} | {row.get('parallelism', '')}")
+    return m.group(0) if m else ""
+
+
+def _row_seq_len(row: dict) -> float | None:
+    """The sequence length: the context or input length column, else one the notes, parallelism, batch or metric
+    name ('sequence length 4096', 'seq_len=8K')."""
+    S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
+    if S is None:
+        m = _SEQ_LEN_SAID.search(" | ".join(row.get(c, "") or "" for c in ("notes", "parallelism", "batch", "metric")))
+        S = float(m.group(1).replace(",", "")) * (1024 if m.group(2) else 1) if m else None
+    return S
+
+
 def _row_batch(row: dict, system, G: float | None, S: float | None) -> float | None:
-    """The row's global batch in sequences (`_global_batch`), a count per DP group multiplied by the data-parallel
-    ways its split leaves (G / tp·pp), or None."""
+    """The row's global batch in sequences (`_global_batch` of `_batch_text`), a count per DP group multiplied by the
+    data-parallel ways its split leaves (G / tp·pp), or None."""
     if not (G and S):
         return None
     split = _row_split(row, system)
-    return _global_batch(row.get("batch", ""), S, G, G / split[0] if split else None)
+    return _global_batch(_batch_text(row), S, G, G / split[0] if split else None)
 
 
 def _metric_chips(text: str) -> float | None:
@@ -369,7 +395,7 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
         return 1.0, None
     mp, zero = split
     dp = G / mp
-    B = _global_batch(row.get("batch", ""), S, G, dp)
+    B = _global_batch(_batch_text(row), S, G, dp)
     if dp < 2 or not B:
         return 1.0, None
     inside = G <= system.domain_chips
@@ -474,7 +500,9 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         if n is not None:
             G = float(n)
             out["why"].append(how)
-    S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
+    S = _row_seq_len(row)
+    if S is not None and not any((row.get(c, "") or "").strip() for c in ("context_len", "input_len")):
+        out["why"].append(f"sequence length {S:g}, as the row's text states")
     for label, x in (("n_chips", G), ("sequence length", S)):
         if x is not None and not 1 <= x <= 1e12:
             return refuse(f"{label} {x:g} is not a count between 1 and 1e12")
