@@ -365,3 +365,18 @@ def test_other_percentages_are_not_predicted_as_a_kernels_share(row, share):
     from tokenmath.measure.validate.rows import share_of_peak
     assert share_of_peak(row) == share and row_kind(row) == "unknown"
     assert not hasattr(predict_row(row, Aliases()), "predicted")
+
+
+def test_probe10d_an_attention_kernel_named_only_by_its_api():
+    """Probe round 10D: cuDNN's and PyTorch's SDPA ('cuDNN SDPA forward', 'F.scaled_dot_product_attention') name an
+    attention kernel without the word: a FLOP rate or a time of one is an attention kernel's (the rate was refused as
+    a FLOP rate of no kernel)."""
+    rate = _row("Q-501", "TFLOPS", "1450", "TFLOPS", "B200", model="cuDNN SDPA forward (hdim 128)", precision="bf16",
+                context_len="8192")
+    assert row_kind(rate) == "kernel"
+    out = predict_row(rate, Aliases())
+    fa = predict_row({**rate, "model": "FlashAttention forward (hdim 128)"}, Aliases())
+    assert out.kind == "kernel" and out.predicted == pytest.approx(fa.predicted)
+    t = _row("Q-502", "latency", "3.1", "ms", model="F.sdpa forward (batch 4, seqlen 8192, 32 heads, hdim 128, causal)",
+             precision="bf16")
+    assert row_kind(t) == "kernel" and predict_row(t, Aliases()).kind == "kernel"

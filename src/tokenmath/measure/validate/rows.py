@@ -468,7 +468,7 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         return _share_kind(row, named, notes)
     dim = dimension_of_unit(unit)
     if "flop" in metric or dim == "flop_rate":
-        if re.search(_ATTENTION, named):
+        if re.search(_ATTENTION, named) or re.search(ATTENTION_KERNEL, named):  # 'cuDNN SDPA forward'
             return "kernel"
         raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))  # shapes keep M, N, K's case
         if re.search(_GEMM, f"{named} | {notes}") or re.search(GEMM_SHAPE, raw):
@@ -477,7 +477,7 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
     if "kernel_time" in metric:
         return "stream"
     if dim == "time":  # one kernel's time: an attention kernel's, or a GEMM's
-        if re.search(_ATTENTION, named):
+        if re.search(_ATTENTION, named) or re.search(ATTENTION_KERNEL, named):
             return "kernel"
         raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))
         if re.search(_GEMM, named) or re.search(GEMM_SHAPE, raw):
