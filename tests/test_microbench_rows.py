@@ -380,3 +380,18 @@ def test_probe10d_an_attention_kernel_named_only_by_its_api():
     t = _row("Q-502", "latency", "3.1", "ms", model="F.sdpa forward (batch 4, seqlen 8192, 32 heads, hdim 128, causal)",
              precision="bf16")
     assert row_kind(t) == "kernel" and predict_row(t, Aliases()).kind == "kernel"
+
+
+def test_probe10d_a_gemms_memory_bandwidth_is_its_bytes_over_its_time():
+    """Probe round 10D: DeepGEMM's README gives each shape's 'Memory bandwidth' beside its TFLOPS: the GEMM's operand
+    and output bytes over its time (it was an HBM stream at W · eta_bw, 1.7× off). A bandwidth with no GEMM shape
+    stays a stream."""
+    row = _row("Q-503", "Memory bandwidth", "1688", "GB/s", "H800", model="DeepGEMM dense GEMM", precision="FP8",
+               notes="(m, n, k) = (64, 2112, 7168)")
+    assert row_kind(row) == "gemm"
+    bw = predict_row(row, Aliases())
+    t = predict_row({**row, "metric": "kernel time", "unit": "us"}, Aliases())
+    byts = 64 * 7168 + 7168 * 2112 + 64 * 2112 * 2
+    assert bw.kind == "gemm" and bw.higher_is_better
+    assert bw.predicted * 1e9 == pytest.approx(byts / (t.predicted * 1e-6)) and bw.predicted < bw.spec
+    assert row_kind({**row, "notes": ""}) == "stream"

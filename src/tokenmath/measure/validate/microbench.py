@@ -145,7 +145,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
             eta_mm = kernels.small_m_efficiency(depth(bs), M, m_half)
             return flop / float(kernels.gemm_time(flop, F, eta_mm, byts, W, _eta(pri, "eta_bw", bs), t0))
         timed = dimension_of_unit(row["unit"]) == "time"  # the GEMM's time: its FLOP at that rate
-        pred, spec = both((lambda bs: flop / rate(bs)) if timed else rate)
+        moved = dimension_of_unit(row["unit"]) == "bandwidth"  # its operands' and output's bytes over that time
+        pred, spec = both((lambda bs: flop / rate(bs)) if timed else (lambda bs: byts * rate(bs) / flop) if moved
+                          else rate)
         eta_k = depth("prior")
         bound = "compute" if flop / (F * eta_k) >= byts / (W * pri.eta_bw) else "memory"
         why = [f"GEMM {groups}×{M}×{N}×{K} {prec}: {bound}-bound"]
@@ -157,6 +159,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
                        f"({pri.file or pri.name}: matmul_k_law_fmt.{law_key}, measured kernel tables)")
         if timed:
             why.append(f"time = 2·M·N·K·groups / rate = {flop:.3g} FLOP at {flop / pred / 1e12:.3g} TFLOP/s")
+        if moved:
+            why.append(f"bandwidth = (M·K·{b:g} + K·N·{b:g} + M·N·2) B · groups / time = {byts / 1e6:.3g} MB in "
+                       f"{byts / pred * 1e6:.3g} µs (the GEMM's time at {flop * pred / byts / 1e12:.3g} TFLOP/s)")
         return Prediction(rid, g, "gemm", pred / scale, measured, row["unit"], spec / scale if spec else None,
                           not timed, why + notes, assume)
     if kind == "kernel":  # attention kernels: compute-bound at the BF16 peak (as in roofline's F_attn)

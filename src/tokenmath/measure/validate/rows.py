@@ -485,6 +485,9 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
     if re.search(_NO_FIGURE, named) and not re.search(r"\bhbm", named):
         return "unknown"
     if dim == "bandwidth" or re.search(r"bandwidth|throughput|\bbw\b", metric):
+        raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))
+        if dim == "bandwidth" and re.search(_GEMM, named) and re.search(GEMM_SHAPE, raw):
+            return "gemm"  # a GEMM of a stated shape: its operands' bytes over its time (DeepGEMM's README)
         if re.search(LINK, named) or (re.search(_DEVICE_TO_DEVICE, named) and (chips_of(row)[0] or 1) >= 2):
             return "link"
         if re.search(_MEMORY, named) or "bandwidth" in metric:
@@ -709,6 +712,8 @@ def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
         return "time"
     if kind in ("gemm", "kernel") and re.search(r"time|latency|duration|runtime|elapsed", m):
         return "time"  # one kernel's time ('torch.matmul time', 'forward latency')
+    if kind == "gemm" and dimension_of_unit(unit) == "bandwidth":
+        return "bandwidth"  # a GEMM's bytes over its time (DeepGEMM's 'Memory bandwidth' column)
     if kind == "alltoall" and not re.search(A2A_TIME, m):
         return "bandwidth"
     if kind == "collective":  # a collective's time or its bus/algorithm bandwidth, as the row names it
