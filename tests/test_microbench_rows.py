@@ -395,3 +395,22 @@ def test_probe10d_a_gemms_memory_bandwidth_is_its_bytes_over_its_time():
     assert bw.kind == "gemm" and bw.higher_is_better
     assert bw.predicted * 1e9 == pytest.approx(byts / (t.predicted * 1e-6)) and bw.predicted < bw.spec
     assert row_kind({**row, "notes": ""}) == "stream"
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("#Groups 4, M per group 8192, N 4096, K 7168", (8192, 4096, 7168, 4)),
+    ("num_groups: 8, m_per_group=4096, n=4096, k=7168", (4096, 4096, 7168, 8)),
+    ("4 groups, M per group 8k, N 4096, K 7168", (8192, 4096, 7168, 4)),
+    ("groups=4 M/group=8192 N=4096 K=7168", (8192, 4096, 7168, 4)),
+    ("top-K 8, M=1", None),
+])
+def test_probe10d_a_grouped_gemms_shape_as_its_readme_columns_write_it(text, shape):
+    """Probe round 10D: DeepGEMM's grouped GEMMs ('#Groups 4, M per group 8192, N 4096, K 7168') were read as the
+    unstated 8192³ with one group; the columns name N and K without '=' only beside the rows per group."""
+    assert _gemm_shape({"model": "", "metric": "", "notes": text, "batch": ""}) == shape
+
+
+def test_probe10d_a_grouped_gemm_with_its_shape_half_stated_is_refused():
+    row = _row("Q-504", "Computation", "1297", "TFLOPS", "H800", model="DeepGEMM grouped GEMM", precision="FP8",
+               notes="M per group 8192, N 4096")
+    assert "only partly stated" in predict_row(row, Aliases()).reason

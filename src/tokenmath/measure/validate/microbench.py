@@ -98,7 +98,8 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
 
     if kind == "gemm":
         shape = _gemm_shape(row)
-        if shape is None and re.search(r"\b[MNK]\s*=|M/group", " ".join(row[c] for c in ("model", "metric", "notes"))):
+        if shape is None and (re.search(r"\b[MNK]\s*=", " ".join(row[c] for c in ("model", "metric", "notes"))) or
+                              _M_PER_GROUP.search(" ".join(row[c] for c in ("model", "metric", "notes")))):
             return Unexpressed(rid, g, "GEMM shape (M, N, K) only partly stated in the row")
         assume = []
         if shape is None:  # a matmul rate with no shape: what a large square GEMM reaches
@@ -287,9 +288,16 @@ def _gemm_shape(row) -> tuple[int, int, int, int] | None:
     return None
 
 
+# a grouped GEMM's groups ('groups=4', '#Groups 4', 'num_groups: 4', '4 groups') and rows per group ('M/group=8192',
+# 'M per group 8192', 'm_per_group=8192': DeepGEMM's README columns)
+_GROUPS = re.compile(r"(?:#\s*|num[\s_-]*)?groups\s*[=:]?\s*(\d+)|(?<![\w.])(\d+)\s+groups\b", re.I)
+_M_PER_GROUP = re.compile(r"\bM\s*(?:/\s*|[\s_-]*per[\s_-]*)group\s*[=:]?\s*" + r"(\d+(?:\.\d+)?)(?:\s*([kK])(?![a-zA-Z0-9_=]))?",
+                          re.I)
+
+
 def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
-    groups = re.search(r"groups=(\d+)", text)
-    G = int(groups.group(1)) if groups else 1
+    groups = _GROUPS.search(text)
+    G = int(groups.group(1) or groups.group(2)) if groups else 1
     best = re.search(r"best shape (\d+)x(\d+)x(\d+)", text)
     if best:
         return int(best.group(1)), int(best.group(2)), int(best.group(3)), 1
@@ -306,13 +314,16 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
         for sym in same.groups()[:3]:
             if sym:
                 named[sym] = _dim(same.group(4), same.group(5))
+    per_group = _M_PER_GROUP.search(text)
+    # beside the rows per group, a table's columns name N and K with no '=' ('N 4096, K 7168')
+    sep = r"\s*[=:]?\s*" if per_group else r"\s*=\s*"
     for sym in "NK":
-        m = re.search(rf"\b{sym}\s*=\s*" + _DIM, text)
+        m = re.search(rf"\b{sym}{sep}" + _DIM, text)
         if m and sym not in named:
             named[sym] = _dim(m.group(1), m.group(2))
-    M = re.search(r"M/group\s*=\s*(\d+)", text) or re.search(r"\bM\s*=\s*" + _DIM, text)
+    M = per_group or re.search(r"\bM\s*=\s*" + _DIM, text)
     if "M" not in named and M:
-        named["M"] = _dim(M.group(1), M.group(2) if M.re.groups > 1 else "")
+        named["M"] = _dim(M.group(1), M.group(2))
     if "M" not in named and re.search(r"M=batch", text) and to_int(row["batch"]) is not None:
         named["M"] = to_int(row["batch"])
     if len(named) == 3:
