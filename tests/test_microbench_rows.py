@@ -414,3 +414,15 @@ def test_probe10d_a_grouped_gemm_with_its_shape_half_stated_is_refused():
     row = _row("Q-504", "Computation", "1297", "TFLOPS", "H800", model="DeepGEMM grouped GEMM", precision="FP8",
                notes="M per group 8192, N 4096")
     assert "only partly stated" in predict_row(row, Aliases()).reason
+
+
+def test_probe10d_a_bandwidth_between_chips_is_a_link():
+    """Probe round 10D: NVSHMEM's shmem_put_bw between 2 GPUs ('put bandwidth', NVLink in the notes) is one chip writing
+    into another's memory over the link (it was an HBM stream, 7.6× off). A bandwidth that names memory, or one chip's
+    kernel bandwidth with no link said, stays a stream."""
+    put = _row("Q-505", "put bandwidth", "380", "GB/s", n_chips="2", model="shmem_put_bw (device)",
+               notes="NVLink; size 1 MiB per PE")
+    assert row_kind(put) == "link" and predict_row(put, Aliases()).spec == pytest.approx(450)
+    assert row_kind({**put, "notes": ""}) == "link"  # two chips, no memory word
+    assert row_kind({**put, "n_chips": "1", "notes": "", "model": "FlashMLA decoding"}) == "stream"
+    assert row_kind({**put, "metric": "memory bandwidth", "notes": "", "n_chips": "8"}) == "stream"

@@ -488,12 +488,17 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         raw = " | ".join(row.get(c, "") or "" for c in ("metric", "model", "notes"))
         if dim == "bandwidth" and re.search(_GEMM, named) and re.search(GEMM_SHAPE, raw):
             return "gemm"  # a GEMM of a stated shape: its operands' bytes over its time (DeepGEMM's README)
-        if re.search(LINK, named) or (re.search(_DEVICE_TO_DEVICE, named) and (chips_of(row)[0] or 1) >= 2):
+        two = (chips_of(row)[0] or 1) >= 2
+        if re.search(LINK, named) or (re.search(_DEVICE_TO_DEVICE, named) and two):
             return "link"
-        if re.search(_MEMORY, named) or "bandwidth" in metric:
+        if re.search(_MEMORY, named):
             return "stream"
-        if re.search(LINK, notes):
+        # a bandwidth named by no memory word, between chips or over a link the notes name (NVSHMEM's shmem_put_bw
+        # on 2 GPUs, 'NVLink'): one chip writing into another's memory, not a stream within one
+        if re.search(LINK, notes) or two:
             return "link"
+        if "bandwidth" in metric:
+            return "stream"
     return "unknown"
 
 
