@@ -426,3 +426,20 @@ def test_probe10d_a_bandwidth_between_chips_is_a_link():
     assert row_kind({**put, "notes": ""}) == "link"  # two chips, no memory word
     assert row_kind({**put, "n_chips": "1", "notes": "", "model": "FlashMLA decoding"}) == "stream"
     assert row_kind({**put, "metric": "memory bandwidth", "notes": "", "n_chips": "8"}) == "stream"
+
+
+def test_probe10d_an_integer_gemm_in_tops():
+    """Probe round 10D: an INT8 GEMM's rate in TOPS (cuBLASLt's) was refused as no unit; it is 1e12 operations a
+    second, at the chip's INT8 peak where the catalog holds one. Where it holds none (the A100 SXM, whose INT8 is left
+    out so that weight-only INT8 runs at the 16-bit rate) a GEMM of INT8 operands is refused with that reason, not run
+    at the BF16 peak; an INT8 weight-only GEMM there runs at the 16-bit rate."""
+    from tokenmath.measure.validate.rows import unit_scale
+    assert unit_scale("TOPS") == 1e12 and unit_scale("POPS") == 1e15
+    l4 = predict_row(_row("Q-506", "throughput", "200", "TOPS", "L4", model="cuBLASLt INT8 GEMM", precision="int8",
+                          notes="M=N=K=8192"), Aliases())
+    assert l4.kind == "gemm" and l4.spec == pytest.approx(242) and "int8" in l4.why[0]
+    a100 = _row("Q-507", "throughput", "550", "TOPS", "A100 80GB SXM4", model="cuBLASLt INT8 GEMM", precision="int8",
+                notes="M=N=K=8192")
+    assert "no INT8 peak" in predict_row(a100, Aliases()).reason
+    wo = predict_row({**a100, "precision": "int8 weight-only", "unit": "TFLOPS"}, Aliases())
+    assert wo.kind == "gemm" and wo.spec == pytest.approx(312)

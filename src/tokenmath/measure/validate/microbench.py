@@ -112,6 +112,13 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         prec, pnote = _precision(row, al)
         if prec is None:
             return Unexpressed(rid, g, pnote)
+        if prec == "int8" and chip.peak_precision("int8") != "int8" and not re.search(
+                r"weight[\s_-]*only|\bw8a16\b", f"{row['precision']} {row['model']} {row['notes']}", re.I):
+            # the catalog's INT8 peak is left out where 8-bit weights are dequantised to the 16-bit rate (weight-only
+            # serving); a GEMM of INT8 operands runs on INT8 tensor cores, at a rate the catalog does not hold
+            return Unexpressed(rid, g, f"a GEMM of INT8 operands, but the catalog holds no INT8 peak for {chip.name} "
+                                       f"(it lists {', '.join(chip.peak_flop_per_s)}; INT8 weights there run at the "
+                                       "16-bit rate, as weight-only kernels dequantise them)")
         if not row["precision"].strip():
             notes.append(pnote)
         b = arch.bytes_per(prec)

@@ -34,6 +34,7 @@ PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_mea
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9),
                (r"^tera[\s_-]?flop", 1e12), (r"^peta[\s_-]?flop", 1e15), (r"^giga[\s_-]?flop", 1e9),  # spelled out
+               (r"^tops\b", 1e12), (r"^pops\b", 1e15), (r"^gops\b", 1e9),  # an integer GEMM's operations a second
                (r"^gb/s", 1e9), (r"^tb/s", 1e12),
                (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbit/s", 1e9 / 8),
                (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?(?:\s*\(.*\))?$", 1e-6),
