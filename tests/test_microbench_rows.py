@@ -443,3 +443,21 @@ def test_probe10d_an_integer_gemm_in_tops():
     assert "no INT8 peak" in predict_row(a100, Aliases()).reason
     wo = predict_row({**a100, "precision": "int8 weight-only", "unit": "TFLOPS"}, Aliases())
     assert wo.kind == "gemm" and wo.spec == pytest.approx(312)
+
+
+def test_probe10d_nccl_tests_average_bus_bandwidth_is_the_mean_over_its_sweep():
+    """Probe round 10D: nccl-tests' closing 'Avg bus bandwidth' (run -b 8 -e 8G -f 2) is the mean busbw over the 31
+    sizes swept, most of them latency-bound (it was read at an assumed 1 GiB, 3× high); a row that gives no sweep is
+    refused with the reason."""
+    from tokenmath.measure.validate.microbench import sweep_sizes
+    sizes, _ = sweep_sizes("-b 8 -e 8G -f 2 -g 8")
+    assert len(sizes) == 31 and sizes[0] == 8 and sizes[-1] == 8 * 2**30
+    assert sweep_sizes("-b 1M -e 4M -i 1M")[0] == [2**20, 2 * 2**20, 3 * 2**20, 4 * 2**20]
+    row = _row("Q-508", "Avg bus bandwidth", "150", "GB/s", "DGX H100", "8", model="all_reduce_perf",
+               notes="-b 8 -e 8G -f 2 -g 8")
+    avg = predict_row(row, Aliases())
+    one = {x: predict_row({**row, "metric": "busbw", "notes": f"size {x}"}, Aliases()).predicted
+           for x in ("8B", "1GB", "8GB")}
+    assert one["8B"] < avg.predicted < one["1GB"] < one["8GB"] * 1.01
+    assert avg.spec is not None and avg.predicted < avg.spec
+    assert "sizes its run swept" in predict_row({**row, "notes": "8 GPUs"}, Aliases()).reason

@@ -19,6 +19,7 @@ How a published microbenchmark is read:
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -445,6 +446,34 @@ def message_bytes(row) -> tuple[float | None, str]:
     return None, ""
 
 
+# nccl-tests' closing line '# Avg bus bandwidth : 150.2': the mean busbw over every size of the run's sweep
+_AVERAGE = r"\bavg\b|\baverage\b|\bmean\b"
+_SWEEP_SIZE = r"(\d+(?:\.\d+)?)\s*([KMGT]?)\b"
+
+
+def sweep_sizes(text: str) -> tuple[list[float] | None, str]:
+    """(sizes in bytes, how read) of an nccl-tests sweep: '-b 8 -e 8G -f 2' (from 8 B to 8 GiB, doubling; K/M/G are
+    1,024s, as nccl-tests parses them), '-b 1M -e 1G -i 1M' (a fixed step, nccl-tests' default 1 MiB where neither
+    -f nor -i is given); (None, why) where the row gives no sweep."""
+    def size(flag):
+        m = re.search(rf"(?<![\w-])(?:-{flag[0]}|--{flag[1:]})\s*[= ]?\s*{_SWEEP_SIZE}", text)
+        return float(m.group(1)) * 1024.0 ** " KMGT".index(m.group(2) or " ") if m else None
+    lo, hi = size("bminbytes"), size("emaxbytes")
+    if lo is None or hi is None or not 0 < lo <= hi:
+        return None, ("nccl-tests' average bus bandwidth is the mean over the sizes its run swept (-b, -e, -f), which "
+                      "the row does not give")
+    f = re.search(r"(?<![\w-])(?:-f|--stepfactor)\s*[= ]?\s*(\d+)", text)
+    if f and int(f.group(1)) > 1:
+        k = int(f.group(1))
+        sizes = [lo * k**i for i in range(int(math.log(hi / lo, k) + 1e-9) + 1)]
+        how = f"a sweep from {lo:,.0f} B to {hi:,.0f} B, ×{k} a step"
+    else:
+        step = size("istepbytes") or 2.0**20
+        sizes = list(np.arange(lo, hi + 1, step))
+        how = f"a sweep from {lo:,.0f} B to {hi:,.0f} B in steps of {step:,.0f} B"
+    return sizes, how
+
+
 def _collective(row, system: System, pri: Priors, basis: str, measured: float, scale: float, notes: list[str]):
     """An NCCL-style collective: t = f_bus · m / bw_bus + lat (kernels.collective_time), reported as the row's
     busbw = f_bus · m / t, algbw = m / t, or the time t."""
@@ -466,7 +495,12 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         return Unexpressed(rid, g, f"a collective over {n} GPU moves nothing between GPUs")
     if n_how:
         notes.append(n_how)
-    m, m_how = message_bytes(row)
+    sweep, sweep_how = None, ""
+    if dim == "bandwidth" and re.search(_AVERAGE, row["metric"], re.I):
+        sweep, sweep_how = sweep_sizes(text)
+        if sweep is None:
+            return Unexpressed(rid, g, sweep_how)
+    m, m_how = (sweep[-1], sweep_how) if sweep is not None else message_bytes(row)
     if m is not None and not m > 0:
         return Unexpressed(rid, g, f"{m_how}: a collective of no bytes moves nothing")
     if m is None:
@@ -474,7 +508,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         m_how = (f"message size not stated: {'1 GiB, where busbw plateaus' if dim == 'bandwidth' else '8 B, a latency'}"
                  " (assumed)")
     assume = [m_how] if "assumed" in m_how else []
-    if not assume:
+    if not assume and sweep is None:  # a sweep's reading is said beside its mean
         notes.append(m_how)
     # across scale-up domains: more chips than one domain holds, or the row says the collective leaves the node
     nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
@@ -496,8 +530,9 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     f_bus = float(kernels.bus_factor(op, n))
     curve = "eta_scaleup.allreduce" in pri.curves and op == "all_reduce" and not outside
 
-    def parts(bs: str) -> tuple[float, float]:
-        """(bw_bus, lat) on basis bs: links at their rates × eta, the fixed cost of one collective."""
+    def parts(bs: str, m: float = m) -> tuple[float, float]:
+        """(bw_bus, lat) on basis bs for a message of m bytes: links at their rates × eta, the fixed cost of one
+        collective."""
         eta_up = _eta(pri, "eta_scaleup", bs)
         if curve and bs != "spec":  # the chip's all-reduce measured by message size (8 GPUs in one node)
             eta_up = float(kernels.efficiency(pri, "eta_scaleup", "allreduce", m)[0])
@@ -514,8 +549,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
             kernels.ring_bus_bandwidth(up, 1 if op == "sendrecv" else per, out)
         return float(bw), 0.0 if bs == "spec" else pri.scaleout_latency_s
 
-    def value(bs: str) -> float:
-        bw, lat = parts(bs)
+    def value(bs: str, m: float = m) -> float:
+        bw, lat = parts(bs, m)
         # with a reduction in the switch (measured where the chip's all-reduce beat the ring), the spec bound is
         # the (n − 1)/n · m each chip must still send, not the ring's 2(n − 1)/n · m (kernels module docstring)
         f = (n - 1) / n if bs == "spec" and in_switch else f_bus
@@ -526,8 +561,12 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     algbw = bool(re.search(r"\balg\s?bw\b|algorithm bandwidth", text, re.I))
     if dim == "bandwidth" and not algbw and not re.search(r"\bbus\s?bw\b|bus bandwidth", text, re.I):
         assume.append("bus or algorithm bandwidth not stated: busbw, nccl-tests' headline figure (assumed)")
-    pred = value(basis)
-    spec = value("spec") if basis == "prior" else None
+    def reported(bs: str) -> float:
+        """The row's figure: one size's, or nccl-tests' 'Avg bus bandwidth', the mean over the sweep's sizes."""
+        return value(bs) if sweep is None else float(np.mean([value(bs, x) for x in sweep]))
+
+    pred = reported(basis)
+    spec = reported("spec") if basis == "prior" else None
     bw, lat = parts(basis)
     across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else \
         "min(bw_up, bw_out)" if op == "sendrecv" else "min(bw_up, g·bw_out)"
@@ -540,6 +579,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         op == "alltoall" and pri.alltoall_latency_s is not None) else "scaleup_latency_s"
     why = [f"{op} over {n} GPUs, {tier}; t = f_bus · m / bw_bus + lat, f_bus = {f_bus:.3g}, "
            f"bw_bus = {bw / 1e9:.3g} GB/s, lat = {lat * 1e6:.3g} µs ({lat_name} of {pri.file or pri.name}); {what}"]
+    if sweep is not None:
+        why.append(f"{sweep_how}: the mean of busbw over its {len(sweep)} sizes (the figures above at the largest)")
     if in_switch:
         why.append("the chip's measured all-reduce beats the ring at large sizes (a reduction in the NVLink "
                    "switch): the spec bound is (n − 1)/n · m per chip, busbw ≤ 2 · bw_up")
