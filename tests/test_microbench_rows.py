@@ -461,3 +461,5 @@ def test_probe10d_nccl_tests_average_bus_bandwidth_is_the_mean_over_its_sweep():
     assert one["8B"] < avg.predicted < one["1GB"] < one["8GB"] * 1.01
     assert avg.spec is not None and avg.predicted < avg.spec
     assert "sizes its run swept" in predict_row({**row, "notes": "8 GPUs"}, Aliases()).reason
+    at_1g = predict_row({**row, "metric": "mean busbw over 5 runs", "notes": "size 1GB"}, Aliases())
+    assert at_1g.predicted == pytest.approx(one["1GB"])  # a mean at one stated size: of repeated runs

@@ -498,7 +498,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     sweep, sweep_how = None, ""
     if dim == "bandwidth" and re.search(_AVERAGE, row["metric"], re.I):
         sweep, sweep_how = sweep_sizes(text)
-        if sweep is None:
+        if sweep is None and message_bytes(row)[0] is None:  # a mean at one stated size is of repeated runs
             return Unexpressed(rid, g, sweep_how)
     m, m_how = (sweep[-1], sweep_how) if sweep is not None else message_bytes(row)
     if m is not None and not m > 0:
@@ -561,6 +561,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     algbw = bool(re.search(r"\balg\s?bw\b|algorithm bandwidth", text, re.I))
     if dim == "bandwidth" and not algbw and not re.search(r"\bbus\s?bw\b|bus bandwidth", text, re.I):
         assume.append("bus or algorithm bandwidth not stated: busbw, nccl-tests' headline figure (assumed)")
+
     def reported(bs: str) -> float:
         """The row's figure: one size's, or nccl-tests' 'Avg bus bandwidth', the mean over the sweep's sizes."""
         return value(bs) if sweep is None else float(np.mean([value(bs, x) for x in sweep]))
