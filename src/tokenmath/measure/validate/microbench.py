@@ -3,14 +3,16 @@ single-kernel rooflines of `kernels` (the formulas, with their derivations, are 
 
 How a published microbenchmark is read:
 - a GEMM's shape is 'M=4096 N=7168 K=16384', 'M=N=K=8192', '8192x8192x8192', '8k x 8k x 8k' or '4096^3' in
-  the model, metric or notes column; a matmul rate with no shape is the large square GEMM's (8192³), stated;
+  the model, metric or notes column; a matmul rate with no shape is the large square GEMM's (8192³), stated; a
+  GEMM's bandwidth (DeepGEMM's 'Memory bandwidth') is its operands' and output's bytes over its time;
 - an HBM stream (STREAM copy/triad, memcpy device to device, 'memory bandwidth') counts the bytes read and
   written, as STREAM and CUDA's bandwidthTest do: W · eta_bw;
 - a link (NVLink or PCIe peer to peer, InfiniBand/RoCE) runs at the catalog's per-direction rate × eta;
   'bidirectional' is both directions at once, 2×;
 - a collective (all_reduce, all_gather, reduce_scatter, alltoall) over n GPUs moves m bytes in
   t = f_bus · m / bw_bus + lat, and nccl-tests report algbw = m / t and busbw = f_bus · m / t
-  (f_bus = 2(n − 1)/n for all-reduce, (n − 1)/n for the others), so busbw approaches bw_bus at large m;
+  (f_bus = 2(n − 1)/n for all-reduce, (n − 1)/n for the others), so busbw approaches bw_bus at large m; their
+  'Avg bus bandwidth' is the mean busbw over the sizes the run swept (-b, -e, -f);
 - a share of the peak ('% of peak', '% of theoretical', the MAMF finder's efficiency) is 100 · the rate predicted
   as above / the spec peak of the same thing: the catalog's dense peak of the GEMM's or the attention kernel's
   format (the peak the rates are predicted from), HBM's or the link's datasheet rate. A format whose own peak the
