@@ -1314,3 +1314,21 @@ def test_diagnoses_count_pipeline_stages_and_name_the_early_release_only_for_ten
               hardware="8 x H200", n_chips="8", parallelism="TP8", batch="1", input_len="128", output_len="256",
               metric="decode speed", value="35", unit="tokens/s")
     assert not any("TensorRT-LLM v0.x" in w for w in predict_row(sg, Aliases()).why)
+
+
+@pytest.mark.parametrize("notes, want", [
+    ("--dataset-name random --random-input-len 1024 --random-output-len 128 --max-concurrency 64", (1024, 128)),
+    ("--random-input-len=2000 --random-output-len=500 --request-rate 8", (2000, 500)),
+    ("python -m sglang.bench_serving --random-input 1024 --random-output 1024", (1024, 1024)),
+    ("--stddev-input-tokens 150 --mean-input-tokens 550 --mean-output-tokens 150", (550, 150)),  # LLMPerf
+    ("prepare_dataset.py token-norm-dist --input-mean 1024 --output-mean 128 --input-stdev 0", (1024, 128)),
+    ("trtllm-build --max_input_len 2048 --max_output_len 512", (None, None)),  # the engine's limits, no lengths
+    ("input tokens 1024, output tokens 128", (1024, 128)),  # the comma ends the count (OSL was read as 1024)
+])
+def test_probe10c_lengths_in_a_benchmarks_flags(notes, want):
+    """vLLM's '--random-input-len 1024 --random-output-len 128' (and '=1024'), LLMPerf's '--mean-input-tokens 550',
+    trtllm-bench's '--input-mean 1024' are the requests' lengths: they were unread, and vllm bench serve rows checked
+    as bounds on one-token prompts. A spread or an engine's limit is none; a comma after a count is not its digits."""
+    from tokenmath.measure.validate.rows import lengths_of
+
+    assert lengths_of(_p10(notes=notes))[:2] == want

@@ -58,7 +58,7 @@ def to_int(text: str) -> int | None:
     return int(t) if re.fullmatch(r"\d+", t) else None
 
 
-_LEN = r"(\d[\d,]*(?:\.\d+)?\s*(?:[kK]|M(?![a-zA-Z]))?)"  # '1M': a million, not '1 MB'
+_LEN = r"(\d+(?:,\d{3})*(?:\.\d+)?\s*(?:[kK]|M(?![a-zA-Z]))?)"  # '1M': a million, not '1 MB'
 # what a count of 'generated' things may be other than tokens ('1000 generated prompts'), a rate of tokens per step
 # ('MTP generates 2 tokens per step'), and a time after '=' ('time out = 600 s'): none is a request's length
 _GENERATED_THINGS = r"(?:prompts?|requests?|samples?|quer(?:y|ies)|sequences?|inputs?|examples?|conversations?|questions?|datasets?|texts?|images?|traces?)\b"
@@ -127,6 +127,15 @@ _COUNTED = r"\s*(?:gpus?|chips?|nodes?|cards?|devices?|users?|clients?|requests?
 
 
 # lengths a dataset was filtered or cut to, not the requests' lengths: 'max 1024 in / 1024 out', 'up to 2k input'
+# the word after 'input' / 'output' that makes it a length, in prose or a benchmark's flag: 'input length 1024',
+# vLLM's '--random-input-len 1024' and '--input-len=1024', LLMPerf's '--mean-input-tokens 550', trtllm-bench's
+# prepare_dataset '--input-mean 1024' (SGLang's '--random-input 1024' needs none)
+_LEN_WORD = r"[ \t_-]*(?:length|len|tokens?|mean)"
+# a flag for the spread of the lengths or an engine's limit, not a length: LLMPerf's '--stddev-input-tokens 150',
+# TensorRT-LLM's build flag '--max_input_len 2048'
+_NOT_SPREAD = r"(?<!std[-_])(?<!stddev[-_])(?<!stdev[-_])(?<!max[-_])"
+
+
 _LIMITED = re.compile(rf"\b(?:max(?:imum)?|up[ \t]+to|at[ \t]+most)[ \t]+(?:of[ \t]+)?{_LEN}[ \t]*(?:tokens?[ \t]+)?"
                       rf"(?:in(?:put)?|out(?:put)?|prompts?)\b(?:[ \t]*(?:tokens?)?[ \t]*/[ \t]*{_LEN}[ \t]*"
                       r"(?:tokens?[ \t]+)?(?:in(?:put)?|out(?:put)?)\b)?", re.I)
@@ -150,7 +159,7 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
             # an arrow from prompt to output ('2K→256', '2048 -> 128'), not a change of a value ('120 → 80 ms')
-            (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.,])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/|"
+            (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.]|,\d)(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/|"
              rf"{_COUNTED}))", 1, 2),
             # a bare pair with a 'k' on either side
             (r"(?<![\w./])(?=\d+(?:\.\d+)?\s*[kK]\s*/|\d+\s*/\s*\d+(?:\.\d+)?\s*[kK](?![\w/]))(\d+(?:\.\d+)?\s*[kK]?)\s*/\s*"
@@ -165,13 +174,13 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             return isl or i, osl or o, f"lengths read from the row's text: '{m.group(0).strip()}'"
     mi = re.search(rf"{_LEN}[- ]tokens?\s+(?:prompt|input)", text, re.I) or re.search(
         rf"{_LEN}[- ]?(?:input|prompt)[- ]tokens?", text, re.I) or re.search(
-        rf"\b(?:ISL|input(?:[ \t]*(?:length|len|tokens))?|prompt(?:[ \t]*(?:length|len|tokens))?)[ \t]*(?:of|=|:)?"
+        rf"\b{_NOT_SPREAD}(?:ISL|input(?:{_LEN_WORD})?|prompt(?:{_LEN_WORD})?)[ \t]*(?:of|=|:)?"
         rf"[ \t]*{_LEN}", text, re.I) or re.search(rf"(?<![\w-])in[ \t]*=[ \t]*{_LEN}{_NOT_TIME}", text, re.I)  # 'in=1k'
     # TGI's 'decode length 128', 'max_new_tokens 128', 'gen 128' (not PCIe 'Gen5')
     mo = re.search(rf"{_LEN}[- ]?(?:output|new|generated)[- ]tokens?", text, re.I) or re.search(
         rf"{_LEN}[ \t]+(?:tokens?[ \t]+)?generated\b(?![ \t]+{_GENERATED_THINGS})|\bgenerat(?:e|es|ed|ing)[ \t]+{_LEN}[ \t]*"
         rf"(?:new[ \t]+)?tokens?\b(?![ \t]*{_PER_STEP})|(?<![\w-])out[ \t]*=[ \t]*{_LEN}{_NOT_TIME}", text, re.I) or re.search(
-        rf"\b(?:OSL|output(?:[ \t]*(?:length|len|tokens))?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
+        rf"\b{_NOT_SPREAD}(?:OSL|output(?:{_LEN_WORD})?|(?:decode|generation|gen)[ \t_-]*(?:length|len)|"
         rf"max[ \t_-]*new[ \t_-]*tokens)[ \t]*(?:of|=|:)?[ \t]*{_LEN}", text, re.I) or re.search(
         rf"(?<![\w.]){_LEN}[ \t]+out(?:put)?(?=[ \t]*(?:[),;|]|$))", text, re.I) or re.search(  # '(1k output)'
         rf"\bgen(?:eration)?(?:[ \t]*(?:length|len|tokens))?[ \t]*(?:[:=][ \t]*|[ \t]+)(?=\d\d){_LEN}"
