@@ -1332,3 +1332,21 @@ def test_probe10c_lengths_in_a_benchmarks_flags(notes, want):
     from tokenmath.measure.validate.rows import lengths_of
 
     assert lengths_of(_p10(notes=notes))[:2] == want
+
+
+def test_probe10c_a_unit_of_only_per_second_counts_what_the_metric_names():
+    """genai-perf prints 'Request throughput (per sec)' and 'Output token throughput (per sec)': the unit 'per sec'
+    counts requests or tokens as the metric says (both rows were refused for the unit)."""
+    from tokenmath.measure.validate.rows import with_unit
+
+    assert with_unit(_p10(metric="Request throughput", unit="per sec"))["unit"] == "requests/s"
+    assert with_unit(_p10(metric="Output token throughput", unit="per sec"))["unit"] == "tokens/s"
+    assert with_unit(_p10(metric="Output token throughput per user", unit="/s"))["unit"] == "tokens/s/user"
+    assert with_unit(_p10(metric="Throughput", unit="per sec"))["unit"] == "per sec"  # counts nothing it names
+    row = _p10(model="meta/llama-3.1-70b-instruct", precision="FP8", hardware="H100 SXM", n_chips="4", parallelism="TP4",
+               batch="concurrency 50", input_len="200", output_len="200", metric="Request throughput", value="9.1",
+               unit="per sec")
+    req = predict_row(row, Aliases())
+    tok = predict_row({**row, "metric": "Output token throughput", "value": "1820"}, Aliases())
+    assert isinstance(req, Prediction) and isinstance(tok, Prediction)
+    assert tok.predicted == pytest.approx(req.predicted * 200, rel=1e-6)

@@ -329,6 +329,22 @@ def without_footnote(row: dict) -> dict:
     return out
 
 
+# a unit that says only 'a second' (genai-perf prints 'Request throughput (per sec)', 'Output token throughput (per
+# sec)'): the metric names what is counted
+_RATE_ONLY = re.compile(r"\s*(?:per|/|1\s*/)\s*(?:s|sec|second)\s*", re.I)
+
+
+def _counted_of(metric: str) -> str | None:
+    """The unit of a rate whose unit column says only 'per sec', from what its metric counts: requests (queries,
+    samples) or tokens, with the metric's scope ('per user', 'per GPU'); None where it names neither."""
+    if re.search(r"\b(?:req(?:uest)?s?|quer(?:y|ies)|samples?)\b", metric, re.I):
+        return "requests/s"
+    if re.search(r"\btok(?:en)?s?\b", metric, re.I):
+        scope = unit_scope("", metric)
+        return "tokens/s" + ("" if scope == "total" else f"/{scope}")
+    return None
+
+
 def with_unit(row: dict) -> dict:
     """A row whose unit column is empty, its unit read from where tables also put it: after the value ('9000
     tok/s'), or in the metric ('Throughput (tokens/s)', 'tokens per second per user'). A footnote mark on the
@@ -343,6 +359,9 @@ def with_unit(row: dict) -> dict:
         if not have or unit_scale(have) == unit_scale(lead.group(1)):
             return {**row, "value": lead.group(2), "unit": have or lead.group(1).strip()}
         return row
+    if _RATE_ONLY.fullmatch(row.get("unit") or ""):  # genai-perf's '(per sec)': what it counts is in the metric
+        counted = _counted_of(row.get("metric") or "")
+        return {**row, "unit": counted} if counted else row
     if (row.get("unit") or "").strip():
         return row
     value = re.sub(r"^\s*(?:approx(?:imately|\.)?|about|around|circa|ca\.)\s*", "~", row.get("value") or "", flags=re.I)
