@@ -1350,3 +1350,19 @@ def test_probe10c_a_unit_of_only_per_second_counts_what_the_metric_names():
     tok = predict_row({**row, "metric": "Output token throughput", "value": "1820"}, Aliases())
     assert isinstance(req, Prediction) and isinstance(tok, Prediction)
     assert tok.predicted == pytest.approx(req.predicted * 200, rel=1e-6)
+
+
+def test_probe10c_a_rate_per_gpu_at_a_per_user_speed_is_held_to_that_speed():
+    """'output tokens/s per GPU at 50 tokens/s per user' (unit tok/s/gpu): the speed is the target the rate was held
+    at, as the scope of the unit says; the 'per user' in the metric had dropped it, and the decode ran at the KV
+    pool's batch (6,048 against 900 tokens/s per GPU)."""
+    from tokenmath.measure.validate.atload import under_load
+
+    row = _p10(source="NVIDIA Dynamo blog", model="DeepSeek-R1", precision="FP4", hardware="GB200 NVL72", n_chips="72",
+               parallelism="disaggregated: prefill DEP16 x 2 workers, decode DEP32 x 1 worker", input_len="8192",
+               output_len="1024", metric="output tokens/s per GPU at 50 tokens/s per user", value="900",
+               unit="tok/s/gpu", notes="TensorRT-LLM backend")
+    assert under_load(row).user_speed == 50
+    assert under_load({**row, "metric": "output tokens/s per user at 50 tokens/s per user", "unit": "tok/s"}) is None
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and any("meets ≥ 50 tok/s/user" in w for w in out.why)

@@ -33,7 +33,7 @@ from ...serving.frontier import frontier
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
-from .rows import measured_part, parse_measured, percentiles_as_p, row_text
+from .rows import measured_part, parse_measured, percentiles_as_p, row_text, unit_scope
 
 __all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "acceptance_stated", "predict_under_load", "quantity_of",
            "row_text"]
@@ -116,7 +116,9 @@ def under_load(row: dict) -> LoadRegime | None:
     if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I) and (
             rate.group(1) is None or measured is None or abs(R - measured.value) <= 0.01 * R):
         R = None  # a request rate the row measures, not one it was driven at ('QPS 16' measured at 12.5 req/s is)
-    per_user_metric = bool(re.search(r"(?<![a-z])per[\s_-]user", row["metric"], re.I)) or "/user" in row["unit"].lower()
+    # a per-user rate is what the row measures only where its scope says so: 'tokens/s per GPU at 50 tokens/s per user'
+    # measures a rate per GPU held at a per-user speed (the speed was dropped)
+    per_user_metric = unit_scope(row["unit"], row["metric"]) == "user"
     speed = None
     # 'at 50 tok/s/user', 'at ~100 tok/s/user', '@ 100 TPS/user', 'at 30 tokens/s per user'
     target = re.search(r"(?:at|@|≥|>=|min(?:imum)?|interactivity(?: of)?)\s*[~≈]?\s*" + _NUM +
