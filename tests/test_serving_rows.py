@@ -1366,3 +1366,22 @@ def test_probe10c_a_rate_per_gpu_at_a_per_user_speed_is_held_to_that_speed():
     assert under_load({**row, "metric": "output tokens/s per user at 50 tokens/s per user", "unit": "tok/s"}) is None
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction) and any("meets ≥ 50 tok/s/user" in w for w in out.why)
+
+
+def test_probe10c_a_per_user_speed_at_maximum_load_is_refused_as_a_latency_there_is():
+    """trtllm-bench throughput's 'Per User Output Throughput' with every request sent at once: the speed of a request
+    in the engine's batch and queue, as a latency at maximum load (it was read as one sequence's, 95 against 14
+    tps/user). An engine's limit or a flag that starts with 'max' is no maximum load."""
+    from tokenmath.measure.validate.serving import _MAX_LOAD
+
+    row = _p10(source="trtllm-bench throughput report", model="meta-llama/Llama-3.1-70B-Instruct", precision="FP8",
+               hardware="H100 SXM 80GB", n_chips="4", parallelism="TP4", input_len="1024", output_len="1024",
+               metric="Per User Output Throughput (tps/user)", value="14", unit="tps/user",
+               notes="trtllm-bench throughput: all requests at once (max throughput), 3000 requests")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Unexpressed) and "maximum load" in out.reason
+    assert isinstance(predict_row({**row, "notes": "one request at a time"}, Aliases()), Prediction)
+    for said in ("max throughput", "batch max", "offline", "request rate inf", "all requests at once"):
+        assert _MAX_LOAD.search(said), said
+    for said in ("max_new_tokens 128", "--max-concurrency 8", "max_num_seqs 256", "--max-batch-size 64"):
+        assert not _MAX_LOAD.search(said), said

@@ -108,6 +108,12 @@ _CACHE_HITS = re.compile(r"\b(?:incl(?:uding|udes|\.)?|with)\s+(?:the\s+)?"
                          r"(?:(?:on[\s-]*)?disk[\s-]*|prefix[\s-]*|kv[\s-]*|context[\s-]*){0,3}cache[\s-]*hits?\b", re.I)
 
 
+# a run at the engine's maximum load ('max throughput', 'offline', 'request rate inf', 'all requests at once', the batch
+# column's 'max'), not an engine's limit or a benchmark flag that starts with 'max' ('max_new_tokens', '--max-concurrency')
+_MAX_LOAD = re.compile(r"\bmax(?:imum)?\b(?![\s_-]*(?:new|num|input|output|seq|model|tokens?|concurren|len|batch[\s_-]*size))"
+                       r"|offline|infinite|\binf\b|all requests at once|saturat", re.I)
+
+
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
@@ -268,7 +274,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "norm_latency_s"):
         # a latency measured at a stated batch, no load: one static batch (every prompt prefilled, then the
         # batch decodes together), as latency benchmarks run it; one request if no batch is stated
-        if re.search(r"\bmax|offline|infinite|saturat", row["batch"] + " " + row["notes"], re.I):
+        if _MAX_LOAD.search(row["batch"] + " " + row["notes"]):
             return Unexpressed(rid, g, "a latency at the engine's maximum load: the requests in flight are not stated")
         if OSL is None and key not in ("e2e_s", "norm_latency_s"):
             OSL = 2 if key == "ttft_s" else int(al.engine["bs1_output_len"])
@@ -305,6 +311,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
     B = batch_of(row)
+    if per_user and B is None and _MAX_LOAD.search(row["batch"] + " " + row["notes"]):
+        # trtllm-bench throughput's 'Per User Output Throughput' with every request sent at once: each request's speed
+        # at the engine's batch and after its wait in the queue, as a latency at maximum load (it was one sequence's)
+        return Unexpressed(rid, g, "a per-user speed at the engine's maximum load: the requests in flight (and the "
+                                   "queue each waits in) are not stated")
     if per_user or (B is not None and OSL is None and phase is None) or (spec is not None and B is not None and
                                                                           phase == "decode"):
         # (a decode rate with speculation at a stated batch, 'single-request decode speed' at batch 1: that batch's
