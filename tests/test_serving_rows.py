@@ -1385,3 +1385,26 @@ def test_probe10c_a_per_user_speed_at_maximum_load_is_refused_as_a_latency_there
         assert _MAX_LOAD.search(said), said
     for said in ("max_new_tokens 128", "--max-concurrency 8", "max_num_seqs 256", "--max-batch-size 64"):
         assert not _MAX_LOAD.search(said), said
+
+
+def test_probe10c_sglangs_client_draws_random_lengths_below_the_stated_length():
+    """SGLang's bench_serving draws '--random-range-ratio r' lengths uniformly in [L·r, L] (default r = 0), vLLM's
+    client in [L(1 − r), L(1 + r)]: an SGLang row at r = 0.5 and 1024/1024 runs prompts of 512-1024 tokens, mean 768
+    (it ran 512-1536, mean 1024); r = 1 is fixed; its flags with no ratio are its default, [1, L]."""
+    from tokenmath.measure.validate.atload import client_lengths, under_load
+
+    row = _p10(source="SGLang bench_serving", model="meta-llama/Llama-3.1-8B-Instruct", precision="bf16",
+               hardware="H100", n_chips="1", parallelism="--tp 1", input_len="1024", output_len="1024",
+               metric="Median E2E Latency (ms)", value="21000", unit="ms",
+               notes="python -m sglang.bench_serving --backend sglang --dataset-name random --random-range-ratio 0.5 "
+                     "--max-concurrency 32")
+    isl, osl, reg, how = client_lengths(row, under_load(row), "sglang", 1024, 1024)
+    assert (isl, osl) == (768, 768) and reg.range_ratio == pytest.approx(1 / 3) and "[512, 1024]" in how
+    fixed = {**row, "notes": row["notes"].replace("0.5", "1")}
+    assert client_lengths(fixed, under_load(fixed), "sglang", 1024, 1024)[:2] == (1024, 1024)
+    dflt = {**row, "notes": "sglang.bench_serving --random-input 1024 --random-output 1024 --max-concurrency 32"}
+    assert client_lengths(dflt, under_load(dflt), "sglang", 1024, 1024)[:2] == (512, 512)
+    vllm = {**row, "source": "vllm bench serve", "notes": "--random-range-ratio 0.5 --max-concurrency 32"}
+    assert client_lengths(vllm, under_load(vllm), "vllm", 1024, 1024)[:2] == (1024, 1024)
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and "768+768 tokens" in out.why[0]

@@ -22,6 +22,7 @@ token). A row that states speculation without either stays unexpressed, with tha
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
 from .rows import measured_part, parse_measured, percentiles_as_p, row_text, unit_scope
 
-__all__ = ["LoadRegime", "under_load", "swept_load", "speculation_of", "drafts_stated", "acceptance_stated", "predict_under_load", "quantity_of",
+__all__ = ["LoadRegime", "under_load", "client_lengths", "swept_load", "speculation_of", "drafts_stated", "acceptance_stated", "predict_under_load", "quantity_of",
            "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
@@ -61,6 +62,7 @@ class LoadRegime:
     range_ratio: float = 0.0  # lengths uniform in [L(1 − r), L(1 + r)] when the row says so
     rate_per_s: float | None = None  # Poisson arrivals (vLLM's --request-rate, QPS): an open loop
     concurrency_per: str = ""  # 'gpu' or 'replica' where the row counts its clients so ('concurrency 256 per GPU')
+    range_stated: float | None = None  # the '--random-range-ratio' as written (its meaning is the client's: below)
 
 
 def _seconds(x: str, unit: str) -> float:
@@ -140,7 +142,41 @@ def under_load(row: dict) -> LoadRegime | None:
         return None
     rr = re.search(r"range[-_ ]ratio\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
     return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0,
-                      R if R and R > 0 else None, ("gpu" if per.group(1) else "replica") if per else "")
+                      R if R and R > 0 else None, ("gpu" if per.group(1) else "replica") if per else "",
+                      float(rr.group(1)) if rr else None)
+
+
+# SGLang's benchmark client (sglang.bench_serving, sglang.benchmark.serving) draws a random dataset's lengths uniformly
+# in [L·r, L] for '--random-range-ratio r', default 0.0 (sglang 0.5.23 benchmark/datasets/common.py compute_random_lens,
+# benchmark/serving.py); vLLM's current client draws them in [L(1 − r), L(1 + r)], default 0.0 (the simulator's)
+_SGLANG_CLIENT = re.compile(r"\bsglang\.bench(?:mark)?[._]serving|\bsglang\b[^|;]{0,40}\bbench_serving\b", re.I)
+_VLLM_CLIENT = re.compile(r"\bvllm\s+bench\b|benchmark_serving\.py|\bvllm\b[^|;]{0,40}\bbench(?:mark)?_serving", re.I)
+_RANDOM_FLAGS = re.compile(r"--random-(?:input|output)\b", re.I)
+
+
+def client_lengths(row: dict, regime: LoadRegime, engine: str | None, isl: int, osl: int
+                   ) -> tuple[int, int, LoadRegime, str]:
+    """(ISL, OSL, regime, how) of a random dataset drawn by SGLang's client, whose '--random-range-ratio r' draws
+    lengths uniformly in [L·r, L] (r = 1: fixed; unstated beside its '--random-input' flags: its default 0, [1, L]):
+    the same uniform law as the simulator's ±r' around the middle, c = L(1 + r)/2, r' = (1 − r)/(1 + r). Other
+    clients' rows are returned as they are."""
+    text = row_text(row)
+    sglang = _SGLANG_CLIENT.search(text) or (engine == "sglang" and re.search(r"\bbench_serving\b", text, re.I)
+                                             and not _VLLM_CLIENT.search(text))
+    r = regime.range_stated
+    if not sglang or (r is None and not _RANDOM_FLAGS.search(text)):
+        return isl, osl, regime, ""
+    r = 0.0 if r is None else min(max(r, 0.0), 1.0)
+    if r >= 1.0:
+        return isl, osl, dataclasses.replace(regime, range_ratio=0.0), \
+            "SGLang's client at --random-range-ratio 1: fixed lengths"
+    mid = lambda L: max(1, int(round(L * (1 + r) / 2)))  # noqa: E731
+    rr = min((1 - r) / (1 + r), 0.999)
+    how = (f"SGLang's client draws random lengths uniformly in [L·r, L] (r = {r:g}"
+           f"{'' if regime.range_stated is not None else ', its default, the row states none'}; sglang 0.5.23 "
+           f"benchmark/datasets/common.py): prompts in [{max(1, int(isl * r))}, {isl}], outputs in "
+           f"[{max(1, int(osl * r))}, {osl}], means {mid(isl)} and {mid(osl)}")
+    return mid(isl), mid(osl), dataclasses.replace(regime, range_ratio=rr), how
 
 
 _DRAFTS = re.compile(r"(?:(?:speculative[-_ ])?num[-_ ]steps|"  # SGLang's --speculative-num-steps, written first

@@ -41,7 +41,7 @@ from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
-from .atload import acceptance_stated, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
+from .atload import acceptance_stated, client_lengths, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
@@ -295,6 +295,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             assumptions.append("output length not stated: 2 tokens (a request's TTFT does not depend on it)")
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (a row under load needs both lengths)")
+        ISL, OSL, regime, how_client = client_lengths(row, regime, engine, ISL, OSL)
+        if how_client:
+            assumptions.append(how_client)
         pools = pools_of(row["parallelism"]) if split else None
         if pools:  # each pool's workers and split: the deployment simulated as prefill and decode workers
             n_rep, pools, G, layout, lnote = _pools_setup(row, pools, m, system, prec, al, assumptions)
