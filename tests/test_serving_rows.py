@@ -1408,3 +1408,23 @@ def test_probe10c_sglangs_client_draws_random_lengths_below_the_stated_length():
     assert client_lengths(vllm, under_load(vllm), "vllm", 1024, 1024)[:2] == (1024, 1024)
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction) and "768+768 tokens" in out.why[0]
+
+
+def test_probe10c_a_goodput_under_load_counts_the_requests_meeting_its_slos():
+    """vLLM's 'Request goodput (req/s)' at '--request-rate 16 --goodput ttft:200 tpot:50': the simulated requests
+    meeting both SLOs per second (it was the request throughput, the SLOs unread); the SLOs in words too; a goodput
+    with no SLO, or against an end-to-end SLO the simulator does not count, is refused."""
+    from tokenmath.measure.validate.atload import under_load
+
+    row = _p10(source="vllm bench serve", model="meta-llama/Llama-3.1-8B-Instruct", precision="bf16", hardware="H100",
+               n_chips="1", parallelism="TP1", input_len="1024", output_len="256", metric="Request goodput (req/s)",
+               value="11.4", unit="req/s", notes="--request-rate 16 --goodput ttft:200 tpot:50 (SLOs in ms)")
+    assert dict(under_load(row).slo_s) == {"ttft": 0.2, "tpot": 0.05}
+    assert dict(under_load({**row, "notes": "request rate 16, TTFT <= 200 ms and TPOT <= 50 ms"}).slo_s) == \
+        {"ttft": 0.2, "tpot": 0.05}
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and any("meeting TTFT ≤ 200 ms and TPOT ≤ 50 ms" in w for w in out.why)
+    tight = predict_row({**row, "notes": "--request-rate 16 --goodput ttft:200 tpot:12"}, Aliases())
+    assert tight.predicted < 0.9 * out.predicted  # a TPOT SLO under the run's mean leaves requests out
+    for notes in ("--request-rate 16", "--request-rate 16 --goodput e2el:5000"):
+        assert isinstance(predict_row({**row, "notes": notes}, Aliases()), Unexpressed), notes

@@ -63,6 +63,7 @@ class LoadRegime:
     rate_per_s: float | None = None  # Poisson arrivals (vLLM's --request-rate, QPS): an open loop
     concurrency_per: str = ""  # 'gpu' or 'replica' where the row counts its clients so ('concurrency 256 per GPU')
     range_stated: float | None = None  # the '--random-range-ratio' as written (its meaning is the client's: below)
+    slo_s: tuple = ()  # the latency SLOs a goodput counts requests against: (('ttft', s), ('tpot', s), ('e2el', s))
 
 
 def _seconds(x: str, unit: str) -> float:
@@ -143,7 +144,21 @@ def under_load(row: dict) -> LoadRegime | None:
     rr = re.search(r"range[-_ ]ratio\s*(?:of|=|:)?\s*" + _NUM, text, re.I)
     return LoadRegime(C, speed, T, "; ".join(note), float(rr.group(1)) if rr and float(rr.group(1)) < 1 else 0.0,
                       R if R and R > 0 else None, ("gpu" if per.group(1) else "replica") if per else "",
-                      float(rr.group(1)) if rr else None)
+                      float(rr.group(1)) if rr else None, _slos(text, tpot, ttft))
+
+
+# vLLM's and SGLang's '--goodput ttft:200 tpot:50 e2el:5000': SLOs in milliseconds, KEY:VALUE
+_GOODPUT_FLAG = re.compile(r"--goodput((?:\s+(?:ttft|tpot|e2el)\s*:\s*\d+(?:\.\d+)?)+)", re.I)
+
+
+def _slos(text: str, tpot: re.Match | None, ttft: re.Match | None) -> tuple:
+    """The latency SLOs the row states: a benchmark's '--goodput ttft:200 tpot:50' (ms), else its TTFT and TPOT
+    limits in words ('TTFT ≤ 200 ms and TPOT ≤ 50 ms')."""
+    flag = _GOODPUT_FLAG.search(text)
+    if flag:
+        return tuple((k.lower(), float(v) / 1e3) for k, v in re.findall(r"(ttft|tpot|e2el)\s*:\s*(\d+(?:\.\d+)?)",
+                                                                       flag.group(1), re.I))
+    return tuple((k, _seconds(x.group(1), x.group(2))) for k, x in (("ttft", ttft), ("tpot", tpot)) if x)
 
 
 # SGLang's benchmark client (sglang.bench_serving, sglang.benchmark.serving) draws a random dataset's lengths uniformly
@@ -345,24 +360,42 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
     if spec is not None:
         why.append(f"speculation: K = {spec.K}, α = {spec.alpha:.3g} → {spec.tokens_per_step:.3g} tokens per step "
                    f"({spec.kind})")
+    loaded = regime.concurrency is not None or regime.rate_per_s is not None
+    slo = dict(regime.slo_s)
+    goodput = loaded and re.search(r"goodput", measured_part(row["metric"]), re.I) is not None
+    if goodput and (not slo or "e2el" in slo or key not in ("requests_per_s", "output_tokens_per_s")):
+        return Unexpressed(rid, g, "a goodput (the requests that meet every latency SLO, per second) " + (
+            "with no SLO stated ('--goodput ttft:200 tpot:50', 'TTFT ≤ 200 ms')" if not slo else
+            "against an end-to-end latency SLO, which the simulator does not count" if "e2el" in slo else
+            f"as {key.replace('_', ' ')}: the simulator counts good requests and their output tokens"))
     try:
-        if regime.concurrency is not None or regime.rate_per_s is not None:
+        if loaded:
             U = _clients_per_replica(regime, G_group, su.n_rep)
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
             # at least 4 requests a client (a run of fewer requests than clients is one burst, never the closed
             # loop's steady state that a benchmark of many requests a client measures)
             n = int(min(max(4000, 4 * U), max(400, 8 * U))) if U is not None else 1000
 
+            slo_kw = dict(slo_ttft=slo.get("ttft"), slo_tpot=slo.get("tpot")) if goodput else {}
+
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
                                 osl=su.OSL, range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
-                                policy=policy, **kw, **pool_kw)
+                                policy=policy, **kw, **pool_kw, **slo_kw)
+
+            def of(r):  # a goodput counts the requests that met every SLO (and their output tokens)
+                if goodput:
+                    return r["goodput"] * (r.settings["osl_mean"] if key == "output_tokens_per_s" else 1.0)
+                return _from_sim(r, key, stat, su.ISL)
 
             r = run(basis)
             rate_like = key.endswith("per_s") and key != "tokens_per_s_per_user"
-            val = _from_sim(r, key, stat, su.ISL) * (su.n_rep if rate_like else 1)
-            bound = _from_sim(run("spec"), key, stat, su.ISL) * (su.n_rep if rate_like else 1) \
-                if basis == "prior" else val
+            val = of(r) * (su.n_rep if rate_like else 1)
+            bound = of(run("spec")) * (su.n_rep if rate_like else 1) if basis == "prior" else val
+            if goodput:
+                why.append("goodput: the simulated requests meeting " + " and ".join(
+                    f"{k.upper()} ≤ {v * 1e3:.4g} ms" for k, v in slo.items()) +
+                    f" ({r['slo_attainment']:.1%} of them), per second")
             load = f"closed loop at concurrency {U}" if U is not None else f"Poisson arrivals at {R:.3g} requests/s"
             over = (f"{su.n_rep} replica(s) of {su.G} chips" if pools is None else
                     f"{su.n_rep} group(s) of {pools.n_p} prefill worker(s) of {pools.G_p} chips "
