@@ -1428,3 +1428,16 @@ def test_probe10c_a_goodput_under_load_counts_the_requests_meeting_its_slos():
     assert tight.predicted < 0.9 * out.predicted  # a TPOT SLO under the run's mean leaves requests out
     for notes in ("--request-rate 16", "--request-rate 16 --goodput e2el:5000"):
         assert isinstance(predict_row({**row, "notes": notes}, Aliases()), Unexpressed), notes
+
+
+def test_probe10c_a_draft_model_is_reported_beside_the_rows_model_it_does_not_replace():
+    """Llama 3.1 405B with 'Llama 3.2 1B as draft': the row's matched model is the 405B, the draft beside it (the JSON
+    said the row matched llama-3.2-1b, the last name looked up)."""
+    row = _p10(source="NVIDIA technical blog", model="Llama 3.1 405B Instruct", precision="FP8", hardware="H200 SXM",
+               n_chips="4", parallelism="TP4", batch="1", input_len="1000", output_len="1000",
+               metric="output tokens/s per user", value="111", unit="tok/s/user",
+               notes="TensorRT-LLM draft-target speculative decoding with Llama 3.2 1B as draft, draft length 3, "
+                     "acceptance rate 0.7")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction)
+    assert out.matched["model"]["entry"] == "llama-3.1-405b" and out.matched["draft"]["entry"] == "llama-3.2-1b"

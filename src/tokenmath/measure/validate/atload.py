@@ -260,7 +260,10 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
     if name or (re.search(r"\bdraft model\b|\bverifier\b", text, re.I) and not _DRAFT_HEAD.search(text)):
         if name is None or al is None:
             return "speculative decoding with a separate draft model the row does not name"
+        target = al.matched.get("model")
         draft, note = al.model(name)
+        if target is not None:  # the row's model stays the one matched; the draft is reported beside it
+            al.matched["draft"], al.matched["model"] = al.matched["model"], target
         if draft is None:
             return f"speculative decoding with a separate draft model: {note}"
     k = _DRAFTS.search(text)
