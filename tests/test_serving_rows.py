@@ -1441,3 +1441,23 @@ def test_probe10c_a_draft_model_is_reported_beside_the_rows_model_it_does_not_re
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction)
     assert out.matched["model"]["entry"] == "llama-3.1-405b" and out.matched["draft"]["entry"] == "llama-3.2-1b"
+
+
+def test_probe10c_n_gram_drafts_run_no_draft_model():
+    """vLLM's n-gram / prompt-lookup speculation copies its drafts from the context: no draft step, weights or KV (it
+    was priced as K steps of a one-block MTP module, 13.3 against 10.6 ms a token for Llama 3.1 70B on TP4)."""
+    from tokenmath.core.load import load_system
+    from tokenmath.serving.speculative import Speculation, speculative_step
+
+    m, sysm = LLAMA, load_system("hgx-h100")
+    kw = dict(G=4, B=8, S=2000, precision="bf16")
+    look = speculative_step(m, sysm, Speculation(K=5, alpha=0.55, lookup=True), **kw)
+    mtp = speculative_step(m, sysm, Speculation(K=5, alpha=0.55), **kw)
+    assert look.v("t_spec") == pytest.approx(look.verify.v("t_step")) and look.v("t_spec") < mtp.v("t_spec")
+    assert Speculation(K=5, alpha=0.5, lookup=True).extra_weight_bytes(m, "bf16") == 0
+    row = _p10(source="vLLM n-gram speculative decoding blog", model="Llama-3.1-70B-Instruct", precision="bf16",
+               hardware="4x H100", n_chips="4", parallelism="TP4", input_len="2000", output_len="300", metric="mean TPOT",
+               value="18", unit="ms", notes="prompt lookup (ngram) with num_speculative_tokens 5, acceptance rate 0.55; "
+                                            "request rate 2 QPS")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and any("no draft model" in w for w in out.why)

@@ -87,6 +87,7 @@ class Speculation:
     alpha: float
     draft: Model | None = None  # None: an MTP module of `mtp_layers` blocks of the target
     mtp_layers: int = 1
+    lookup: bool = False  # n-gram / prompt lookup: drafts copied from the context, no model to run or hold
 
     def __post_init__(self):
         if not 1 <= self.K <= 64 or int(self.K) != self.K:
@@ -98,6 +99,8 @@ class Speculation:
 
     @property
     def kind(self) -> str:
+        if self.lookup:
+            return "n-gram lookup in the context (no draft model)"
         return f"draft model {self.draft.name}" if self.draft is not None else f"MTP module ({self.mtp_layers} block)"
 
     @property
@@ -108,7 +111,10 @@ class Speculation:
         return self.draft if self.draft is not None else mtp_module(m, self.mtp_layers)
 
     def extra_weight_bytes(self, m: Model, precision: str) -> float:
-        """Weights the draft adds to memory: a draft model whole; an MTP module without the shared embedding/head."""
+        """Weights the draft adds to memory: a draft model whole; an MTP module without the shared embedding/head;
+        none for an n-gram lookup."""
+        if self.lookup:
+            return 0.0
         d = self.draft_model(m)
         W = float(value_of(arch.model_weight_bytes(d, precision)))
         if self.draft is None:  # the module shares the target's embedding and head
@@ -116,8 +122,9 @@ class Speculation:
         return W
 
     def extra_kv_bytes(self, m: Model, S, kv_dtype: str):
-        """KV the draft holds per sequence at context S (its own layers' cache)."""
-        return arch.kv_stored_bytes(self.draft_model(m), S, kv_dtype)
+        """KV the draft holds per sequence at context S (its own layers' cache; none for an n-gram lookup)."""
+        kv = arch.kv_stored_bytes(self.draft_model(m), S, kv_dtype)
+        return kv * 0 if self.lookup else kv
 
 
 @dataclass
@@ -148,6 +155,8 @@ def speculative_step(m: Model, system: System, spec: Speculation, *, G: int, B, 
     alpha = g("alpha", spec.alpha, "", "given: per-token acceptance rate")
     t_v = verify.t_step.renamed("t_verify") if isinstance(verify.t_step, Q) else verify.t_step
     t_d = draft.t_step.renamed("t_draft") if isinstance(draft.t_step, Q) else draft.t_step
+    if spec.lookup:  # drafts matched in the sequence's own tokens: no draft step on the chips
+        t_d = g("t_draft", 0.0, "s", "n-gram / prompt lookup: drafts copied from the context, no model run")
     t = spec_step_time(t_v, K, t_d)
     tau = tokens_per_step(alpha, K)
     return SpecStep(verify, draft, t, tau, spec_tpot(t, tau))

@@ -40,7 +40,7 @@ __all__ = ["LoadRegime", "under_load", "client_lengths", "swept_load", "speculat
            "row_text"]
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
-_SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn", re.I)
+_SPEC = re.compile(r"speculat|eagle|medusa|\bdraft|\bmtp\b|multi.token prediction|nextn|prompt[\s_-]*lookup", re.I)
 # speculation the row says was not used: 'MTP off', 'speculation off', 'no MTP', 'without speculative decoding',
 # 'spec decode disabled', 'MTP=0', 'w/o EAGLE'
 _SPEC_WORD = (r"(?:spec(?:ulative)?(?:[\s_-]+decod(?:e|ing))?|speculation|mtp|eagle[\w-]*|medusa|nextn|draft(?:ing|s)?"
@@ -208,6 +208,8 @@ _DRAFT_MODEL = re.compile(r"(?:\+|\bwith(?:\s+an?)?)\s*([\w.-]+(?:\s+[\w.-]+){0,
                           r"|\bdraft(?:\s+model)?\s*(?::|=)\s*([\w.-]+(?:\s+[\w.-]+){0,3})"
                           r"|(?:^|[,;(|]\s*)([\w.-]+(?:\s+[\w.-]+){0,3}?)\s+as\s+(?:the\s+|a\s+)?draft", re.I)
 # drafting heads trained on the verifier's hidden states: one-layer modules, as an MTP module, not a separate model
+# drafts copied from the sequence's own tokens (vLLM's '[ngram]' / prompt lookup, suffix decoding): no model drafts them
+_LOOKUP = re.compile(r"\bn-?gram\b|prompt[\s_-]*lookup|suffix[\s_-]*decod", re.I)
 _DRAFT_HEAD = re.compile(r"eagle|medusa|\bmtp\b|nextn|hydra|lookahead|n-?gram", re.I)
 
 
@@ -268,15 +270,17 @@ def speculation_of(row: dict, m, best_case: bool = False, al=None) -> Speculatio
             return f"speculative decoding with a separate draft model: {note}"
     k = _DRAFTS.search(text)
     K = int(next(g for g in k.groups() if g)) if k else 1
+    lookup = draft is None and _LOOKUP.search(text) is not None
     if alpha_one:
-        return Speculation(K=K, alpha=1.0, draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
+        return Speculation(K=K, alpha=1.0, draft=draft, mtp_layers=int(load_engine()["mtp_layers"]), lookup=lookup)
     if rate is not None:
         a = float(rate.group(1)) / (100.0 if rate.group(2) or float(rate.group(1)) > 1 else 1.0)
     else:
         L = float(length.group(1))
         K = max(K, int(np.ceil(L - 1)))  # an acceptance length needs at least L − 1 drafts
         a = acceptance_from_length(L, K)
-    return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), draft=draft, mtp_layers=int(load_engine()["mtp_layers"]))
+    return Speculation(K=K, alpha=min(max(a, 0.0), 1.0), draft=draft, mtp_layers=int(load_engine()["mtp_layers"]),
+                       lookup=lookup)
 
 
 def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:

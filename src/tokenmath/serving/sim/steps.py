@@ -174,7 +174,7 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
     t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
                         sampled=n_dec * per_dec + n_pre, layout=layout,
                         S_attn=np.maximum(attn_ctx / np.maximum(T, 1e-9), 1.0), **kw).v("t_step"), dtype=float)
-    if spec is not None:
+    if spec is not None and not spec.lookup:  # (an n-gram lookup runs no draft)
         d = spec.draft_model(m)
         has = np.asarray(n_dec, dtype=float) > 0
         B = np.maximum(n_dec, 1)
