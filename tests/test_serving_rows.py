@@ -1461,3 +1461,15 @@ def test_probe10c_n_gram_drafts_run_no_draft_model():
                                             "request rate 2 QPS")
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction) and any("no draft model" in w for w in out.why)
+
+
+def test_probe10c_lora_adapters_are_said_to_be_left_out():
+    """A multi-LoRA row ('16 LoRA adapters of rank 16, --max-loras 16') is predicted as the base model, and says so
+    (the adapters were dropped silently)."""
+    row = _p10(source="vLLM multi-LoRA blog", model="meta-llama/Llama-2-7b-hf", precision="fp16", hardware="A100 80GB",
+               n_chips="1", input_len="512", output_len="128", metric="output throughput", value="1700", unit="tok/s",
+               notes="16 LoRA adapters of rank 16, --max-loras 16, concurrency 32")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and any(a.startswith("LoRA adapters") for a in out.assumptions)
+    plain = predict_row({**row, "notes": "concurrency 32"}, Aliases())
+    assert plain.predicted == out.predicted and not any("LoRA" in a for a in plain.assumptions)

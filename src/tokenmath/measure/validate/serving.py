@@ -108,6 +108,10 @@ _CACHE_HITS = re.compile(r"\b(?:incl(?:uding|udes|\.)?|with)\s+(?:the\s+)?"
                          r"(?:(?:on[\s-]*)?disk[\s-]*|prefix[\s-]*|kv[\s-]*|context[\s-]*){0,3}cache[\s-]*hits?\b", re.I)
 
 
+# low-rank adapters served beside the base model: 'multi-LoRA', '16 LoRA adapters of rank 16', '--max-loras 16'
+_LORA = re.compile(r"\b(?:multi[\s-]*)?q?lora\b|--max-loras?\b|\blora[\s_-]*(?:adapters?|rank)\b", re.I)
+
+
 # a run at the engine's maximum load ('max throughput', 'offline', 'request rate inf', 'all requests at once', the batch
 # column's 'max'), not an engine's limit or a benchmark flag that starts with 'max' ('max_new_tokens', '--max-concurrency')
 _MAX_LOAD = re.compile(r"\bmax(?:imum)?\b(?![\s_-]*(?:new|num|input|output|seq|model|tokens?|concurren|len|batch[\s_-]*size))"
@@ -193,6 +197,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         assumptions.append(al.source("precision_notes.fp8_kv"))
     if re.search("blackwell low precision", row["precision"], re.I):
         assumptions.append(al.source("precision_notes.blackwell_low_precision"))
+    lora = _LORA.search(row_text(row, ("model", "precision", "parallelism", "metric", "notes")))
+    if lora:
+        assumptions.append(f"LoRA adapters ({lora.group(0)!r}) are not counted: the base model's steps, without the "
+                           "adapters' low-rank matmuls, their weight reads and their kernels (Punica/S-LoRA's SGMV)")
 
     ISL, OSL, how = lengths_of(row)
     if how:
