@@ -1473,3 +1473,36 @@ def test_probe10c_lora_adapters_are_said_to_be_left_out():
     assert isinstance(out, Prediction) and any(a.startswith("LoRA adapters") for a in out.assumptions)
     plain = predict_row({**row, "notes": "concurrency 32"}, Aliases())
     assert plain.predicted == out.predicted and not any("LoRA" in a for a in plain.assumptions)
+
+
+def test_probe10c_a_prefix_cache_hit_rate_is_read():
+    """llm-d's 'TTFT p90 at an 80% prefix cache hit rate' (12 QPS over 8 replicas): the simulated prompts prefill only
+    their uncached 20 % (the hits were dropped: 28 s against 0.38 s); a single request's TTFT too. A cache loaded from
+    CPU memory (LMCache), and prompts sharing prefixes at an unstated rate (SGLang's generated-shared-prefix
+    dataset), are refused with the reason; a rate at maximum load with hits too."""
+    from tokenmath.measure.validate.serving import prefix_hit_of
+
+    for text, h in (("80% prefix cache hit rate", 0.8), ("cache hit rate 80%", 0.8), ("prefix cache hit ratio of 0.5", 0.5),
+                    ("100% cache hit", 1.0), ("75 % of each prompt cached", 0.75), ("90% prefix reuse", 0.9)):
+        assert prefix_hit_of(_p10(notes=text))[0] == pytest.approx(h), text
+    assert prefix_hit_of(_p10(notes="including KV cache hits")) == (None, "", "")  # input tokens counted, no rate
+    row = _p10(source="llm-d blog 'KV-cache-aware routing'", model="meta-llama/Llama-3.1-70B-Instruct", precision="FP8",
+               hardware="H100 (8 replicas x TP2)", n_chips="16", parallelism="8 replicas of TP2", input_len="8000",
+               output_len="200", metric="TTFT p90", value="380", unit="ms",
+               notes="prefix-cache-aware scheduler; 80% prefix cache hit rate; request rate 12 QPS")
+    warm = predict_row(row, Aliases())
+    cold = predict_row({**row, "notes": "request rate 12 QPS"}, Aliases())
+    assert isinstance(warm, Prediction) and warm.predicted < 0.2 * cold.predicted
+    one = _p10(model="mistralai/Mistral-7B-Instruct-v0.2", precision="bf16", hardware="A100 80GB", n_chips="1",
+               batch="1", input_len="32000", output_len="100", metric="TTFT", value="0.25", unit="s",
+               notes="90% prefix cache hit rate, single request")
+    o = predict_row(one, Aliases())
+    assert isinstance(o, Prediction) and "3200 uncached tokens after 28800 cached" in o.why[0]
+    assert o.predicted < 0.2 * predict_row({**one, "notes": "single request"}, Aliases()).predicted
+    for notes, why in (("LMCache: the context's KV loaded from CPU memory (100% cache hit)", "outside the GPUs"),
+                       ("--dataset-name generated-shared-prefix --gsp-system-prompt-len 2048", "share prefixes")):
+        out = predict_row({**one, "notes": notes}, Aliases())
+        assert isinstance(out, Unexpressed) and why in out.reason, notes
+    peak = predict_row({**one, "batch": "", "metric": "output throughput", "unit": "tok/s", "value": "5000",
+                        "notes": "80% prefix cache hit rate, request rate inf"}, Aliases())
+    assert isinstance(peak, Unexpressed) and "maximum load" in peak.reason

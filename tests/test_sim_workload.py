@@ -146,3 +146,25 @@ def test_simulate_empty_and_malformed_workload_files_are_one_line(tmp_path):
     bad.write_text("arrival,isl,osl\n0,10,x\n")
     one_line_error(run(*SIM, "--workload", bad), "bad.csv:2")
     one_line_error(run(*SIM, "--workload", tmp_path / "missing.csv"), "does not exist")
+
+
+def test_a_prefix_cache_prefills_only_the_uncached_tokens_under_every_policy_but_cadence():
+    """with_prefix_hits(h): floor(h·ISL) tokens of each prompt cached (at most ISL − 1); chunked prefill starts after
+    them, continuous and disagg steps price the uncached pieces after them; the first token comes sooner, no cache
+    is the plain run, and the cadence train refuses in one line."""
+    from tokenmath.serving.sim.workload import with_prefix_hits
+
+    w = with_prefix_hits(closed_loop(4, 10, 1000, 10), 1.0)
+    assert w.cached.max() == 999 and np.all(w.new_isl == 1)
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h100")
+    for policy in ("continuous", "chunked"):
+        run = lambda h: simulate(m, s, G=1, concurrency=16, requests=200, isl=8000, osl=100, policy=policy,  # noqa: E731
+                                 prefix_hit=h)
+        cold, warm = run(0.0), run(0.8)
+        assert warm["ttft_s"]["mean"] < 0.5 * cold["ttft_s"]["mean"], policy
+        assert run(0.001)["ttft_s"]["mean"] == pytest.approx(cold["ttft_s"]["mean"], rel=0.05), policy
+    dis = lambda h: simulate(m, s, G=1, rate=2, requests=100, isl=8000, osl=100, policy="disagg", prefill_chips=1,  # noqa: E731
+                             decode_chips=1, prefix_hit=h)
+    assert dis(0.8)["ttft_s"]["mean"] < 0.5 * dis(0.0)["ttft_s"]["mean"]
+    with pytest.raises(InputError, match="cadence"):
+        simulate(m, s, G=1, concurrency=4, requests=20, isl=1000, osl=10, policy="cadence", prefix_hit=0.5)

@@ -31,6 +31,8 @@ def register(app: typer.Typer) -> None:
         isl: int = typer.Option(None, "--isl", help="Prompt tokens per request."),
         osl: int = typer.Option(None, "--osl", help="Output tokens per request."),
         range_ratio: float = typer.Option(0.0, "--range-ratio", help="Lengths uniform in [L·(1−r), L·(1+r)] (vLLM's random dataset)."),
+        prefix_hit: float = typer.Option(0.0, "--prefix-hit", help="Share of each prompt a prefix cache holds (0-1): "
+                                         "only the rest is prefilled."),
         workload: str = typer.Option(None, "--workload", help="Trace of (arrival, isl, osl) rows: CSV with a header, or JSONL."),
         policy: str = typer.Option(None, "--policy", help=f"Scheduler: {', '.join(POLICIES)} (default: the engine's, "
                                    "catalog/engines/<engine>.yaml)."),
@@ -58,7 +60,7 @@ def register(app: typer.Typer) -> None:
         """Simulate requests through one deployment: TTFT, TPOT, ITL, throughput, goodput, batch and KV use."""
         r = compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk,
                     max_batch, prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft,
-                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_, engine, split)
+                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_, engine, split, prefix_hit)
         if plot:
             from .plots_sim import plot_simulation
 
@@ -78,7 +80,7 @@ def register(app: typer.Typer) -> None:
 
 def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk, max_batch,
             prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft, slo_tpot, seed,
-            precision, kv_dtype, basis, explain, set_, engine=None, split=None):
+            precision, kv_dtype, basis, explain, set_, engine=None, split=None, prefix_hit=0.0):
     """`simulate` from its options, checked as the command line checks them (for the web API too). The engine
     sets the scheduling (--policy unless given), the token budget, the batch cap, the KV pool and the kernels; a
     --split is the replica's (disagg: each decode worker's)."""
@@ -97,7 +99,8 @@ def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio
                     layout=layout,
                     spec=speculation(mtp, acceptance, acceptance_length, draft),
                     slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"),
-                    seed=seed, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
+                    seed=seed, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
+                    prefix_hit=prefix_hit)
 
 
 def to_json(r, explain: bool = False) -> dict:

@@ -388,7 +388,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
                                 osl=su.OSL, range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
-                                policy=policy, **kw, **pool_kw, **slo_kw)
+                                policy=policy, prefix_hit=getattr(su, "prefix_hit", 0.0), **kw, **pool_kw, **slo_kw)
 
             def of(r):  # a goodput counts the requests that met every SLO (and their output tokens)
                 if goodput:
@@ -418,6 +418,9 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             if key not in ("output_tokens_per_s", "total_tokens_per_s", "input_tokens_per_s", "requests_per_s"):
                 return Unexpressed(rid, g, f"a {key} measured at a per-user speed target: the frontier answers "
                                            "throughput at a speed")
+            if getattr(su, "prefix_hit", 0.0):
+                return Unexpressed(rid, g, "a prefix-cache hit rate at a per-user speed target: the frontier runs "
+                                           "uncached prompts; a stated concurrency or request rate is simulated with it")
 
             # a split the row does not state: a dashboard's curve is the envelope of the configurations it ran,
             # so the best of the layouts that suit the model at each speed (serving/frontier.py 'all')

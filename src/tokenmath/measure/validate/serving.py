@@ -39,6 +39,7 @@ from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
 from ...serving.engine_memory import kv_pool_engine
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
+from ...serving.sim.steps import mixed_time
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
 from .atload import acceptance_stated, client_lengths, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
@@ -88,6 +89,7 @@ class _Setup:
     engine: str | None = None  # the serving engine the row's source names (catalog/engines/<engine>.yaml)
     pools: Pools | None = None  # disaggregated: the prefill workers beside the decode workers (G, layout) of a group
     speed: float | None = None  # a decode rate held to this many tokens/s per user: the decode batch that meets it
+    prefix_hit: float = 0.0  # the share of each prompt a prefix cache serves (under load: the simulator's)
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,49 @@ _LORA = re.compile(r"\b(?:multi[\s-]*)?q?lora\b|--max-loras?\b|\blora[\s_-]*(?:a
 # column's 'max'), not an engine's limit or a benchmark flag that starts with 'max' ('max_new_tokens', '--max-concurrency')
 _MAX_LOAD = re.compile(r"\bmax(?:imum)?\b(?![\s_-]*(?:new|num|input|output|seq|model|tokens?|concurren|len|batch[\s_-]*size))"
                        r"|offline|infinite|\binf\b|all requests at once|saturat", re.I)
+
+
+# a prefix cache's hit rate: '80% prefix cache hit rate', '100% cache hit', 'cache hit rate 80%', 'prefix cache hit ratio of
+# 0.8', '80% prefix reuse', '80% of each prompt cached'
+_CACHE_WORDS = r"(?:(?:prefix|kv|prompt|context|radix)[\s-]*){0,2}cache[\s-]*hits?"
+_HIT_RATE = (re.compile(rf"(\d+(?:\.\d+)?)\s*%\s*(?:of\s+)?{_CACHE_WORDS}(?:[\s-]*(?:rate|ratio))?", re.I),
+             re.compile(rf"{_CACHE_WORDS}[\s-]*(?:rate|ratio)\s*(?:of|=|:|≈|~|at)?\s*(\d+(?:\.\d+)?)\s*(%)?", re.I),
+             re.compile(r"(\d+(?:\.\d+)?)\s*%\s*(?:prefix|prompt)[\s-]*(?:reuse|overlap|sharing|shared)", re.I),
+             re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\s+(?:the\s+|each\s+|every\s+)?(?:prompt|input|context)s?(?:'s)?"
+                        r"(?:\s+tokens)?\s+(?:is\s+|are\s+)?(?:cached|reused|shared|served from (?:the )?cache)", re.I))
+# a cache outside the GPUs' HBM the cached KV is loaded from: loading it is a transfer the tool does not price
+_KV_TIER = re.compile(r"\blmcache\b|offload|\bcpu[\s-]*(?:memory|dram|ram)\b|\bhost[\s-]*(?:memory|dram)\b|\bdisk\b|"
+                      r"\bssd\b|\bnvme\b|remote[\s-]*(?:kv|storage|store|cache)|mooncake[\s-]*store|\b3fs\b", re.I)
+# prompts that share prefixes a cache serves, the share not stated: SGLang's generated-shared-prefix dataset
+_SHARED_PREFIX = re.compile(r"generated[\s_-]*shared[\s_-]*prefix|--gsp-|shared[\s-]*(?:system[\s-]*)?prefix(?:es)?\b|"
+                            r"prefix[\s-]*sharing|shared[\s-]*system[\s-]*prompts?", re.I)
+
+
+def prefix_hit_of(row: dict) -> tuple[float | None, str, str]:
+    """(the share h of each prompt a prefix cache serves, the words, a reason the row cannot be read), from the
+    row's text: '80% prefix cache hit rate' -> (0.8, ...); a cache in CPU memory, on disk or remote (LMCache,
+    offloading) -> a reason (its load is a transfer not priced here); prompts sharing prefixes at an unstated share
+    (SGLang's generated-shared-prefix dataset) -> a reason; else (None, '', '')."""
+    text = row_text(row, ("metric", "notes", "parallelism", "batch", "input_len", "context_len"))
+    m = next((x for x in (p.search(text) for p in _HIT_RATE) if x), None)
+    h = None
+    if m:
+        v = float(m.group(1))
+        pct = "%" in m.group(0) or v > 1
+        h = v / 100.0 if pct else v
+        if not 0 <= h <= 1:
+            return None, m.group(0), f"a prefix-cache hit rate {m.group(0)!r} above 100 %"
+    tier = _KV_TIER.search(row_text(row))
+    if tier and (h is not None or re.search(r"cache[\s-]*hits?|\breuse|\bcached\b", text, re.I)):
+        return h, tier.group(0), (f"the cached KV is loaded from outside the GPUs' memory ({tier.group(0)!r}): that "
+                                  "transfer (host link, disk, network) is not priced here, only a prefix cache in HBM")
+    if h is None:
+        shared = _SHARED_PREFIX.search(text)
+        if shared:
+            return None, shared.group(0), (f"prompts that share prefixes a cache serves ({shared.group(0)!r}) at a "
+                                           "hit rate the row does not state")
+        return None, "", ""
+    return h, m.group(0).strip(), ""
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -188,8 +233,14 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                                                                        "total_tokens_per_s")):
         return Unexpressed(rid, g, f"input tokens counted with their prefix-cache hits ({hits.group(0)!r}): tokens read "
                                    "from the cache are not computed, and the tool does not model a prefix cache")
+    hit, hit_words, hit_reason = prefix_hit_of(row)
+    if hit_reason:
+        return Unexpressed(rid, g, hit_reason)
     notes = [n for n in (hw_note, note, pnote, snote) if n]
     assumptions: list[str] = []
+    if hit:
+        assumptions.append(f"a prefix cache in HBM serves {hit:.0%} of each prompt ({hit_words!r}): only the rest is "
+                           "prefilled, after the cached tokens (whose KV each request holds whole, shared with none)")
     if not row["precision"].strip():
         notes.remove(pnote)
         assumptions.append(pnote)
@@ -291,7 +342,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         if OSL is None:
             return Unexpressed(rid, g, "output length not in the table (an end-to-end latency needs it)")
         return _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec,
-                               basis, measured, scale, al)
+                               basis, measured, scale, al, hit or 0.0)
     if regime is not None:
         other = re.search(r"\bp(\d{2,3}(?:\.\d+)?)\b", percentiles_as_p(f"{measured_part(row['metric'])} {row['unit']}"),
                           re.I)
@@ -312,7 +363,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         else:
             G, n_rep, layout, lnote = _layout(row, m, system, prec, chips_of(row, system)[0], None, al, assumptions)
         su = _Setup(m, system, G, n_rep, layout, prec, kv or m.kv_dtype, ISL, OSL, None, notes, assumptions, pri,
-                    engine=engine, pools=pools)
+                    engine=engine, pools=pools, prefix_hit=hit or 0.0)
         if phase == "decode" and regime.user_speed and regime.concurrency is None and regime.rate_per_s is None \
                 and spec is None:
             # a decode rate (the metric's, or a disaggregated deployment's output tokens per chip) held to a per-user
@@ -322,6 +373,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
     B = batch_of(row)
+    if hit and (per_user or phase == "decode") and not unstated:
+        assumptions.append("a prefix cache changes no decode step: only the prompts' prefill skips the cached tokens")
+    elif hit:
+        return Unexpressed(rid, g, f"a prefix-cache hit rate ({hit_words!r}) beside a rate at the engine's maximum "
+                                   "load or a prefill rate: expressed under a stated load (simulated) or for a latency "
+                                   "only")
     if per_user and B is None and _MAX_LOAD.search(row["batch"] + " " + row["notes"]):
         # trtllm-bench throughput's 'Per User Output Throughput' with every request sent at once: each request's speed
         # at the engine's batch and after its wait in the queue, as a latency at maximum load (it was one sequence's)
@@ -403,7 +460,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
 
 
 def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions, pri, engine, spec, basis, measured,
-                    scale, al) -> Prediction | Unexpressed:
+                    scale, al, hit: float = 0.0) -> Prediction | Unexpressed:
     """A TTFT, TPOT/ITL or end-to-end latency of one static batch of B requests (B = 1 unstated): the prompts
     prefilled B_p at a time, then OSL decode steps of the whole batch over the growing context.
 
@@ -441,14 +498,24 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     if held < B:
         return Unexpressed(rid, g, f"a static batch of {B} needs the KV of {B} sequences of {ISL}+{OSL} tokens; the "
                                    f"KV pool of {G} × {system.chip.name} holds {held}")
+    if hit and cp > 1:
+        return Unexpressed(rid, g, "a prefix cache beside context parallelism is not expressed")
     tokens_max = int(al.engine["max_num_tokens"])
     dp = int(layout.dp(G))
-    B_p = max(1, min(B, _prompts_per_step(dp, tokens_max, ISL)))
+    cached = min(math.floor(hit * ISL), ISL - 1) if hit else 0  # a prefix cache's tokens are not prefilled
+    new = ISL - cached
+    B_p = max(1, min(B, _prompts_per_step(dp, tokens_max, new)))
     kw = dict(G=G, precision=prec, kv_dtype=su.kv, layout=layout, priors=pri)
 
     def times(bs: str) -> tuple[float, float]:
-        pre = step(m, system, B=B_p / cp, S=ISL, phase="prefill", basis=bs, **kw)
-        ttft = math.ceil(B / B_p) * float(pre.v("t_step"))  # the last chunk waits for the steps before it
+        t_pre = float(step(m, system, B=B_p / cp, S=ISL, phase="prefill", basis=bs, **kw).v("t_step"))
+        if cached:  # the share of that step's work the uncached tokens carry after the cached ones, as a step of
+            # prompt pieces prices both (the simulator's StepTimes.prompts)
+            t_pre *= float(mixed_time(m, system, None, n_dec=0, ctx_dec=0.0, n_pre=B_p, T_pre=B_p * new,
+                                      ctx_pre=B_p * (cached + new / 2), basis=bs, **kw)) / float(
+                mixed_time(m, system, None, n_dec=0, ctx_dec=0.0, n_pre=B_p, T_pre=B_p * ISL, ctx_pre=B_p * ISL / 2,
+                           basis=bs, **kw))
+        ttft = math.ceil(B / B_p) * t_pre  # the last chunk waits for the steps before it
         if cp > 1:  # (refused before here for any quantity but the TTFT)
             return ttft, math.nan
         if spec is not None:
@@ -466,7 +533,8 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     bound = value("spec") if basis == "prior" else pred
     ttft, tpot = times(basis)
     why = [f"one static batch of {B} request(s) of {ISL}+{OSL} tokens on {G} chip(s): TTFT {ttft * 1e3:.4g} ms "
-           f"({B}/{B_p} prefill step(s)), TPOT {tpot * 1e3:.4g} ms (mean decode step)" if cp == 1 else
+           f"({B}/{B_p} prefill step(s){f' of {new} uncached tokens after {cached} cached' if cached else ''}), "
+           f"TPOT {tpot * 1e3:.4g} ms (mean decode step)" if cp == 1 else
            f"one static batch of {B} prompt(s) of {ISL} tokens over {cp} context-parallel groups of {G} chip(s) "
            f"({cp * G} chips): TTFT {ttft * 1e3:.4g} ms",
            f"a latency at batch {B} with no load stated: a static batch, as a latency benchmark runs it"]

@@ -15,6 +15,10 @@
   t_step whether full or not; a request boards the next departure and its first token arrives one
   step later, so it waits at most 2 · t_step.
 
+A prompt whose prefix a cache holds (workload.with_prefix_hits) prefills only its other tokens, after the cached
+ones (chunked: its chunks start there; continuous and disagg: a step of such pieces, steps.StepTimes.prompts);
+its KV is reserved whole, as if no other request shared the cached blocks.
+
 Admission is first come, first served and reserves a request's whole KV (prompt plus output) when
 it is admitted, so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy);
 disagg admits on the decode pool before the prefill. A free replica decides at the end of the
@@ -60,14 +64,14 @@ class Continuous(Replica):
         return self.ready.get(self.queue[0]) if self.queue and self.can_admit(self.queue[0]) else None
 
     def next(self) -> None:
-        isl, batch, tokens = self.run.wl.isl, [], 0
+        isl, batch, tokens = self.run.wl.new_isl, [], 0  # (the tokens computed: a cached prefix is not)
         while self._head_ready() and (not batch or tokens + isl[self.queue[0]] <= self.budget):
             r = self.queue.popleft()
             self.admit(r)
             batch.append(r)
             tokens += isl[r]
         if batch:
-            t = self.steps.prefill(len(batch), tokens / len(batch))
+            t = self.steps.prompts(batch, self.run.wl)
             if self.R.B:
                 self.stalls.append((self.R.B, t))
             now = self.run.engine.now
@@ -98,10 +102,11 @@ class Chunked(Continuous):
         return self.R.B > 0 or bool(self.filling)
 
     def next(self) -> None:
+        cached = self.run.wl.cached
         while self._head_ready():
             r = self.queue.popleft()
             self.admit(r)
-            self.filling.append([r, 0])
+            self.filling.append([r, 0 if cached is None else int(cached[r])])  # a cached prefix is done already
         room = self.budget - self.R.B * self.per_dec
         if self.filling and room > 0:
             isl, chunks = self.run.wl.isl, []
@@ -220,7 +225,7 @@ class Disagg(DecidesAtInstantEnd):
         return min(fits, key=lambda d: d.seats) if fits else None
 
     def next(self) -> None:
-        isl = self.run.wl.isl
+        isl = self.run.wl.new_isl
         while self.free and self.queue:
             batch, tokens = [], 0
             while self.queue and (not batch or tokens + isl[self.queue[0]] <= self.budget):
@@ -236,7 +241,7 @@ class Disagg(DecidesAtInstantEnd):
             now = self.run.engine.now
             self.run.rec.prefill_step(now)
             self.free -= 1
-            self.run.engine.at(now + self.steps.prefill(len(batch), tokens / len(batch)), self._prefilled, batch)
+            self.run.engine.at(now + self.steps.prompts([r for r, _ in batch], self.run.wl), self._prefilled, batch)
 
     def _prefilled(self, batch: list) -> None:
         now = self.run.engine.now

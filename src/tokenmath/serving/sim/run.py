@@ -30,7 +30,7 @@ from .fastpath import cadence_period, steady_state
 from .metrics import Recorder, SimResult, stats
 from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
 from .steps import StepTimes
-from .workload import Workload, closed_loop, poisson, read_trace
+from .workload import Workload, closed_loop, poisson, read_trace, with_prefix_hits
 
 __all__ = ["simulate"]
 
@@ -90,12 +90,13 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
              slo_tpot: float | None = None, seed: int = 0, precision: str | None = None, kv_dtype: str | None = None,
              basis: str = "prior", priors: Priors | None = None, layout: Layout | None = None,
              engine: str = "default", max_num_tokens: int | None = None, prefill_layout: Layout | None = None,
-             prefill_workers: int = 1, decode_workers: int = 1) -> SimResult:
+             prefill_workers: int = 1, decode_workers: int = 1, prefix_hit: float = 0.0) -> SimResult:
     """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool).
 
     `max_num_tokens` replaces the engine's token budget of a prefill step (continuous, disagg). Disagg:
     `prefill_workers` workers of `prefill_chips` each (split `prefill_layout`, default: `layout`, else the default
     layout of their chips) and `decode_workers` of `decode_chips` (split `layout`), all serving the one workload.
+    `prefix_hit`: the share of every prompt a prefix cache holds (workload.with_prefix_hits; not under cadence).
     """
     wall0 = time.perf_counter()
     if policy not in POLICIES:
@@ -115,6 +116,10 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     eng = load_engine(engine)
     pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
     wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
+    if prefix_hit:
+        if policy == "cadence":
+            raise InputError("a prefix cache is not modelled under the cadence policy (its train prices whole prompts)")
+        wl = with_prefix_hits(wl, prefix_hit)
 
     G_p, G_d = (int(prefill_chips or G), int(decode_chips or G)) if policy == "disagg" else (G, G)
     check_inputs(G=G_p)
@@ -139,7 +144,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     pre_lay = prefill_layout or layout or default_layout(m, G_p)
     # attention data parallelism: each rank's scheduler fills its own token budget (disagg: the prefill worker's ranks)
     budget *= pre_lay.dp(G_p) if policy == "disagg" else lay.dp(G_d)
-    n_pre = max(1.0, min(B_max, np.floor(budget / wl.isl.min())))
+    n_pre = max(1.0, min(B_max, np.floor(budget / wl.new_isl.min())))
     S_max = float((wl.isl + wl.osl).max()) + 1
     kw = dict(precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri, spec=spec, S_max=S_max)
 
@@ -183,7 +188,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
 
     result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
                         time.perf_counter() - wall0, dec.calls, notes)
-    fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2
+    fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2 and wl.cached is None
     one_each = prefill_workers == 1 and decode_workers == 1 and prefill_layout is None  # the closed form's disagg
     if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
         result.analytic = steady_state(m, system, G=G, concurrency=wl.concurrency, isl=float(wl.isl.mean()),

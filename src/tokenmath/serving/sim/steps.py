@@ -111,6 +111,16 @@ class StepTimes:
             self._pre_memo[key] = t
         return t
 
+    def prompts(self, rs, wl) -> float:
+        """One step that prefills the prompts of requests `rs` of workload `wl`: `prefill` at their mean length; where
+        a prefix cache holds part of them, that step times the share of its work their uncached tokens carry after
+        the cached ones, as a step of prompt pieces prices both (`mixed`: t_new / t_whole, so no cache is `prefill`)."""
+        t = self.prefill(len(rs), float(sum(wl.isl[r] for r in rs)) / len(rs))
+        if wl.cached is None:
+            return t
+        new = self.mixed(0, 0.0, [(float(wl.isl[r] - wl.cached[r]), float(wl.cached[r])) for r in rs])
+        return t * new / self.mixed(0, 0.0, [(float(wl.isl[r]), 0.0) for r in rs])
+
     # ---- steps that mix decodes and prompt tokens (chunked prefill, the cadence train) ----------
     def mixed(self, n_dec: int, ctx_dec: float, chunks: list[tuple[float, float]]) -> float:
         """A step of n_dec decodes (contexts summing to ctx_dec) and prompt chunks (c tokens after `done`).

@@ -7,7 +7,10 @@ Two arrival processes and three sources of lengths:
 - open loop at a rate λ: Poisson arrivals, gaps drawn from Exp(λ), seeded;
 - lengths fixed (ISL, OSL), drawn uniformly from [L·(1 − r), L·(1 + r)] (vLLM's random dataset,
   `--random-range-ratio r`), or read from a trace file of (arrival, isl, osl) rows, CSV with a
-  header or JSON Lines.
+  header or JSON Lines;
+- a prefix cache's hits: a share h of each prompt already in the cache (`with_prefix_hits`), its
+  KV computed before, so only the rest is prefilled, after it (vLLM's automatic prefix caching skips
+  the cached blocks; at least the prompt's last token is computed, for its logits).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from ...core.errors import InputError
 
-__all__ = ["Workload", "closed_loop", "poisson", "read_trace", "check_lengths"]
+__all__ = ["Workload", "closed_loop", "poisson", "read_trace", "check_lengths", "with_prefix_hits"]
 
 _ISL = ("isl", "input_len", "input_tokens", "prompt_tokens", "input_length")
 _OSL = ("osl", "output_len", "output_tokens", "completion_tokens", "output_length")
@@ -38,10 +41,16 @@ class Workload:
     arrival_s: np.ndarray | None = None  # None: closed loop at `concurrency`
     concurrency: int | None = None
     source: str = ""
+    cached: np.ndarray | None = None  # prompt tokens a prefix cache already holds (None: none)
 
     @property
     def n(self) -> int:
         return len(self.isl)
+
+    @property
+    def new_isl(self) -> np.ndarray:
+        """Prompt tokens each request's prefill computes: the prompt less its cached prefix."""
+        return self.isl if self.cached is None else self.isl - self.cached
 
     def describe(self) -> str:
         return f"{self.n:,} requests, mean ISL {self.isl.mean():.0f} / OSL {self.osl.mean():.0f} ({self.source})"
@@ -102,6 +111,18 @@ def poisson(rate_per_s: float, n: int, isl: float, osl: float, range_ratio: floa
     src = f"Poisson {rate_per_s:g}/s, " + (f"fixed ISL {isl:g} / OSL {osl:g}" if range_ratio == 0 else
                                             f"uniform ±{range_ratio:g} around {isl:g} / {osl:g}")
     return Workload(i, o, arrive - arrive[0], None, src)
+
+
+def with_prefix_hits(wl: Workload, hit: float) -> Workload:
+    """The workload with a share `hit` of every prompt served by a prefix cache: floor(hit · ISL) tokens cached, at
+    most ISL − 1 (the last prompt token is computed, for the first output token's logits)."""
+    if not 0 <= hit <= 1:
+        raise InputError(f"a prefix-cache hit rate is a fraction in [0, 1] (got {hit})")
+    if hit == 0:
+        return wl
+    cached = np.minimum(np.floor(hit * wl.isl), wl.isl - 1).astype(np.int64)
+    return Workload(wl.isl, wl.osl, wl.arrival_s, wl.concurrency, f"{wl.source}, {hit:.0%} of each prompt cached",
+                    cached)
 
 
 def _pick(row: dict, names: tuple[str, ...]):
