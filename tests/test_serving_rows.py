@@ -1506,3 +1506,19 @@ def test_probe10c_a_prefix_cache_hit_rate_is_read():
     peak = predict_row({**one, "batch": "", "metric": "output throughput", "unit": "tok/s", "value": "5000",
                         "notes": "80% prefix cache hit rate, request rate inf"}, Aliases())
     assert isinstance(peak, Unexpressed) and "maximum load" in peak.reason
+
+
+def test_probe10c_a_models_bandwidth_utilisation_is_a_decode_steps_bytes_over_its_time():
+    """Databricks' 'Model Bandwidth Utilization (MBU)' of MPT-7B at batch 1 on an A100 40GB: the weights and KV one
+    decode step reads over its time and the HBM bandwidth, in % (it was refused as 'a share of the peak of nothing the
+    row names'); under load it is refused."""
+    from tokenmath.measure.validate.rows import row_kind
+
+    row = _p10(source="Databricks blog", model="MPT-7B", precision="fp16", hardware="A100 40GB", n_chips="1", batch="1",
+               metric="Model Bandwidth Utilization (MBU)", value="60", unit="%", notes="batch 1, 512 input tokens")
+    assert row_kind(row) == "serving"
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and out.kind == "mbu" and 40 < out.predicted < 95 and out.spec >= out.predicted
+    frac = predict_row({**row, "value": "0.6", "unit": ""}, Aliases())
+    assert frac.predicted == pytest.approx(out.predicted / 100, rel=1e-9)
+    assert isinstance(predict_row({**row, "notes": "512 input tokens, concurrency 16"}, Aliases()), Unexpressed)

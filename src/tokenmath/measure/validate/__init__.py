@@ -40,7 +40,7 @@ from ...training import predict_training_row
 from .match import Aliases
 from .microbench import predict_microbenchmark
 from .report import Prediction, Unexpressed, ValidationReport
-from .rows import (COLUMNS, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
+from .rows import (COLUMNS, MBU, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, share_of_peak, to_int, unit_scale, unknown_reason, with_unit)
 from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED, ratio_reason
 from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of
@@ -135,7 +135,8 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
     ratio = ratio_reason(row)
     if ratio:
         return skip(ratio)
-    share = share_of_peak(row) and kind in ("gemm", "kernel", "stream", "link", "collective", "unknown")
+    share = share_of_peak(row) and kind in ("gemm", "kernel", "stream", "link", "collective", "unknown") or (
+        kind == "serving" and MBU.search(row["metric"]) is not None)  # a model's bandwidth utilisation, in %
     meas = parse_measured(row["value"].replace("%", "") if share else row["value"])  # '80 %' of the peak
     if meas is None and re.fullmatch(r"\s*[~≈<>]?=?\s*[\d.,]+\s*%\s*", row["value"]):
         return skip(f"measured value {row['value']!r} is a percentage of something the row does not give (a hit "

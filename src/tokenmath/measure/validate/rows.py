@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...training import is_training_row
 
-__all__ = ["COLUMNS", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
+__all__ = ["COLUMNS", "MBU", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK", "A2A_TIME", "ATTENTION_KERNEL",
@@ -405,10 +405,17 @@ def unit_scale(unit: str) -> float | None:
     return None
 
 
+# a model's decode 'Model Bandwidth Utilization' (Databricks): the bytes a decode step reads (weights, KV) over its time,
+# as a share of the chips' HBM bandwidth — a serving quantity, not an HBM stream's
+MBU = re.compile(r"\bmbu\b|model[\s_-]*bandwidth[\s_-]*utili[sz]ation", re.I)
+
+
 def row_kind(row: dict) -> str:
     metric, model, unit = row["metric"].lower(), row["model"].lower(), row["unit"].lower()
     if is_training_row(row):  # by what it measures: MFU, chip-hours, a training time or rate (training.rows)
         return "training"
+    if MBU.search(metric):
+        return "serving"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
     if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
                                      r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s|t\s*/\s*s$"

@@ -45,7 +45,7 @@ from ..intervals import phase_of
 from .atload import acceptance_stated, client_lengths, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (BEST_CASE, K_UNSTATED, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
+from .rows import (BEST_CASE, K_UNSTATED, MBU, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
                    lengths_of,
                    output_len_from_samples, output_len_per_request, measured_part, parse_measured, per_node_of, percentiles_as_p,
                    to_int, unit_scope)
@@ -325,6 +325,14 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, f"the row spans a sweep of loads ({sweep!r}): one figure over many loads is not "
                                    "the measurement of one setup")
     regime = under_load(row)
+    if MBU.search(row["metric"]):
+        if regime is not None or spec is not None or unstated:
+            return Unexpressed(rid, g, "a model bandwidth utilisation is read at a stated batch, prompt and no "
+                                       "speculation (one decode step's bytes over its time)")
+        if OSL is None:
+            OSL = int(al.engine["bs1_output_len"])
+            assumptions.append("output length not stated: " + al.source("engine.bs1_output_len"))
+        return _mbu(row, m, system, prec, kv, ISL, OSL, notes, assumptions, pri, basis, measured, al)
     key = quantity_of(row["metric"], row["unit"])[0]
     cp = int(split_of(row["parallelism"].lower()).get("cp", 0) or 0)
     if cp > 1 and not (regime is None and key == "ttft_s"):
@@ -543,6 +551,42 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     gen = pri.generation or "spec-sheet"
     return Prediction(rid, g, "static", pred / scale, measured, row["unit"], bound / scale, False, why, assumptions,
                       None, interval_key=(gen, phase, prec), cluster=f"{m.name}|{system.chip.name}")
+
+
+@formula("MBU = (W_touched + B · kv_seq) / (t_step · G · W)", unit="")
+def bandwidth_utilisation(W_touched, B, kv_seq, t_step, G, W):
+    return (W_touched + B * kv_seq) / (t_step * G * W)
+
+
+def _mbu(row, m, system, prec, kv, ISL, OSL, notes, assumptions, pri, basis, measured, al) -> Prediction | Unexpressed:
+    """A model bandwidth utilisation (Databricks' MBU): the bytes one decode step reads — the weights it touches and
+    the batch's KV at the mean context ISL + OSL/2 — over the step's time, as a share of the replica's HBM bandwidth
+    (in % where the row's unit or value says so, else a fraction)."""
+    rid, g = row["id"], group_of(row["id"])
+    B = batch_of(row) or 1
+    G_row = chips_of(row, system)[0]
+    G, _, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
+    if lnote and G_row:
+        G, layout, words = _one_replica(m, G_row, layout)
+        assumptions.append(f"the split is not stated: one replica over the row's {G} chips ({words}, assumed)")
+    elif lnote:
+        assumptions.append(lnote)
+    S = ISL + OSL / 2
+    kv = kv or m.kv_dtype
+
+    def mbu(bs: str) -> float:
+        st = step(m, system, G=G, B=B, S=S, phase="decode", precision=prec, kv_dtype=kv, basis=bs, priors=pri,
+                  layout=layout)
+        return float(bandwidth_utilisation(float(st.extras["W_touched"]), B, float(arch.kv_read_bytes(m, S, kv)),
+                                           float(st.v("t_step")), G, system.chip.hbm_bandwidth_bytes_per_s))
+
+    pct = 100.0 if "%" in f"{row['unit']}{row['value']}" or re.search(r"percent|pct", row["unit"], re.I) else 1.0
+    pred = mbu(basis) * pct
+    bound = mbu("spec") * pct if basis == "prior" else pred
+    why = [f"MBU = (weights touched + {B} × KV at context {S:.0f}) / (decode step × {G} chips × HBM "
+           f"{system.chip.hbm_bandwidth_bytes_per_s / 1e12:.3g} TB/s): {pred:.3g}{' %' if pct == 100 else ''}"] + notes
+    return Prediction(rid, g, "mbu", pred, measured, row["unit"], bound, True, why, assumptions, None,
+                      cluster=f"{m.name}|{system.chip.name}")
 
 
 def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, source: str = "") -> tuple[Model, str]:
