@@ -1522,3 +1522,18 @@ def test_probe10c_a_models_bandwidth_utilisation_is_a_decode_steps_bytes_over_it
     frac = predict_row({**row, "value": "0.6", "unit": ""}, Aliases())
     assert frac.predicted == pytest.approx(out.predicted / 100, rel=1e-9)
     assert isinstance(predict_row({**row, "notes": "512 input tokens, concurrency 16"}, Aliases()), Unexpressed)
+
+
+def test_probe10c_sglang_one_batch_decode_latency_and_genai_perf_lengths():
+    """SGLang bench_one_batch's 'Decode.  median latency' is one decode step (it was the request's end-to-end
+    latency, 1.0 s against 8 ms); genai-perf's '--synthetic-input-tokens-mean 1000 --output-tokens-mean 500' are the
+    lengths (they were unread)."""
+    from tokenmath.measure.validate.atload import quantity_of
+    from tokenmath.measure.validate.rows import lengths_of
+
+    assert quantity_of("Decode median latency", "s")[0] == "tpot_s"
+    assert quantity_of("Decode.  median latency", "s")[0] == "tpot_s"
+    assert quantity_of("decode latency (e2e)", "s")[0] == "e2e_s"
+    notes = "genai-perf profile --concurrency 100 --synthetic-input-tokens-mean 1000 --output-tokens-mean 500"
+    assert lengths_of(_p10(notes=notes))[:2] == (1000, 500)
+    assert lengths_of(_p10(notes="--output-tokens-stddev 0 --output-tokens-mean 500"))[:2] == (None, 500)

@@ -299,7 +299,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return ("itl_s" if re.search(r"itl|inter|tbt|between", m) else "tpot_s"), stat, False
     e2e = re.search(r"e2e|end.to.end|request.latency|total.latency", m)  # 'decode latency (e2e)': the whole request
     if re.search(r"s\s*/\s*tok|per[\s_-]+(?:output[\s_-]+)?token", u + " " + m) or not e2e and re.search(
-            r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[\s_-]*"
+            r"(?:decod(?:e|ing)|next[\s_-]token|token[\s_-]*gen(?:eration)?(?:[\s_-]*model)?)[.:\s_-]*"
+            r"(?:(?:median|mean|avg|average|p\d\d)[\s_-]*)?"  # SGLang bench_one_batch's 'Decode.  median latency'
             r"(?:step[\s_-]*|\(\s*(?:token|step)\s*\)[\s_-]*)?latency", m):
         # Neuron's 'token generation (model) latency': one call of the decode graph, a step; TGI's benchmark prints
         # 'Decode (token)' latency, one step, beside 'Decode (total)', every step of the request

@@ -129,8 +129,8 @@ _COUNTED = r"\s*(?:gpus?|chips?|nodes?|cards?|devices?|users?|clients?|requests?
 # lengths a dataset was filtered or cut to, not the requests' lengths: 'max 1024 in / 1024 out', 'up to 2k input'
 # the word after 'input' / 'output' that makes it a length, in prose or a benchmark's flag: 'input length 1024',
 # vLLM's '--random-input-len 1024' and '--input-len=1024', LLMPerf's '--mean-input-tokens 550', trtllm-bench's
-# prepare_dataset '--input-mean 1024' (SGLang's '--random-input 1024' needs none)
-_LEN_WORD = r"[ \t_-]*(?:length|len|tokens?|mean)"
+# prepare_dataset '--input-mean 1024', genai-perf's '--output-tokens-mean 500' (SGLang's '--random-input 1024' needs none)
+_LEN_WORD = r"(?:[ \t_-]*(?:length|len|tokens?|mean)){1,2}"  # (genai-perf: '--synthetic-input-tokens-mean 1000')
 # a flag for the spread of the lengths or an engine's limit, not a length: LLMPerf's '--stddev-input-tokens 150',
 # TensorRT-LLM's build flag '--max_input_len 2048'
 _NOT_SPREAD = r"(?<!std[-_])(?<!stddev[-_])(?<!stdev[-_])(?<!max[-_])"
