@@ -1537,3 +1537,19 @@ def test_probe10c_sglang_one_batch_decode_latency_and_genai_perf_lengths():
     notes = "genai-perf profile --concurrency 100 --synthetic-input-tokens-mean 1000 --output-tokens-mean 500"
     assert lengths_of(_p10(notes=notes))[:2] == (1000, 500)
     assert lengths_of(_p10(notes="--output-tokens-stddev 0 --output-tokens-mean 500"))[:2] == (None, 500)
+
+
+def test_probe10c_a_request_rate_beside_a_maximum_concurrency_is_a_capped_open_loop():
+    """'--max-concurrency 8 --request-rate 4' (vllm bench serve): Poisson arrivals at 4/s with at most 8 in flight (it
+    was a closed loop of 8 clients, the rate dropped); a concurrency in other words stays a closed loop."""
+    from tokenmath.measure.validate.atload import under_load
+
+    row = _p10(source="vLLM 'vllm bench serve' output", model="meta-llama/Llama-3.1-8B-Instruct", precision="bf16",
+               hardware="H100", n_chips="1", parallelism="TP1", input_len="1024", output_len="256",
+               metric="P99 TTFT (ms)", value="160", unit="ms", notes="--max-concurrency 8 --request-rate 4")
+    reg = under_load(row)
+    assert (reg.concurrency, reg.rate_per_s) == (8, 4.0)
+    assert under_load({**row, "notes": "concurrency 8, request rate 4"}).rate_per_s is None
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and "Poisson arrivals at 4" in out.why[0]
+    assert any("at most 8 in flight" in w for w in out.why)

@@ -168,3 +168,18 @@ def test_a_prefix_cache_prefills_only_the_uncached_tokens_under_every_policy_but
     assert dis(0.8)["ttft_s"]["mean"] < 0.5 * dis(0.0)["ttft_s"]["mean"]
     with pytest.raises(InputError, match="cadence"):
         simulate(m, s, G=1, concurrency=4, requests=20, isl=1000, osl=10, policy="cadence", prefix_hit=0.5)
+
+
+def test_an_open_loop_capped_at_a_concurrency_sends_an_arrival_when_a_slot_frees():
+    """vLLM's '--request-rate R --max-concurrency C': Poisson arrivals, at most C in flight, an arrival past the cap
+    sent (and timed) when one finishes; a cap that never binds changes nothing, one that binds holds the batch to C
+    and the run's rate below R; a cap on a closed loop is refused."""
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h100")
+    run = lambda **kw: simulate(m, s, G=1, rate=40, requests=300, isl=1024, osl=256, policy="chunked", **kw)  # noqa: E731
+    free, capped = run(), run(max_concurrency=4)
+    assert free["in_flight_mean"] > 8 and capped["in_flight_mean"] <= 4 + 1e-9
+    assert capped["requests_per_s"] < 0.8 * free["requests_per_s"] and capped.settings["max_concurrency"] == 4
+    loose = run(max_concurrency=10_000)
+    assert loose["ttft_s"]["mean"] == pytest.approx(free["ttft_s"]["mean"], rel=1e-9)
+    with pytest.raises(InputError, match="open loop"):
+        simulate(m, s, G=1, concurrency=4, requests=20, isl=100, osl=10, max_concurrency=4)

@@ -27,6 +27,8 @@ def register(app: typer.Typer) -> None:
         chips: int = CHIPS_OPTION,
         concurrency: int = typer.Option(None, "--concurrency", "-C", help="Closed loop: requests kept in flight."),
         rate: float = typer.Option(None, "--rate", help="Open loop: Poisson arrivals per second."),
+        max_concurrency: int = typer.Option(None, "--max-concurrency", help="Open loop: at most this many in flight "
+                                            "(an arrival past it waits to be sent, as vLLM's benchmark does)."),
         requests: int = typer.Option(1000, "--requests", "-n", help="Requests to simulate (a trace: its first N rows)."),
         isl: int = typer.Option(None, "--isl", help="Prompt tokens per request."),
         osl: int = typer.Option(None, "--osl", help="Output tokens per request."),
@@ -60,7 +62,8 @@ def register(app: typer.Typer) -> None:
         """Simulate requests through one deployment: TTFT, TPOT, ITL, throughput, goodput, batch and KV use."""
         r = compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk,
                     max_batch, prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft,
-                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_, engine, split, prefix_hit)
+                    slo_tpot, seed, precision, kv_dtype, basis, explain, set_, engine, split, prefix_hit,
+                    max_concurrency)
         if plot:
             from .plots_sim import plot_simulation
 
@@ -80,7 +83,8 @@ def register(app: typer.Typer) -> None:
 
 def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio, workload, policy, chunk, max_batch,
             prefill_chips, decode_chips, mtp, acceptance, acceptance_length, draft, slo_ttft, slo_tpot, seed,
-            precision, kv_dtype, basis, explain, set_, engine=None, split=None, prefix_hit=0.0):
+            precision, kv_dtype, basis, explain, set_, engine=None, split=None, prefix_hit=0.0,
+            max_concurrency=None):
     """`simulate` from its options, checked as the command line checks them (for the web API too). The engine
     sets the scheduling (--policy unless given), the token budget, the batch cap, the KV pool and the kernels; a
     --split is the replica's (disagg: each decode worker's)."""
@@ -100,7 +104,7 @@ def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio
                     spec=speculation(mtp, acceptance, acceptance_length, draft),
                     slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"), slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"),
                     seed=seed, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
-                    prefix_hit=prefix_hit)
+                    prefix_hit=prefix_hit, max_concurrency=max_concurrency)
 
 
 def to_json(r, explain: bool = False) -> dict:
@@ -113,7 +117,8 @@ def to_json(r, explain: bool = False) -> dict:
 
 def _print(r) -> None:
     st, m = r.settings, r.metrics
-    load = f"concurrency {st['concurrency']}" if "concurrency" in st else f"Poisson {fmt(st.get('rate_per_s', 0))} req/s"
+    load = f"concurrency {st['concurrency']}" if "concurrency" in st else f"Poisson {fmt(st.get('rate_per_s', 0))} req/s" + (
+        f", at most {st['max_concurrency']} in flight" if st.get("max_concurrency") else "")
     console.print(f"{st['model']} on {st['chips']} × {st['chip']} ({st['split']}) — {st['engine']} engine, "
                   f"{st['policy']} scheduling, {load}; {st['workload']}; "
                   f"{st['precision']} weights, {st['kv_dtype']} KV, {st['basis']} basis", markup=False)

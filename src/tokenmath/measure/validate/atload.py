@@ -114,7 +114,10 @@ def under_load(row: dict) -> LoadRegime | None:
                    text[conc.end():], re.I) if conc else None  # 'concurrency 256 per GPU': the clients of one chip
     rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
                      r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
-    R = next((float(x) for x in rate.groups() if x), None) if rate and C is None else None
+    # a rate beside a concurrency is vLLM's '--request-rate 4 --max-concurrency 8': Poisson arrivals, at most C in
+    # flight (a concurrency stated in other words stays a closed loop)
+    capped = C is not None and re.search(r"max[-_ ]?concurren", conc.group(0), re.I)
+    R = next((float(x) for x in rate.groups() if x), None) if rate and (C is None or capped) else None
     measured = parse_measured(row.get("value", ""))
     if R is not None and re.search(r"req(?:uest)?s?\s*/\s*s|qps|rps", row.get("unit", ""), re.I) and (
             rate.group(1) is None or measured is None or abs(R - measured.value) <= 0.01 * R):
@@ -380,6 +383,11 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
         if loaded:
             U = _clients_per_replica(regime, G_group, su.n_rep)
             R = regime.rate_per_s / su.n_rep if regime.rate_per_s is not None else None
+            cap = U if U is not None and R is not None else None  # arrivals at R, at most `cap` in flight
+            if cap is not None:
+                U = None
+                why.append(f"Poisson arrivals at the row's request rate with at most {cap} in flight (its maximum "
+                           "concurrency: an arrival past it waits to be sent, untimed)")
             # at least 4 requests a client (a run of fewer requests than clients is one burst, never the closed
             # loop's steady state that a benchmark of many requests a client measures)
             n = int(min(max(4000, 4 * U), max(400, 8 * U))) if U is not None else 1000
@@ -389,7 +397,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
             def run(b):
                 return simulate(su.m, su.system, G=su.G, concurrency=U, rate=R, requests=n, isl=su.ISL,
                                 osl=su.OSL, range_ratio=regime.range_ratio, layout=su.layout, basis=b, engine=engine,
-                                policy=policy, prefix_hit=getattr(su, "prefix_hit", 0.0), **kw, **pool_kw, **slo_kw)
+                                policy=policy, prefix_hit=getattr(su, "prefix_hit", 0.0), max_concurrency=cap, **kw,
+                                **pool_kw, **slo_kw)
 
             def of(r):  # a goodput counts the requests that met every SLO (and their output tokens)
                 if goodput:

@@ -10,6 +10,7 @@ and a request is admitted only while its whole KV (prompt plus output, plus the 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -44,6 +45,9 @@ class _Run:
         self.policy = None
         self.client_after_step = False
         self.pending = 0  # closed-loop requests on their way
+        self.arrived = 0  # open loop: arrivals so far (those past a cap wait, unissued)
+        self.waiting = 0
+        self.finished = 0
 
     def start(self) -> None:
         if self.wl.arrival_s is None:
@@ -59,12 +63,21 @@ class _Run:
         self.policy.arrive(r)
 
     def _arrival(self) -> None:
-        self._issue()
-        if self.issued < self.wl.n:
-            self.engine.at(float(self.wl.arrival_s[self.issued]), self._arrival)
+        self.arrived += 1
+        cap = self.wl.max_in_flight
+        if cap is not None and self.issued - self.finished >= cap:
+            self.waiting += 1  # sent when a request in flight finishes
+        else:
+            self._issue()
+        if self.arrived < self.wl.n:
+            self.engine.at(float(self.wl.arrival_s[self.arrived]), self._arrival)
 
     def done(self, r: int) -> None:
         self.rec.done(r, self.engine.now)
+        self.finished += 1
+        if self.waiting:
+            self.waiting -= 1
+            self._issue()
         if self.wl.arrival_s is None and self.issued + self.pending < self.wl.n:
             if self.client_after_step:  # the client's next request reaches a scheduler that has planned on
                 self.pending += 1
@@ -90,13 +103,15 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
              slo_tpot: float | None = None, seed: int = 0, precision: str | None = None, kv_dtype: str | None = None,
              basis: str = "prior", priors: Priors | None = None, layout: Layout | None = None,
              engine: str = "default", max_num_tokens: int | None = None, prefill_layout: Layout | None = None,
-             prefill_workers: int = 1, decode_workers: int = 1, prefix_hit: float = 0.0) -> SimResult:
+             prefill_workers: int = 1, decode_workers: int = 1, prefix_hit: float = 0.0,
+             max_concurrency: int | None = None) -> SimResult:
     """Simulate `requests` requests on one replica of G chips (disagg: a prefill and a decode pool).
 
     `max_num_tokens` replaces the engine's token budget of a prefill step (continuous, disagg). Disagg:
     `prefill_workers` workers of `prefill_chips` each (split `prefill_layout`, default: `layout`, else the default
     layout of their chips) and `decode_workers` of `decode_chips` (split `layout`), all serving the one workload.
     `prefix_hit`: the share of every prompt a prefix cache holds (workload.with_prefix_hits; not under cadence).
+    `max_concurrency`: an open loop's cap on requests in flight (an arrival past it waits, untimed, to be sent).
     """
     wall0 = time.perf_counter()
     if policy not in POLICIES:
@@ -116,6 +131,11 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     eng = load_engine(engine)
     pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
     wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
+    if max_concurrency is not None:
+        if wl.arrival_s is None or not max_concurrency >= 1 or int(max_concurrency) != max_concurrency:
+            raise InputError("--max-concurrency caps an open loop (--rate or a trace's arrivals) at a whole number "
+                             f"≥ 1 of requests in flight (got {max_concurrency})")
+        wl = dataclasses.replace(wl, max_in_flight=int(max_concurrency))
     if prefix_hit:
         if policy == "cadence":
             raise InputError("a prefix cache is not modelled under the cadence policy (its train prices whole prompts)")
@@ -136,8 +156,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     # the engine's max_batch is each attention-DP rank's scheduler's (TensorRT-LLM's max_batch_size, vLLM's max_num_seqs
     # per DP engine), as its token budget below; a --max-batch given is the replica's
     cap = float(max_batch or float(eng["max_batch"]) * lay.dp(G_d))
-    if wl.concurrency:
-        cap = min(cap, wl.concurrency)
+    if wl.concurrency or wl.max_in_flight:
+        cap = min(cap, wl.concurrency or wl.max_in_flight)
     B_max = max(1.0, min(cap, np.floor(pool / need.min())))
     budget = float(chunk or _engine_tokens(eng, system, "chunk_tokens")) if policy == "chunked" else \
         float(max_num_tokens or _engine_tokens(eng, system, "max_num_tokens"))
@@ -190,7 +210,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
                         time.perf_counter() - wall0, dec.calls, notes)
     fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2 and wl.cached is None
     one_each = prefill_workers == 1 and decode_workers == 1 and prefill_layout is None  # the closed form's disagg
-    if wl.concurrency is not None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
+    if wl.arrival_s is None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
         result.analytic = steady_state(m, system, G=G, concurrency=wl.concurrency, isl=float(wl.isl.mean()),
                                        osl=float(wl.osl.mean()), policy=policy, max_batch=max_batch,
                                        prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
@@ -283,6 +303,7 @@ def _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec
         settings["concurrency"] = wl.concurrency
     else:
         settings["rate_per_s"] = wl.n / max(float(wl.arrival_s[-1]), 1e-30) if wl.n > 1 else None
+        settings["max_concurrency"] = wl.max_in_flight
     if spec:
         settings["speculation"] = {"draft_tokens": spec.K, "acceptance": spec.alpha, "draft": spec.kind,
                                    "tokens_per_step": spec.tokens_per_step}

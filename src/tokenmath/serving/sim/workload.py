@@ -4,7 +4,9 @@ Two arrival processes and three sources of lengths:
 
 - closed loop at a concurrency C: C clients each send a request, wait for its last token, and send
   the next at once (zero think time; how `--max-concurrency` benchmarks drive a server);
-- open loop at a rate λ: Poisson arrivals, gaps drawn from Exp(λ), seeded;
+- open loop at a rate λ: Poisson arrivals, gaps drawn from Exp(λ), seeded; with a cap C (vLLM's
+  `--request-rate λ --max-concurrency C`) an arrival that finds C in flight waits for one to finish,
+  and its times start when it is sent (the benchmark's semaphore is outside what it times);
 - lengths fixed (ISL, OSL), drawn uniformly from [L·(1 − r), L·(1 + r)] (vLLM's random dataset,
   `--random-range-ratio r`), or read from a trace file of (arrival, isl, osl) rows, CSV with a
   header or JSON Lines;
@@ -16,6 +18,7 @@ Two arrival processes and three sources of lengths:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,7 @@ class Workload:
     concurrency: int | None = None
     source: str = ""
     cached: np.ndarray | None = None  # prompt tokens a prefix cache already holds (None: none)
+    max_in_flight: int | None = None  # an open loop's cap: an arrival waits (untimed) while this many are in flight
 
     @property
     def n(self) -> int:
@@ -121,8 +125,7 @@ def with_prefix_hits(wl: Workload, hit: float) -> Workload:
     if hit == 0:
         return wl
     cached = np.minimum(np.floor(hit * wl.isl), wl.isl - 1).astype(np.int64)
-    return Workload(wl.isl, wl.osl, wl.arrival_s, wl.concurrency, f"{wl.source}, {hit:.0%} of each prompt cached",
-                    cached)
+    return dataclasses.replace(wl, source=f"{wl.source}, {hit:.0%} of each prompt cached", cached=cached)
 
 
 def _pick(row: dict, names: tuple[str, ...]):
