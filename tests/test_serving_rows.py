@@ -1553,3 +1553,14 @@ def test_probe10c_a_request_rate_beside_a_maximum_concurrency_is_a_capped_open_l
     out = predict_row(row, Aliases())
     assert isinstance(out, Prediction) and "Poisson arrivals at 4" in out.why[0]
     assert any("at most 8 in flight" in w for w in out.why)
+
+
+def test_probe10c_the_vllm_dashboards_test_names_state_their_request_rate():
+    """The vLLM dashboard's 'serving_llama8B_tp1_sharegpt_qps_4' runs Poisson arrivals at 4/s (the rate was unread and
+    the TTFT predicted for one request); '_qps_inf' is the maximum load."""
+    from tokenmath.measure.validate.atload import under_load
+    from tokenmath.measure.validate.serving import _MAX_LOAD
+
+    assert under_load(_p10(metric="Mean TTFT (ms)", unit="ms",
+                           notes="serving_llama8B_tp1_sharegpt_qps_4")).rate_per_s == 4.0
+    assert _MAX_LOAD.search("serving_llama70B_tp4_sharegpt_qps_inf") and not _MAX_LOAD.search("Infinity Fabric")

@@ -112,7 +112,8 @@ def under_load(row: dict) -> LoadRegime | None:
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
     per = re.match(r"\s*(?:/|per|each|a)\s*(?:(gpu|chip|device|card|accelerator)|(replica|instance|engine|server))\b",
                    text[conc.end():], re.I) if conc else None  # 'concurrency 256 per GPU': the clients of one chip
-    rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|\bQPS|\bRPS)\s*(?:of|=|:)?\s*" + _NUM +
+    # ('_qps_4': the vLLM dashboard's test names, 'serving_llama8B_tp1_sharegpt_qps_4')
+    rate = re.search(r"(?:request[-_ ]rate|arrival[-_ ]rate|(?:\b|_)QPS|(?:\b|_)RPS)[\s_]*(?:of|=|:)?\s*" + _NUM +
                      r"|" + _NUM + r"\s*(?:req(?:uest)?s?\s*/\s*s(?:ec)?|QPS|RPS)\b", text, re.I)
     # a rate beside a concurrency is vLLM's '--request-rate 4 --max-concurrency 8': Poisson arrivals, at most C in
     # flight (a concurrency stated in other words stays a closed loop)

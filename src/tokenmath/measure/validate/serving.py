@@ -117,7 +117,7 @@ _LORA = re.compile(r"\b(?:multi[\s-]*)?q?lora\b|--max-loras?\b|\blora[\s_-]*(?:a
 # a run at the engine's maximum load ('max throughput', 'offline', 'request rate inf', 'all requests at once', the batch
 # column's 'max'), not an engine's limit or a benchmark flag that starts with 'max' ('max_new_tokens', '--max-concurrency')
 _MAX_LOAD = re.compile(r"\bmax(?:imum)?\b(?![\s_-]*(?:new|num|input|output|seq|model|tokens?|concurren|len|batch[\s_-]*size))"
-                       r"|offline|infinite|\binf\b|all requests at once|saturat", re.I)
+                       r"|offline|infinite|(?:\b|_)inf\b|all requests at once|saturat", re.I)
 
 
 # a prefix cache's hit rate: '80% prefix cache hit rate', '100% cache hit', 'cache hit rate 80%', 'prefix cache hit ratio of
