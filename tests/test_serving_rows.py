@@ -1564,3 +1564,22 @@ def test_probe10c_the_vllm_dashboards_test_names_state_their_request_rate():
     assert under_load(_p10(metric="Mean TTFT (ms)", unit="ms",
                            notes="serving_llama8B_tp1_sharegpt_qps_4")).rate_per_s == 4.0
     assert _MAX_LOAD.search("serving_llama70B_tp4_sharegpt_qps_inf") and not _MAX_LOAD.search("Infinity Fabric")
+
+
+def test_probe10c_a_per_user_rate_with_its_context_phase_is_the_output_over_the_whole_latency():
+    """trtllm-bench's 'Per User Output Throughput [w/ ctx]': a request's output tokens over its end-to-end latency, its
+    prefill included (it was 1/TPOT: at a 16k prompt the prefill is a large share of the request), alone or under
+    load."""
+    from tokenmath.measure.validate.atload import quantity_of
+
+    assert quantity_of("Per User Output Throughput [w/ ctx] (tps/user)", "tps/user")[0] == "tokens_per_s_per_user_e2e"
+    assert quantity_of("Per User Output Throughput (tps/user)", "tps/user")[0] == "tokens_per_s_per_user"
+    row = _p10(source="trtllm-bench latency report", model="meta-llama/Llama-3.1-8B-Instruct", precision="FP8",
+               hardware="H100 SXM 80GB", n_chips="1", parallelism="TP1", input_len="16384", output_len="128",
+               metric="Per User Output Throughput [w/ ctx] (tps/user)", value="120", unit="tps/user",
+               notes="one request at a time")
+    ctx = predict_row(row, Aliases())
+    bare = predict_row({**row, "metric": "Per User Output Throughput (tps/user)"}, Aliases())
+    assert isinstance(ctx, Prediction) and ctx.higher_is_better and ctx.predicted < 0.9 * bare.predicted
+    load = predict_row({**row, "notes": "concurrency 8"}, Aliases())
+    assert isinstance(load, Prediction) and load.predicted < ctx.predicted

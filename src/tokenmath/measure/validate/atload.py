@@ -316,7 +316,11 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         return "e2e_s", stat, False
     target = re.search(r"(?:\bat|@|≥|>=)\s*[~≈]?\s*\d", m)  # 'throughput per GPU at 50 tok/s/user': a speed it was held at
     if re.search(r"/\s*user", u) or (re.search(r"(?<![a-z])per[\s_-]user|/\s*user|interactivity", m) and not target):
-        return "tokens_per_s_per_user", "mean" if stat == "mean" else "p50", True
+        # trtllm-bench's 'Per User Output Throughput [w/ ctx]': the output over the request's whole latency, its
+        # prefill (and wait) included, not 1/TPOT
+        e2e_user = re.search(r"\bw(?:/|ith)\s*ctx\b|with\s+(?:the\s+)?context\b|incl(?:uding|\.)?\s+(?:the\s+)?(?:ttft|prefill|"
+                             r"context(?:\s+phase)?)\b", m)
+        return "tokens_per_s_per_user" + ("_e2e" if e2e_user else ""), "mean" if stat == "mean" else "p50", True
     if re.search(r"total.?tokens?(?!.*output)|total.?throughput(?!.*output)|input.?\+.?output|in.?out.?tokens", m):
         return "total_tokens_per_s", "mean", True
     if re.search(r"(?:input|prompt|prefill).?(?:tok|throughput)", m) or \
@@ -336,6 +340,8 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
 def _from_sim(r, key: str, stat: str, isl: float) -> float:
     if key == "norm_latency_s":  # (the simulated requests share one output length)
         return float(r["e2e_s"][stat]) / float(r.settings["osl_mean"])
+    if key == "tokens_per_s_per_user_e2e":  # a request's output over its whole latency
+        return float(r.settings["osl_mean"]) / float(r["e2e_s"][stat])
     if key == "total_tokens_per_s":
         return r["requests_per_s"] * (isl + r.settings["osl_mean"])
     if key == "input_tokens_per_s":
@@ -407,7 +413,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                 return _from_sim(r, key, stat, su.ISL)
 
             r = run(basis)
-            rate_like = key.endswith("per_s") and key != "tokens_per_s_per_user"
+            rate_like = key.endswith("per_s") and not key.startswith("tokens_per_s_per_user")
             val = of(r) * (su.n_rep if rate_like else 1)
             bound = of(run("spec")) * (su.n_rep if rate_like else 1) if basis == "prior" else val
             if goodput:
@@ -476,7 +482,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
         return Unexpressed(rid, g, str(e))
     except KeyError as e:  # e.g. a TPOT of requests with a single output token
         return Unexpressed(rid, g, f"the simulated run has no {e.args[0]} for this row")
-    is_rate = higher and key != "tokens_per_s_per_user"
+    is_rate = higher and not key.startswith("tokens_per_s_per_user")
     div = chips if per_gpu and is_rate else (chips / per_node if per_node and is_rate else 1)
     pred = val / div / scale
     spec_b = bound / div / scale if bound is not None else None

@@ -338,12 +338,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if cp > 1 and not (regime is None and key == "ttft_s"):
         return Unexpressed(rid, g, f"context parallelism (CP{cp}: each sequence's tokens over {cp} groups) is expressed "
                                    "for a prefill's time (TTFT) only; its decode, and a rate or a load over it, is not")
-    if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "norm_latency_s"):
+    if regime is None and key in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "norm_latency_s", "tokens_per_s_per_user_e2e"):
         # a latency measured at a stated batch, no load: one static batch (every prompt prefilled, then the
         # batch decodes together), as latency benchmarks run it; one request if no batch is stated
         if _MAX_LOAD.search(row["batch"] + " " + row["notes"]):
             return Unexpressed(rid, g, "a latency at the engine's maximum load: the requests in flight are not stated")
-        if OSL is None and key not in ("e2e_s", "norm_latency_s"):
+        if OSL is None and key not in ("e2e_s", "norm_latency_s", "tokens_per_s_per_user_e2e"):
             OSL = 2 if key == "ttft_s" else int(al.engine["bs1_output_len"])
             assumptions.append("output length not stated: " + (
                 "2 tokens (a TTFT does not depend on it)" if key == "ttft_s" else al.source("engine.bs1_output_len")))
@@ -535,7 +535,8 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     def value(bs: str) -> float:
         ttft, tpot = times(bs)
         e2e = ttft + (OSL - 1) * tpot  # the first token ends the prefill
-        return {"ttft_s": ttft, "e2e_s": e2e, "norm_latency_s": e2e / OSL}.get(key, tpot)
+        return {"ttft_s": ttft, "e2e_s": e2e, "norm_latency_s": e2e / OSL,
+                "tokens_per_s_per_user_e2e": OSL / e2e}.get(key, tpot)
 
     pred = value(basis)
     bound = value("spec") if basis == "prior" else pred
@@ -549,8 +550,9 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     why += notes + _diagnose(row, su, "decode")
     phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s") else "run"
     gen = pri.generation or "spec-sheet"
-    return Prediction(rid, g, "static", pred / scale, measured, row["unit"], bound / scale, False, why, assumptions,
-                      None, interval_key=(gen, phase, prec), cluster=f"{m.name}|{system.chip.name}")
+    return Prediction(rid, g, "static", pred / scale, measured, row["unit"], bound / scale,
+                      key == "tokens_per_s_per_user_e2e", why, assumptions, None, interval_key=(gen, phase, prec),
+                      cluster=f"{m.name}|{system.chip.name}")
 
 
 @formula("MBU = (W_touched + B · kv_seq) / (t_step · G · W)", unit="")
