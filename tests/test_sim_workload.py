@@ -114,6 +114,24 @@ def test_simulate_engine_sets_scheduling_kernels_and_split():
     assert own["tpot_s"]["mean"] == given["tpot_s"]["mean"] != median["tpot_s"]["mean"]
 
 
+def test_simulate_means_carry_the_validation_intervals():
+    """Every mean a run predicts carries the 80 % interval of the rows under load of its generation × phase ×
+    precision (TTFT from the TTFT rows, TPOT and per-user speed from the decode rows, throughput from the runs), as
+    serve's rates do; a spec-basis run is a bound and carries none."""
+    m, s = load_model("llama-3.1-70b"), load_system("hgx-h200")
+    kw = dict(G=2, concurrency=8, requests=32, isl=512, osl=64, precision="fp8")
+    d = simulate(m, s, **kw).to_dict()
+    for key in ("ttft_s", "tpot_s", "tokens_per_s_per_user", "output_tokens_per_s", "tokens_per_s_per_chip"):
+        x = d[key]["mean"] if isinstance(d[key], dict) else d[key]
+        lo, hi = d[f"{key}_interval"]
+        assert lo < x < hi, key
+    assert d["interval_groups"]["ttft"].startswith("hopper|ttft|fp8")
+    assert "ttft_s_interval" not in simulate(m, s, basis="spec", **kw).to_dict()
+    r = run("simulate", "llama-3.1-70b", "--on", "hgx-h200", "-G", "2", "-C", "8", "-n", "32", "--isl", "512", "--osl",
+            "64", "--precision", "fp8")
+    assert "80 % interval of the means" in r.stdout and "hopper|decode|fp8" in r.stdout
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--rate", "0", "--isl", "10", "--osl", "10"], "--rate"),
     (["--concurrency", "4", "--isl", "10", "--osl", "10", "--engine", "sglng"], "did you mean sglang"),

@@ -132,6 +132,13 @@ def _print(r) -> None:
             console.print(f"  {label:<11} mean {fmt(q['mean'], 's'):>9}  p50 {fmt(q['p50'], 's'):>9}  "
                           f"p90 {fmt(q['p90'], 's'):>9}  p95 {fmt(q['p95'], 's'):>9}  p99 {fmt(q['p99'], 's'):>9}",
                           markup=False)
+    iv = [(label, m[f"{key}_interval"], unit) for key, label, unit in (
+        ("ttft_s", "TTFT", "s"), ("tpot_s", "TPOT", "s"), ("output_tokens_per_s", "output", "tok/s")) if f"{key}_interval" in m]
+    if iv:
+        console.print("  80 % interval of the means  " + ", ".join(f"{label} {fmt(lo, unit)} – {fmt(hi, unit)}"
+                                                             for label, (lo, hi), unit in iv)
+                      + " (residual groups " + ", ".join(g.split(" (")[0] for g in m["interval_groups"].values())
+                      + " of catalog/intervals/serving.yaml)", markup=False)
     user = m.get("tokens_per_s_per_user")
     console.print(f"  throughput  {fmt(m['output_tokens_per_s'], 'tok/s')} output = {fmt(m['tokens_per_s_per_chip'], 'tok/s')} "
                   "per chip" + (f"; per user {fmt(user['mean'], 'tok/s')} mean, {fmt(user['p50'], 'tok/s')} median"

@@ -35,7 +35,7 @@ from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio,
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
-__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "tokens_per_s", "usd_per_mtok"]
+__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "interval_scale", "tokens_per_s", "usd_per_mtok"]
 
 
 @formula("tokens_per_s = T / t_step", unit="tok/s")
@@ -303,18 +303,29 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
 
 
-def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
-    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
+def interval_scale(pri: Priors, phase: str, precision: str) -> tuple[float, float, str] | None:
+    """The 80 % interval of a predicted rate x in this phase ('prefill', 'decode', 'ttft', 'run'), as factors
+    (x·down, x·up) — a time t ∝ 1/rate lies in [t/up, t/down] — and the group's name; None without a stored table
+    (catalog/intervals/serving.yaml: the chip's generation × phase × precision, split-conformal on validation
+    residuals)."""
     try:
         iv = load_intervals()
     except CatalogError:  # no interval table in the catalog: no intervals
-        return
+        return None
+    key, b = iv.group(pri.generation, phase, precision)
+    return float(np.exp(b.lo)), float(np.exp(b.hi)), f"{key} ({iv.file or iv.name}; n = {b.n})"
+
+
+def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
+    """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
     for ph in ("prefill", "decode"):
-        key, b = iv.group(pri.generation, ph, precision)
-        up, down = np.exp(b.hi), np.exp(b.lo)
+        scale = interval_scale(pri, ph, precision)
+        if scale is None:
+            return
+        down, up, group = scale
         for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
                            ("usd_per_mtok", False)):
             x = value_of(numbers.get(f"{ph}.{name}"))
             if x is not None:
                 numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
-        numbers[f"{ph}.interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"
+        numbers[f"{ph}.interval_group"] = group

@@ -23,7 +23,7 @@ from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout
 from ..batching import worst_latency
 from ..disagg import kv_transfer_time
-from ..serve import check_inputs
+from ..serve import check_inputs, interval_scale
 from ..speculative import Speculation
 from .engine import Engine
 from ..engine_memory import kv_pool_engine
@@ -208,6 +208,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
 
     result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
                         time.perf_counter() - wall0, dec.calls, notes)
+    if basis == "prior" and pri.formats is None:
+        result.metrics.update(_intervals(result.metrics, pri, precision))
     fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2 and wl.cached is None
     one_each = prefill_workers == 1 and decode_workers == 1 and prefill_layout is None  # the closed form's disagg
     if wl.arrival_s is None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
@@ -261,6 +263,29 @@ def _check_memory(m, system, G, W_all, pool, need, wl) -> None:
         raise InputError(f"one request of {int(wl.isl[worst])} + {int(wl.osl[worst])} tokens needs "
                          f"{need[worst] / 1e9:.3g} GB of KV but the pool beside the weights holds {pool / 1e9:.3g} GB "
                          f"on {G} × {system.chip.name}; use more --chips or shorter requests")
+
+
+_PHASE_OF = {"ttft_s": "ttft", "tpot_s": "decode", "tokens_per_s_per_user": "decode", "output_tokens_per_s": "run",
+             "tokens_per_s_per_chip": "run"}  # as validate's rows under load key their residuals (validate/atload.py)
+
+
+def _intervals(metrics: dict, pri: Priors, precision: str) -> dict:
+    """80 % intervals of the run's means (`<metric>_interval`; rates [x·down, x·up], times [t/up, t/down]) from the
+    validation residuals of rows under load of the same generation × phase × precision (serve.interval_scale);
+    `interval_groups` names each group. None where the catalog holds no interval table."""
+    out: dict = {}
+    groups: dict = {}
+    for key, phase in _PHASE_OF.items():
+        v = metrics.get(key)
+        x = v.get("mean") if isinstance(v, dict) else v
+        scale = interval_scale(pri, phase, precision) if x is not None else None
+        if scale is None:
+            continue
+        down, up, groups[phase] = scale
+        out[f"{key}_interval"] = [x / up, x / down] if key.endswith("_s") else [x * down, x * up]
+    if groups:
+        out["interval_groups"] = groups
+    return out
 
 
 def _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis, wall,
