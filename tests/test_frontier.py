@@ -130,6 +130,16 @@ def test_frontier_explain_derives_the_answer_at_its_own_split():
     assert d["derivations"]["tokens_per_s_per_chip"]["value"] == pytest.approx(d["at"]["tokens_per_s_per_chip"])
 
 
+def test_frontier_answer_carries_its_interval():
+    """The answer at a per-user speed carries the 80 % intervals of its means (the validation rows under load of the
+    chip's generation × phase × precision), as simulate's means and serve's rates do; a spec-basis frontier none."""
+    at = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_user_speed=50, confirm=False).at
+    lo, hi = at["tokens_per_s_per_chip_interval"]
+    assert lo < at["tokens_per_s_per_chip"] < hi and at["interval_groups"]["run"].startswith("hopper|run|")
+    spec = frontier(M70, H100, isl=1000, osl=1000, chips=[8], at_user_speed=50, confirm=False, basis="spec").at
+    assert "tokens_per_s_per_chip_interval" not in spec
+
+
 def test_frontier_missing_lengths_is_refused():
     r = run("frontier", "llama-3.1-70b", "--on", "hgx-h100")
     assert r.exit_code != 0 and "Traceback" not in r.output

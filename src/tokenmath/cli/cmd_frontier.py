@@ -157,6 +157,10 @@ def _print(fr) -> None:
                   f"({fmt(at['output_tokens_per_s'])} tok/s on {at['chips']} chips {at['layout']}) at concurrency "
                   f"{at['concurrency']}: {fmt(at['tokens_per_s_per_user'])} tok/s per user, TTFT {fmt(at['ttft_s'], 's')}",
                   markup=False)
+    if "tokens_per_s_per_chip_interval" in at:
+        lo, hi = at["tokens_per_s_per_chip_interval"]
+        console.print(f"  80 % interval: {fmt(lo)} – {fmt(hi)} tok/s per chip (residual group "
+                      f"{at['interval_groups']['run'].split(' (')[0]} of catalog/intervals/serving.yaml)", markup=False)
     sim = at.get("simulated")
     if sim:
         console.print(f"  simulated ({sim['requests']:,} requests): {fmt(sim['tokens_per_s_per_chip'])} tok/s per chip, "

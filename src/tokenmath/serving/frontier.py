@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import InputError
-from ..core.records import Model, Priors, System
+from ..core.load import load_priors
+from ..core.records import Model, Priors, System, kernel_engine
 from ..core.roofline import Layout, default_layout
 from .speculative import Speculation
 from .sim import simulate
 from .sim.fastpath import FAST_POLICIES, steady_state
+from .sim.run import mean_intervals
 
 __all__ = ["Frontier", "frontier", "pareto", "point_layout", "LAYOUTS"]
 
@@ -167,6 +169,9 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
                   engine=engine)
     if at_user_speed is not None or at_ttft is not None:
         fr.at = _answer(fr, at_user_speed, at_ttft)
+        pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
+        if fr.at.get("met") and basis == "prior" and pri.formats is None:  # the answer's 80 % intervals (serve's)
+            fr.at.update(mean_intervals(fr.at, pri, precision or m.weight_dtype))
         if confirm and fr.at.get("met") and policy in FAST_POLICIES:
             best = fr.at
             n = int(requests or min(20_000, max(400, 12 * best["concurrency"])))

@@ -33,7 +33,7 @@ from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
 from .steps import StepTimes
 from .workload import Workload, closed_loop, poisson, read_trace, with_prefix_hits
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "mean_intervals"]
 
 
 class _Run:
@@ -209,7 +209,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     result = _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec, precision, kv_dtype, basis,
                         time.perf_counter() - wall0, dec.calls, notes)
     if basis == "prior" and pri.formats is None:
-        result.metrics.update(_intervals(result.metrics, pri, precision))
+        result.metrics.update(mean_intervals(result.metrics, pri, precision))
     fixed = wl.isl.min() == wl.isl.max() and wl.osl.min() == wl.osl.max() and wl.osl[0] >= 2 and wl.cached is None
     one_each = prefill_workers == 1 and decode_workers == 1 and prefill_layout is None  # the closed form's disagg
     if wl.arrival_s is None and policy in ("continuous", "disagg", "cadence") and fixed and one_each:
@@ -269,7 +269,7 @@ _PHASE_OF = {"ttft_s": "ttft", "tpot_s": "decode", "tokens_per_s_per_user": "dec
              "tokens_per_s_per_chip": "run"}  # as validate's rows under load key their residuals (validate/atload.py)
 
 
-def _intervals(metrics: dict, pri: Priors, precision: str) -> dict:
+def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
     """80 % intervals of the run's means (`<metric>_interval`; rates [x·down, x·up], times [t/up, t/down]) from the
     validation residuals of rows under load of the same generation × phase × precision (serve.interval_scale);
     `interval_groups` names each group. None where the catalog holds no interval table."""
