@@ -574,9 +574,13 @@ def test_the_gh200_superchips_resolve(text, entry):
 
 
 def test_a_gh200_that_states_another_memory_is_not_matched():
+    """A GH200 stating 480 GB of memory states the Grace CPU's LPDDR5X, not its HBM: refused. nvidia-smi's name for
+    the 96 GB HBM3 part is 'NVIDIA GH200 480GB' (names.yaml): that size is the name's, not a capacity."""
     from tokenmath.measure.validate.match import Aliases
-    s, note = Aliases().system("NVIDIA GH200 480GB")  # the Grace CPU's LPDDR5X is not its HBM
+    s, note = Aliases().system("GH200 (480 GB)")
     assert s is None and "480 GB" in note
+    s, note = Aliases().system("NVIDIA GH200 480GB")
+    assert s is not None and s.name == "gh200-96gb-1", note
 
 
 @pytest.mark.parametrize("name, system", [("GH200", "gh200"), ("GH200-96GB_aarch64x1", "gh200-96gb"),

@@ -163,6 +163,7 @@ class Match:
     entry: str
     score: float
     via: str
+    key: str = ""  # the name that matched
 
     def note(self) -> str:
         return f"{self.text!r} matched {self.entry} (score {self.score:.2f}, via {self.via})"
@@ -196,7 +197,7 @@ def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: 
             said = _said(key, text, generations)
             if best is None or s > best.score + 1e-9 or (abs(s - best.score) <= 1e-9 and (
                     said > best_said + 1e-9 or (abs(said - best_said) <= 1e-9 and len(key) > len(best_key)))):
-                best, best_key, best_said = Match(text, entry, s, f"{how} {key!r}"), key, said
+                best, best_key, best_said = Match(text, entry, s, f"{how} {key!r}", key), key, said
     return best
 
 
@@ -282,6 +283,9 @@ class Aliases:
         part = re.sub(r"\b(Mac(?:Book)?)\s*Pro\b", r"\1", part, flags=re.I)
         m = _best(part, _system_candidates()) if rule is None else \
             Match(text, rule["system"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
+        if m is None and rule is None and re.search(r"(?<=\d)s\b|(?<=\d[A-Z])s\b", part):
+            # a plural, 'two H100s', '8 MI300Xs' (tried after the string as written: 'L40s' is the L40S)
+            m = _best(re.sub(r"(?<=\d)s\b|(?<=\d[A-Z])s\b", "", part), _system_candidates())
         extra = rule.get("note", "") if rule is not None else ""
         if m is None:
             return None, (f"hardware {text!r} matches no catalog chip or system (best score below {MIN_SCORE}) "
@@ -291,7 +295,9 @@ class Aliases:
         have = sysm.chip.hbm_capacity_bytes / 2**30  # catalog capacities are nominal GB read in GiB
         gb = size and (size.group(1) or size.group(2))  # '80GB', or 'A100-40G'
         option = None
-        if rule is None and size and abs(float(gb) - have) > 0.15 * have:
+        # (a size the matched name itself carries is its name, not its memory: 'DGX A100 320GB', 'NVIDIA GH200 480GB')
+        named_size = size is not None and bool(re.search(rf"(?<![\d.]){re.escape(gb)}\s*G", m.key, re.I))
+        if rule is None and size and abs(float(gb) - have) > 0.15 * have and not named_size:
             # a part sold with several capacities at one bandwidth (a Mac's unified memory) is that part, with the size
             option = next((c for c in sysm.chip.memory_options_bytes if abs(float(gb) - c / 2**30) <= 0.15 * c / 2**30),
                           None)
@@ -313,10 +319,12 @@ class Aliases:
             return None, (f"hardware {text!r} names a{'n' if what.upper() in ('NVL', 'SXM') else ''} "
                           f"{what if what != 'pcie' else 'PCIe'} part; the nearest catalog match, {sysm.chip.name} "
                           f"({disp}), is another form factor: a different part")
-        # a consumer card's 'Ti' / 'Super' is another board (more SMs, faster memory, more power): not the base card
-        suffix = re.search(r"\b(ti|super)\b", part, re.I)
-        if rule is None and suffix and not re.search(rf"\b{suffix.group(1)}\b", disp, re.I):
-            return None, (f"hardware {text!r} names the {suffix.group(1)} board; the nearest catalog match, "
+        # a consumer card's 'Ti' / 'Super' is another board (more SMs, faster memory, more power), and a 'D' after its
+        # number ('RTX 4090 D') the China-market cut (fewer SMs): not the base card
+        suffix = re.search(r"\b(ti|super)\b|(?<=\d{4}) ?(d)\b", part, re.I)
+        word = suffix and (suffix.group(1) or suffix.group(2))
+        if rule is None and suffix and not re.search(rf"\b{word}\b", disp, re.I):
+            return None, (f"hardware {text!r} names the {word} board; the nearest catalog match, "
                           f"{sysm.chip.name} ({disp}), is the base card: a different part")
         # a GPU bin the string names ('60-core GPU', 'M3 Max 30c') against the part's: other compute, maybe bandwidth
         said, bin_ = _GPU_CORES.search(part), re.search(r"(\d+)-core GPU", disp)
