@@ -284,6 +284,41 @@ def test_chips_per_node_and_per_node_units():
     assert node.predicted == pytest.approx(total.predicted, rel=1e-9)  # 16 GPUs = 2 nodes of 8: per node = 8 GPUs
 
 
+@pytest.mark.parametrize("hardware, chips", [
+    # an instance or server named with no count is one of it: the chips its name says (Google's '-4g' / '-4t',
+    # Oracle's '.4'), names.yaml's instance_chips (AWS, Azure), a DGX / HGX server's 8, an NVL domain's size (Rubin's
+    # NVL144 counts dies: 72 packages); a server in brackets glosses the part, and a size the row says is not stated
+    # stays unstated
+    ("p5.48xlarge", 8), ("ml.p5.48xlarge", 8), ("g5.xlarge", 1), ("g6.12xlarge", 4), ("inf2.24xlarge", 6),
+    ("a3-highgpu-4g", 4), ("ct5lp-hightpu-4t", 4), ("BM.GPU.L40S.4", 4), ("gpu_8x_h100_sxm5", 8),
+    ("Standard_NC24ads_A100_v4", 1), ("ND GB200 v6", 4), ("DGX H100", 8), ("GB200 NVL72", 72), ("Vera Rubin NVL144", 72),
+    ("CloudMatrix384", 384), ("Atlas 800T A2", 8), ("H100", None), ("H100 SXM 80GB (DGX H100)", None),
+    ("GB300 NVL72 (system size for this entry not stated)", None), ("GB300 NVL72 systems", None),
+    # a count of instances times each one's chips ('2 x g5.xlarge' was 16: the 8-card system's domain)
+    ("2 x g5.xlarge", 2), ("Trn2 UltraServer (4x trn2.48xlarge)", 64), ("2x DGX H100", 16),
+    # counts in words, a single part, nodes of the system's server when their size is unstated
+    ("a single H100", 1), ("two H100s", 2), ("dual RTX 4090", 2), ("MI300X (single GPU)", 1), ("one H100", 1),
+    ("two 8xH100 nodes", 16), ("H100 80GB, 2 nodes", 16), ("DGX SuperPOD H100 (32 nodes)", 256),
+    # other forms: nodes x chips with a space, a bracketed 'x8', an 'N-GPU' server; not a part's generation
+    ("2x8 H100", 16), ("B200 (x8)", 8), ("8-GPU H100 node", 8), ("8 NVIDIA H100", 8), ("Habana Gaudi 2 HPU", None),
+    ("Intel Gaudi 3 (8 HPUs)", 8),
+])
+def test_chips_a_hardware_string_says_probe_10f(hardware, chips):
+    from tokenmath.measure.validate.rows import chips_of
+    s, note = Aliases().system(hardware)
+    assert s is not None, note
+    assert chips_of({"n_chips": "", "hardware": hardware, "parallelism": ""}, s)[0] == chips
+
+
+def test_an_instance_named_without_a_count_is_all_of_its_chips():
+    """'p5.48xlarge' with no n_chips is its 8 H100s: a whole instance's throughput is 8 replicas' (it was one's)."""
+    eight = predict_row({**TRT, "id": "TRT-X71", "hardware": "H100 SXM 80GB", "n_chips": "8", "parallelism": ""},
+                        Aliases())
+    box = predict_row({**TRT, "id": "TRT-X72", "hardware": "p5.48xlarge", "n_chips": "", "parallelism": ""}, Aliases())
+    assert box.predicted == pytest.approx(eight.predicted, rel=1e-9)
+    assert any("p5.48xlarge: 8 chips" in w for w in box.why)
+
+
 @pytest.mark.parametrize("text, entry", [
     ("TPU v4 (275 TFLOP/s bf16, 32 GiB HBM)", "tpu-v4-pod"), ("H800 SXM nodes, 8 per node", "hgx-h800"),
     ("H200 (CoreWeave, IB ConnectX-7)", "hgx-h200"), ("Intel Gaudi 3", "gaudi3-8"), ("8x H20", "hgx-h20"),

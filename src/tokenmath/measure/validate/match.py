@@ -45,7 +45,7 @@ from ...core.load import (_load_cached, _other_names, catalog_dirs, load_alias_m
                           load_system, names)
 from ...core.records import Model, System
 
-__all__ = ["Aliases", "Match", "score_name", "tokens", "MIN_SCORE"]
+__all__ = ["Aliases", "Match", "score_name", "tokens", "box_chips", "MIN_SCORE"]
 
 MIN_SCORE = 0.8
 _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4", "sxm5", "pcie", "instinct",
@@ -367,6 +367,52 @@ class Aliases:
         `storage:` block: 'linear' for every matmul weight, or a module kind), else None."""
         rule = self._match("precision", text)
         return dict(rule["storage"]) if rule is not None and rule.get("storage") else None
+
+
+# chips in one server or cloud instance whose name says how many ('a3-highgpu-4g', 'ct5lp-hightpu-8t': Google Cloud's
+# GPU and TPU machine types end in the count; 'BM.GPU.H100.8', 'VM.GPU.A10.1': Oracle's shapes; 'gpu_8x_h100_sxm5':
+# Lambda's instance types)
+_BOX_COUNT = (re.compile(r"(?<![\w-])[a-z]\d[a-z]?-(?:high|mega|ultra|edge)gpu-(\d+)g\b", re.I),
+              re.compile(r"(?<![\w-])ct\d\w*-(?:hightpu|standard)-(\d+)t\b", re.I),
+              re.compile(r"\b(?:BM|VM)\.GPU[\w.-]*\.(\d+)(?![\w.])", re.I),
+              re.compile(r"(?<![\w-])gpu_(\d+)x_", re.I))
+
+
+@lru_cache(maxsize=1)
+def _instance_chips() -> list[tuple[str, int]]:
+    """(instance name, chips) from names.yaml's `instance_chips:` tables, longest name first ('g6e.xlarge' before
+    'g6.xlarge' cannot clash, but 'Standard_NC24ads_A100_v4' should be tried whole)."""
+    hw = _other_names().get("hardware") or {}
+    out = [(str(k), int(v)) for rec in hw.values() for k, v in (rec.get("instance_chips") or {}).items()]
+    return sorted(out, key=lambda kv: -len(kv[0]))
+
+
+def box_chips(text: str, system: System | None = None) -> tuple[int, str] | None:
+    """(chips, why) in one server or cloud instance the string names, or None where it names none (a bare part).
+
+    An instance type says its count where its provider's naming does (Google Cloud's '-4g' / '-8t', Oracle's '.8',
+    Lambda's 'gpu_8x_'), or names.yaml's `instance_chips:` lists it (AWS and Azure sizes: 'g5.12xlarge' is 4 A10G,
+    'Standard_NC24ads_A100_v4' one A100 PCIe). A DGX or HGX server is one of the catalog's scale-up domains (8 GPUs;
+    DGX GB200 a rack of 72), and an NVLink domain named by its size ('GB200 NVL72', 'NVL4') that many chips, at most
+    the system's domain (Rubin's NVL144 counts dies, 72 packages). A pod or SuperPOD is many servers: not one."""
+    t = text or ""
+    for name, n in _instance_chips():  # (a separator may be dropped or changed: 'CloudMatrix384', 'Standard_ND96asr_v4')
+        pat = r"[\s_.-]?".join(re.escape(w) for w in re.split(r"[\s_.-]", name))
+        if re.search(rf"(?<![A-Za-z0-9-]){pat}(?![A-Za-z0-9-])", t, re.I):
+            return n, f"{name}: {n} chip{'s' if n != 1 else ''} an instance (catalog/aliases/names.yaml)"
+    for pat in _BOX_COUNT:
+        m = pat.search(t)
+        if m:
+            return int(m.group(1)), f"{m.group(0).strip('_')}: {m.group(1)} chips an instance, as its name says"
+    if system is None:
+        return None
+    if re.search(r"\b[DH]GX\b", t) and not re.search(r"super\s*pod|base\s*pod", t, re.I):
+        return system.domain_chips, f"a {re.search(r'[DH]GX', t).group(0)} server: {system.domain_chips} chips"
+    nvl = re.search(r"\bNVL\s?(\d+)\b", t, re.I)
+    if nvl:
+        n = min(int(nvl.group(1)), system.domain_chips)
+        return n, f"one NVL{nvl.group(1)} domain: {n} chips"
+    return None
 
 
 # a Multi-Instance GPU slice: 'H100 MIG 3g.40gb', 'A100 (MIG 1g.10gb)', 'MIG 2g.20gb' (n of the GPU's 7 compute slices)

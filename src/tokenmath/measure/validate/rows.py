@@ -796,6 +796,17 @@ def unit_scope(unit: str, metric: str) -> str:
 
 # ---- chip counts -------------------------------------------------------------------------------------------
 
+_NUMBER_WORDS = {"one": 1, "single": 1, "two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6,
+                 "seven": 7, "eight": 8, "sixteen": 16}
+
+
+def numerals(text: str) -> str:
+    """A count written in words as digits: 'a single H100' -> '1 H100', 'two 8xH100 nodes' -> '2 8xH100 nodes',
+    'dual RTX 4090' -> '2 RTX 4090', 'one node' -> '1 node'."""
+    return re.sub(r"\b(?:an?\s+(?=single\b))?(" + "|".join(_NUMBER_WORDS) + r")\b",
+                  lambda m: str(_NUMBER_WORDS[m.group(1).lower()]), text or "", flags=re.I)
+
+
 def per_node_of(row: dict) -> int | None:
     """GPUs per node stated anywhere in the row: '8 per node', '8 GPUs/node', '8-GPU nodes'."""
     text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism", "notes"))
@@ -806,8 +817,10 @@ def per_node_of(row: dict) -> int | None:
 
 def node_product(hw: str) -> tuple[int | None, str]:
     """(chips, how) of a hardware string that writes nodes × chips per node before the part: '2x8xH100',
-    '2 x 8 x H100' (16 chips, not the 8 glued to the part)."""
-    m = re.match(r"\s*(\d+)\s*[xX×*]\s*(\d+)\s*[xX×*]\s*(?=[A-Za-z])", hw or "")
+    '2 x 8 x H100', '2x8 H100' (16 chips, not the 8 glued to the part)."""
+    m = re.match(r"\s*(\d+)\s*[xX×*]\s*(\d+)\s*[xX×*]\s*(?=[A-Za-z])", hw or "") or (
+        None if re.search(r"\btpu|\bv\d[a-z]*\b", hw or "", re.I) else  # 'TPU v5e 2x4' is a topology
+        re.match(r"\s*(\d+)\s*[xX×*]\s*(\d+)\s+(?=[A-Za-z])", hw or ""))  # '2x8 H100'
     if not m:
         return None, ""
     n = int(m.group(1)) * int(m.group(2))
@@ -831,15 +844,15 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     suffix ('v5e-8', 'v6e-256': chips; 'v4-8', 'v5p-128': TensorCores, two a chip) or topology ('TPU v5e 2x4',
     'v4 2x2x4': chips along each axis, multiplied). The 'X' of a part's name (RTX, MI300X) is not a count: after a
     part the sign is a lower-case 'x', '×' or '*'; nor is the last number of a topology ('2x4' is not 4 chips)."""
-    t = hw or ""
+    t = numerals(hw or "")
     nodes = node_product(t)
     if nodes[0]:
         return nodes
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
         r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])(?![KMGT]i?B\b|W\b|cores?\b|CPUs?\b)", t, re.I) or re.fullmatch(
-        r"\s*(\d+)\s+(?=[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
+        r"\s*(\d+)\s+(?=(?:[A-Za-z]+\s+)?[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
     # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node; not 'nodes with 2 TB'); a count before the part,
-    # '64 B200', the whole count
+    # '64 B200', '8 NVIDIA H100', the whole count
     if m:
         return _racks(t, int(m.group(1)))
     topo = re.search(r"(?<![\w.])(\d+)[x×](\d+)(?:[x×](\d+))?(?![\w.])", t)
@@ -852,6 +865,9 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     if m:
         return _racks(t, int(m.group(1))) if not re.search(r"\d\s*(?:gpus?|cards?|chips?)\b", t, re.I) else \
             (int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips")
+    m = re.search(r"\(\s*[x×]\s*(\d+)\s*\)|\(\s*(\d+)\s*[x×]\s*\)", t)  # 'B200 (x8)', 'H100 (8x)'
+    if m:
+        return _racks(t, int(m.group(1) or m.group(2)))
     m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
     if m:
         n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
@@ -863,14 +879,17 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
 
 # a server or cloud instance named by its type ('trn1.32xlarge', 'p5.48xlarge', 'a3-highgpu-8g', 'DGX H100'): a count
 # before or after it counts boxes, not chips
-_BOX = re.compile(r"^(?:[a-z][\w-]*\.\d*xlarge|[a-z]\d[a-z]?-(?:high|mega|ultra)gpu-\d+g|dgx|hgx)$", re.I)
+_BOX = re.compile(r"^(?:[a-z][\w-]*\.\d*xlarge|[a-z]\d[a-z]?-(?:high|mega|ultra|edge)gpu-\d+g|dgx|hgx)$", re.I)
 
 
 def boxes_of(hw: str) -> tuple[int | None, str]:
     """(count, name) of servers or instances a hardware string counts: '16 x trn1.32xlarge', '4x DGX H100',
-    'p5.48xlarge x 2'; (None, '') where its count is not of boxes."""
+    'p5.48xlarge x 2', 'Trn2 UltraServer (4x trn2.48xlarge)'; (None, '') where its count is not of boxes."""
     m = re.match(r"\s*(\d+)\s*(?:[xX×*]\s*)?([A-Za-z][\w.-]*)", hw or "")
     if m and _BOX.match(m.group(2)):
+        return int(m.group(1)), m.group(2)
+    m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*([A-Za-z][\w.-]*)", hw or "")
+    if m and re.fullmatch(r"[a-z][\w-]*\.\d*xlarge", m.group(2), re.I):
         return int(m.group(1)), m.group(2)
     m = re.search(r"(?:^|\s)([A-Za-z][\w.-]*)\s*[x×*]\s*(\d+)\s*$", hw or "")
     if m and _BOX.match(m.group(1)):
@@ -879,35 +898,73 @@ def boxes_of(hw: str) -> tuple[int | None, str]:
 
 
 def chips_of(row: dict, system=None) -> tuple[int | None, str]:
-    """Chips the row's measurement ran on: n_chips, or nodes × chips per node (with how it was read). Given the
-    row's system, a count of servers or instances ('16 x trn1.32xlarge') is that many of its scale-up domains."""
+    """Chips the row's measurement ran on: n_chips, or nodes × "N per node" read from the row's text (with how it was
+    read). Given the row's system, a count of servers or instances ('16 x trn1.32xlarge') is that many of them, each
+    of the chips its name says (`match.box_chips`: 'g5.xlarge' one A10G, 'p5.48xlarge' eight H100) or else of the
+    system's scale-up domain; nodes of unstated size are servers of the system (its domain, where that is a server's
+    16 chips or fewer, not a rack); and a server or instance named with no count is one of it ('DGX H100': 8)."""
+    from .match import box_chips
+
     n = to_int(row.get("n_chips", ""))
     if n is not None:
         return n, ""
-    boxes, box = boxes_of(row.get("hardware", ""))
-    if boxes and system is not None and not (row.get("n_chips", "") or "").strip():
-        n = boxes * system.domain_chips
-        return n, f"hardware {row['hardware']!r}: {boxes} × {box} of {system.domain_chips} chips each, {n} chips"
+    hw = row.get("hardware", "")
     nc = (row.get("n_chips", "") or "").replace("×", "x")
+    boxes, box = boxes_of(hw)
+    if boxes and system is not None and not nc.strip():
+        per_box, why = box_chips(box, system) or (system.domain_chips, "")
+        n = boxes * per_box
+        return n, f"hardware {hw!r}: {boxes} × {box} of {per_box} chips each, {n} chips"
     ab = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", nc, re.I)  # '2x8': nodes x chips per node
     if ab:
         return int(ab.group(1)) * int(ab.group(2)), f"n_chips {nc!r} read as {ab.group(1)} × {ab.group(2)}"
-    text = " ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x")
+    text = numerals(" ".join(row.get(c, "") for c in ("n_chips", "hardware", "parallelism")).replace("×", "x"))
     # chips per node: stated per node, else the count glued to the part in the hardware string ('8x H100')
-    glued, glued_how = hardware_count(row.get("hardware", ""))
-    if (node_product(row.get("hardware", ""))[0] or re.search(r"\(\s*\d+\s*nodes?\s*\)", row.get("hardware", ""), re.I)) \
+    glued, glued_how = hardware_count(hw)
+    if (node_product(hw)[0] or re.search(r"\(\s*\d+\s*nodes?\s*\)", hw, re.I)) \
             and glued and not nc.strip():
         return glued, glued_how  # '2x8xH100', 'H200 x 16 (2 nodes)': the count is the whole, nodes said beside it
-    per = per_node_of(row) or glued
-    nodes = re.search(r"(\d+)\s*(?:x\s*)?nodes?\b", text, re.I)
+    per, per_how = per_node_of(row) or glued, ""
+    # (not the part's own number: 'two 8xH100 nodes' is 2 nodes, not 100)
+    # ('two 8xH100 nodes': a part between the count and its nodes)
+    nodes = re.search(r"(?<![\w.])(\d+)[\s-]*(?:x\s*)?(?:[a-z0-9-]*\d[a-z0-9-]*\s+)?nodes?\b", text, re.I)
+    if nodes and not per and system is not None:
+        box_n = box_chips(hw, system)
+        if box_n:
+            per, per_how = box_n[0], f" ({box_n[1]})"
+        elif system.domain_chips <= 16:
+            per, per_how = system.domain_chips, f" (a node of {system.name}'s {system.domain_chips}, assumed)"
     if nodes and per:
-        return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node"
+        return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node{per_how}"
     m = re.match(r"\s*(\d+)\b", nc)
     if m:
         return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
     if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
         return glued, glued_how
-    stated = re.search(r"\b(\d+)\s*(?:gpus?|chips?|accelerators?|hpus?|cards?)\b", row.get("hardware", ""), re.I)
-    if not nc.strip() and stated:  # 'GB200 NVL72 (72 GPUs)'
-        return int(stated.group(1)), f"hardware {row['hardware']!r}: {stated.group(1)} chips"
+    # 'GB200 NVL72 (72 GPUs)', 'Gaudi 3 (8 HPUs)', 'MI300X (single GPU)', '8-GPU HGX H100'; not 'Gaudi 2 HPU', whose
+    # number is the part's generation
+    own = {t for k in ((system.chip.name, system.chip.display_name) if system is not None else ()) for t in _joined(k)}
+    stated = next((x for x in re.finditer(r"\b(\d+)\s*-?\s*(?:gpus?|chips?|accelerators?|hpus?|npus?|gcds?|cards?)\b",
+                                          numerals(hw), re.I)
+                   if not _part_number(numerals(hw), x.start(1), own)), None)
+    if not nc.strip() and stated:
+        return int(stated.group(1)), f"hardware {hw!r}: {stated.group(1)} chips"
+    bare = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", hw)  # (a server in brackets glosses the part: 'H100 (DGX H100)')
+    if not nc.strip() and system is not None and not re.search(
+            r"not stated|unstated|unspecified|unknown|\b(?:systems|servers|instances|racks|nodes|pods)\b", hw, re.I):
+        one = box_chips(bare, system)  # 'p5.48xlarge', 'DGX H100', 'GB200 NVL72': one of them
+        if one:
+            return one[0], f"hardware {hw!r}: one instance or server, {one[1]}"
     return None, ""
+
+
+def _joined(name: str) -> set[str]:
+    """A part name's words and numbers, a word joined to the number after it ('Intel Gaudi 2' -> gaudi2)."""
+    raw = re.findall(r"[a-z]+|[0-9]+", name.lower())
+    return {a + b for a, b in zip(raw, raw[1:]) if a.isalpha() and b.isdigit()}
+
+
+def _part_number(text: str, at: int, own: set[str]) -> bool:
+    """True when the number at `at` closes a word of the part's name ('Gaudi 2' of 'Habana Gaudi 2 HPU')."""
+    word = re.search(r"([A-Za-z]+)[\s-]*$", text[:at])
+    return bool(word) and (word.group(1).lower() + re.match(r"\d+", text[at:]).group(0)) in own
