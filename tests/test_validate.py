@@ -668,6 +668,31 @@ def test_an_unstated_precision_is_read_from_the_models_name(model, prec):
     assert any(a.startswith("precision not stated") for a in out.assumptions)
 
 
+@pytest.mark.parametrize("model, prec", [
+    # suffixes of quantised releases the name reader missed (probe round 10F): they were read as the checkpoint's own
+    # BF16: Red Hat's '.w8a16', bitsandbytes' '-bnb-4bit', MLX's '-4bit' / '-8bit', a 16-bit copy of an MXFP4 model,
+    # Ollama's '-fp16' tag, an 8-bit GPTQ
+    ("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a16", "int8"), ("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit", "int4"),
+    ("mlx-community/Meta-Llama-3.1-8B-Instruct-4bit", "int4"), ("mlx-community/Qwen2.5-7B-Instruct-8bit", "int8"),
+    ("unsloth/gpt-oss-20b-BF16", "bf16"), ("llama3.1:8b-instruct-fp16", "bf16"), ("TheBloke/Llama-2-13B-GPTQ-8bit", "int8"),
+])
+def test_a_quantised_releases_suffix_is_its_precision_probe_10f(model, prec):
+    row = _row(id="X-9", model=model, hardware="H100 SXM 80GB", n_chips="1", parallelism="TP1", batch="1",
+               input_len="128", output_len="128", metric="decode_tokens_per_s_per_user", value="100", unit="tokens/s")
+    out = predict_row(row, Aliases())
+    assert out.interval_key[2] == prec
+    assert any(a.startswith("precision not stated") and "from the model's name" in a for a in out.assumptions)
+
+
+@pytest.mark.parametrize("model", ["Meta-Llama-3.1-70B-Instruct-IQ2_XS.gguf", "Qwen3-30B-A3B-UD-Q4_K_XL.gguf"])
+def test_a_gguf_i_quant_or_dynamic_mix_is_refused_with_its_reason(model):
+    """llama.cpp's i-quants and Unsloth's dynamic mixes have no storage format here: refused as such (IQ2_XS was read
+    as BF16, UD-Q4_K_XL as a 'Q4_K' no rule knew)."""
+    row = _row(id="X-9", model=model, hardware="H100 SXM 80GB", n_chips="1", parallelism="TP1", batch="1",
+               input_len="128", output_len="128", metric="decode_tokens_per_s_per_user", value="100", unit="tokens/s")
+    assert "i-quant or dynamic quantisation" in predict_row(row, Aliases()).reason
+
+
 def test_a_static_batch_that_does_not_fit_is_refused():
     row = _row(id="X-10", model="Llama 3.1 405B", precision="BF16", hardware="H100 SXM 80GB", n_chips="1",
                parallelism="TP1", batch="1", input_len="128", output_len="128", metric="TTFT", value="100", unit="ms")

@@ -163,6 +163,20 @@ def prefix_hit_of(row: dict) -> tuple[float | None, str, str]:
     return h, m.group(0).strip(), ""
 
 
+# a quantised release's suffix in a model's name: '-AWQ', '-GPTQ-Int8', '-FP8-dynamic', '-quantized.w8a16', '-NVFP4',
+# bitsandbytes' '-bnb-4bit', MLX's '-4bit' / '-8bit', a 16-bit copy's '-BF16' / 'fp16' (Ollama's '8b-instruct-fp16')
+_NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|gptq[-_ ]?8[-_ ]?bits?|bnb[-_ ]?[48][-_ ]?bits?|nf4|nvfp4|"
+                              r"mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|w8a16|w4a8|int8|int4|q4f(?:16|32)_[01]|bf16|fp16|"
+                              r"[48][-_ ]?bits?)(?![a-z0-9])", re.I)
+
+
+def precision_of_name(name: str, gguf: str = "") -> str:
+    """The precision a model's name states, in the precision table's spelling ('' where it states none): a quantised
+    release's suffix, else the GGUF file type `gguf_type_of` read ('llama 7B Q4_0')."""
+    named = _NAMED_PRECISION.search(name or "")
+    return named.group(1) if named else gguf
+
+
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
@@ -170,11 +184,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     m, note = al.model(name)
     if m is None:
         return Unexpressed(rid, g, note)
-    named = re.search(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|nvfp4|mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|int8|int4|q4f(?:16|32)_[01])"
-                      r"(?![a-z0-9])",
-                      name, re.I)
     # 'Qwen2.5-7B-Instruct-AWQ', 'llama 7B Q4_0': the release or file the name states
-    ptext = row["precision"].strip() or (named.group(1) if named else gguf)
+    ptext = row["precision"].strip() or precision_of_name(name, gguf)
     if ptext:
         prec, kv, pnote = al.precision(ptext)
         if not row["precision"].strip() and prec is not None:
