@@ -693,6 +693,19 @@ def test_a_gguf_i_quant_or_dynamic_mix_is_refused_with_its_reason(model):
     assert "i-quant or dynamic quantisation" in predict_row(row, Aliases()).reason
 
 
+@pytest.mark.parametrize("text, entry", [
+    # Ollama's deepseek-r1 tags name R1's distills by size (32b matched DeepSeek-V3: its 37B active is within the
+    # size tolerance); its 8b tag has named two models, and stays refused
+    ("deepseek-r1:70b", "llama-3.3-70b"), ("deepseek-r1:32b", "qwen2.5-32b"), ("deepseek-r1:14b", "qwen2.5-14b"),
+    ("deepseek-r1:7b", "qwen2.5-7b"), ("deepseek-r1:8b", None), ("deepseek-r1:671b", "deepseek-v3"),
+    # the one Phi-3 of each size (Ollama's phi3:14b, phi3:3.8b); Llama Guard 3 8B is a Llama 3.1 8B
+    ("phi3:14b", "phi-3-medium"), ("phi3:3.8b", "phi-3-mini"), ("meta-llama/Llama-Guard-3-8B", "llama-3.1-8b"),
+])
+def test_model_names_probe_10f(text, entry):
+    m, note = Aliases().model(text)
+    assert (m.name if m else None) == entry, note
+
+
 def test_a_static_batch_that_does_not_fit_is_refused():
     row = _row(id="X-10", model="Llama 3.1 405B", precision="BF16", hardware="H100 SXM 80GB", n_chips="1",
                parallelism="TP1", batch="1", input_len="128", output_len="128", metric="TTFT", value="100", unit="ms")
