@@ -675,6 +675,7 @@ def test_an_unstated_precision_is_read_from_the_models_name(model, prec):
     ("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a16", "int8"), ("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit", "int4"),
     ("mlx-community/Meta-Llama-3.1-8B-Instruct-4bit", "int4"), ("mlx-community/Qwen2.5-7B-Instruct-8bit", "int8"),
     ("unsloth/gpt-oss-20b-BF16", "bf16"), ("llama3.1:8b-instruct-fp16", "bf16"), ("TheBloke/Llama-2-13B-GPTQ-8bit", "int8"),
+    ("nm-testing/Meta-Llama-3.1-8B-Instruct-W8A8-FP8", "fp8"),
 ])
 def test_a_quantised_releases_suffix_is_its_precision_probe_10f(model, prec):
     row = _row(id="X-9", model=model, hardware="H100 SXM 80GB", n_chips="1", parallelism="TP1", batch="1",
@@ -682,6 +683,16 @@ def test_a_quantised_releases_suffix_is_its_precision_probe_10f(model, prec):
     out = predict_row(row, Aliases())
     assert out.interval_key[2] == prec
     assert any(a.startswith("precision not stated") and "from the model's name" in a for a in out.assumptions)
+
+
+@pytest.mark.parametrize("text, prec", [
+    # FP8 W8A8 (llm-compressor's W8A8-FP8) is FP8, not INT8 (it was read as INT8); W8A8 alone or SmoothQuant stays
+    # INT8; FP8 named after another word is FP8 (it matched no rule); a string that starts with BF16 is BF16
+    ("FP8 W8A8", "fp8"), ("W8A8-FP8", "fp8"), ("w8a8", "int8"), ("SmoothQuant W8A8", "int8"),
+    ("compressed-tensors FP8", "fp8"), ("BF16 weights, FP8 KV cache", "bf16"),
+])
+def test_precision_strings_probe_10f(text, prec):
+    assert Aliases().precision(text)[0] == prec
 
 
 @pytest.mark.parametrize("model", ["Meta-Llama-3.1-70B-Instruct-IQ2_XS.gguf", "Qwen3-30B-A3B-UD-Q4_K_XL.gguf"])

@@ -166,7 +166,7 @@ def prefix_hit_of(row: dict) -> tuple[float | None, str, str]:
 # a quantised release's suffix in a model's name: '-AWQ', '-GPTQ-Int8', '-FP8-dynamic', '-quantized.w8a16', '-NVFP4',
 # bitsandbytes' '-bnb-4bit', MLX's '-4bit' / '-8bit', a 16-bit copy's '-BF16' / 'fp16' (Ollama's '8b-instruct-fp16')
 _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|gptq[-_ ]?8[-_ ]?bits?|bnb[-_ ]?[48][-_ ]?bits?|nf4|nvfp4|"
-                              r"mxfp4|fp8|fp4|awq|gptq|w8a8|w4a16|w8a16|w4a8|int8|int4|q4f(?:16|32)_[01]|bf16|fp16|"
+                              r"mxfp4|w8a8[-_ ]?fp8|fp8|fp4|awq|gptq|w8a8|w4a16|w8a16|w4a8|int8|int4|q4f(?:16|32)_[01]|bf16|fp16|"
                               r"[48][-_ ]?bits?)(?![a-z0-9])", re.I)
 
 
