@@ -284,6 +284,13 @@ def test_chips_per_node_and_per_node_units():
     assert node.predicted == pytest.approx(total.predicted, rel=1e-9)  # 16 GPUs = 2 nodes of 8: per node = 8 GPUs
 
 
+def test_a_refused_part_is_told_its_kin_by_model_number_probe_10f():
+    """An MI350X (not in the catalog) was refused with no names to try: its siblings share no word but their number's
+    family and shape, nearest number first."""
+    s, note = Aliases().system("AMD Instinct MI350X")
+    assert s is None and note.endswith("did you mean mi355x-8, mi325x-8, mi308x-8?"), note
+
+
 @pytest.mark.parametrize("hardware, chips", [
     # an instance or server named with no count is one of it: the chips its name says (Google's '-4g' / '-4t',
     # Oracle's '.4'), names.yaml's instance_chips (AWS, Azure), a DGX / HGX server's 8, an NVL domain's size (Rubin's

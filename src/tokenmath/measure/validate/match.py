@@ -202,11 +202,19 @@ def _best(text: str, candidates: dict[str, list[tuple[str, str]]], generations: 
 
 
 def _overlap(name: str, text: str) -> float:
-    """The weighted share of a name's words and sizes the string holds, nothing refused (a near miss, for a hint)."""
+    """The weighted share of a name's words and sizes the string holds, nothing refused (a near miss, for a hint); a
+    model number of the same family and shape counts half ('MI350X' is kin to MI355X and MI300X, 'H20' to H200 not)."""
     want, have = tokens(name), _token_set(text, split_family=True)
     total = sum(_weight(t) for t in dict.fromkeys(want))
     shared = [t for t in dict.fromkeys(want) if t in have and t not in _WEAK and not re.fullmatch(r"[0-9.]+", t)]
-    return sum(_weight(t) for t in shared) / total if total else 0.0  # (a bare '3' is no kinship)
+    def near(t: str, h: str) -> float:  # 1 for the same number, less the further apart ('MI350X': MI355X before MI300X)
+        a, b = (float(re.search(r"[0-9]+(?:\.[0-9]+)?", x).group(0)) for x in (t, h))
+        return 1 - abs(a - b) / max(a, b, 1e-9)
+    kin = [max((near(t, h) for h in have if re.match(r"[a-z]+[0-9]", h) and _shape(h) == _shape(t)
+                and re.match(r"[a-z]+", h).group(0) == re.match(r"[a-z]+", t).group(0)), default=0.0) * _weight(t) / 2
+           for t in dict.fromkeys(want) if t not in have and re.match(r"[a-z]+[0-9]", t)]
+    got = sum(_weight(t) for t in shared) + sum(kin)
+    return got / total if total else 0.0  # (a bare '3' is no kinship)
 
 
 def _nearest(text: str, candidates: dict[str, list[tuple[str, str]]], n: int = 3) -> str:
