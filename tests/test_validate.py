@@ -307,7 +307,7 @@ def test_a_refused_part_is_told_its_kin_by_model_number_probe_10f():
     ("a single H100", 1), ("two H100s", 2), ("dual RTX 4090", 2), ("MI300X (single GPU)", 1), ("one H100", 1),
     ("two 8xH100 nodes", 16), ("H100 80GB, 2 nodes", 16), ("DGX SuperPOD H100 (32 nodes)", 256),
     # other forms: nodes x chips with a space, a bracketed 'x8', an 'N-GPU' server; not a part's generation
-    ("2x8 H100", 16), ("B200 (x8)", 8), ("8-GPU H100 node", 8), ("8 NVIDIA H100", 8), ("Habana Gaudi 2 HPU", None),
+    ("2x8 H100", 16), ("B200 (x8)", 8), ("AMD Instinct MI300X (8x, Infinity Fabric)", 8), ("x8 H100", 8), ("8-GPU H100 node", 8), ("8 NVIDIA H100", 8), ("Habana Gaudi 2 HPU", None),
     ("Intel Gaudi 3 (8 HPUs)", 8),
 ])
 def test_chips_a_hardware_string_says_probe_10f(hardware, chips):

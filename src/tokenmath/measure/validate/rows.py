@@ -865,9 +865,10 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     if m:
         return _racks(t, int(m.group(1))) if not re.search(r"\d\s*(?:gpus?|cards?|chips?)\b", t, re.I) else \
             (int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips")
-    m = re.search(r"\(\s*[x×]\s*(\d+)\s*\)|\(\s*(\d+)\s*[x×]\s*\)", t)  # 'B200 (x8)', 'H100 (8x)'
+    # 'B200 (x8)', 'MI300X (8x, Infinity Fabric)', 'x8 H100'
+    m = re.search(r"\(\s*[x×]\s*(\d+)\s*[),;]|\(\s*(\d+)\s*[x×]\s*[),;]|^\s*[x×]\s*(\d+)\s+(?=[A-Za-z])", t)
     if m:
-        return _racks(t, int(m.group(1) or m.group(2)))
+        return _racks(t, int(next(g for g in m.groups() if g)))
     m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
     if m:
         n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
