@@ -718,6 +718,11 @@ def test_a_gguf_i_quant_or_dynamic_mix_is_refused_with_its_reason(model):
     ("deepseek-r1:7b", "qwen2.5-7b"), ("deepseek-r1:8b", None), ("deepseek-r1:671b", "deepseek-v3"),
     # the one Phi-3 of each size (Ollama's phi3:14b, phi3:3.8b); Llama Guard 3 8B is a Llama 3.1 8B
     ("phi3:14b", "phi-3-medium"), ("phi3:3.8b", "phi-3-mini"), ("meta-llama/Llama-Guard-3-8B", "llama-3.1-8b"),
+    # providers' ids that write a version without its point: AWS Bedrock's 'llama3-1' (was Llama 3), Fireworks' 'v3p1'
+    # (was refused); a generation glued to the size is no version ('qwen2-57b-a14b', 'llama3-70b-8192')
+    ("meta.llama3-1-70b-instruct-v1:0", "llama-3.1-70b"), ("us.meta.llama3-3-70b-instruct-v1:0", "llama-3.3-70b"),
+    ("meta.llama3-2-1b-instruct-v1:0", "llama-3.2-1b"), ("accounts/fireworks/models/llama-v3p1-70b-instruct", "llama-3.1-70b"),
+    ("qwen2-57b-a14b", "qwen2-57b-a14b"), ("llama3-70b-8192", "llama-3-70b"),
 ])
 def test_model_names_probe_10f(text, entry):
     m, note = Aliases().model(text)

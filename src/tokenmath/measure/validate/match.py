@@ -36,6 +36,7 @@ scale-out rate.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -226,6 +227,14 @@ def _nearest(text: str, candidates: dict[str, list[tuple[str, str]]], n: int = 3
     return f"; did you mean {', '.join(hint)}?" if hint else ""
 
 
+def _point_versions(text: str) -> str:
+    """A version written without its point as providers' model ids write it: AWS Bedrock's 'meta.llama3-1-70b-instruct'
+    (a hyphen between the family's generation and its minor version, before the size) is Llama 3.1 70B, not Llama 3;
+    Fireworks' 'llama-v3p1-70b-instruct' ('p' for the point) is Llama v3.1."""
+    t = re.sub(r"\b([A-Za-z]{2,}\d+)-(\d)-(?=\d+(?:\.\d+)?[bBmM]\b)", r"\1.\2-", text)
+    return re.sub(r"\b([vV]\d+)p(\d+)\b", r"\1.\2", t)
+
+
 class Aliases:
     """Table strings -> catalog records: a scored name matcher plus the rules of catalog/aliases/NAME.yaml."""
 
@@ -254,8 +263,9 @@ class Aliases:
 
     def model(self, text: str) -> tuple[Model | None, str]:
         rule = self._match("models", text)
-        m = _best(text, _model_candidates(), generations=True) if rule is None else \
+        m = _best(_point_versions(text), _model_candidates(), generations=True) if rule is None else \
             Match(text, rule["model"], 1.0, f"alias rule {rule['pattern']!r} in {self.file}")
+        m = dataclasses.replace(m, text=text) if m is not None else None
         if m is None:
             return None, (f"model {text!r} matches no catalog model (best score below {MIN_SCORE}) nor alias rule"
                           + _nearest(text, _model_candidates()))
