@@ -883,3 +883,34 @@ def test_units_and_scopes_as_other_tables_write_them():
         assert unit_scope(unit, "throughput") == "gpu", unit  # was the whole setup's: 8× off on 8 Gaudis
     out = predict_row(dict(TRT, unit="tok/s per NeuronCore"), Aliases())
     assert isinstance(out, Unexpressed) and "a rate per core of a chip" in out.reason
+
+
+# ---- probe round 10E: the same setup reworded reads the same --------------------------------------------------
+
+def _public(rid: str) -> dict:
+    return next({**{c: "" for c in COLUMNS}, **r} for r in read_table(PACKAGE_TABLE) if r["id"] == rid)
+
+
+def _same(row: dict, al: Aliases, scale: float = 1.0, **kw) -> float:
+    """The prediction of `row` reworded by kw, over the row's own (× scale, where the rewording rescales its unit)."""
+    a, b = predict_row(row, al), predict_row({**row, **kw}, al)
+    assert not isinstance(b, Unexpressed), (kw, b.reason)
+    return b.predicted / (a.predicted * scale)
+
+
+@pytest.mark.parametrize("precision", ["fp8_e4m3", "FP8 (E4M3)", "float8_e4m3fn", "FP8 W8A8"])
+def test_fp8_named_by_its_format_reads_as_fp8(precision):
+    """FP8 named by its format is the bare 'FP8' (ModelOpt's BF16 embeddings: they were stored in FP8, 0.3-2 % apart);
+    'FP8 W8A8' is FP8 weights and activations (it was read as INT8 W8A8, 27 % low)."""
+    assert _same(TRT, Aliases(), precision=precision) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_precisions_as_frameworks_and_quantisers_name_them():
+    al = Aliases()
+    for text in ("W4A16 g32", "int4 weight-only (group size 32)", "INT4 group_size=32", "int4 weight-only g32"):
+        assert al.precision(text)[0] == "int4" and al.storage(text) == {"linear": "int4_g32"}, text  # was g128
+    assert al.storage("W4A16") == al.storage("AWQ") and al.storage("AWQ")["linear"] == "int4_g128"
+    for text in ("torch.bfloat16", "torch.float16", "torch.float32"):
+        assert al.precision(text)[0] is not None, text  # was 'matches no rule'
+    assert al.precision("FP8 W8A8 (per-token)")[0] == "fp8" and al.precision("W8A8")[0] == "int8"
+    assert al.storage("fp8_e4m3") == al.storage("FP8") == al.storage("FP8 (ModelOpt)")
