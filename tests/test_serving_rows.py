@@ -256,6 +256,28 @@ def test_lengths_from_the_columns_or_the_rows_text(cols, notes, want):
     assert (isl, osl) == want and (bool(how) == (cols == ("", "") and want != (None, None)))
 
 
+@pytest.mark.parametrize("cols, want", [
+    (("128/2048", ""), (128, 2048)), (("1k / 1k", ""), (1024, 1024)), (("", "128/2048"), (128, 2048)),
+    (("128 tokens / 2048 tokens", ""), (128, 2048)), (("128/2048", "4096"), (128, 4096)),
+])
+def test_both_lengths_in_one_column(cols, want):
+    """Probe round 10E: 'ISL/OSL' written in one length column (it was read as no lengths: a best case)."""
+    from tokenmath.measure.validate.rows import lengths_of
+
+    isl, osl, how = lengths_of({"input_len": cols[0], "output_len": cols[1], "notes": "", "batch": ""})
+    assert (isl, osl) == want and "column as ISL/OSL" in how
+
+
+@pytest.mark.parametrize("metric, want", [
+    ("Total Output Throughput @ 128/2048", (128, 2048)), ("throughput @ 1000/1000", (1000, 1000)),
+    ("tokens/s @ 8/16 GPUs", (None, None)), ("speedup @ 3/4 load", (None, None)),
+])
+def test_lengths_after_an_at_sign(metric, want):
+    from tokenmath.measure.validate.rows import lengths_of
+
+    assert lengths_of({"input_len": "", "output_len": "", "notes": "", "metric": metric})[:2] == want
+
+
 def test_a_request_rate_per_minute_is_a_request_rate():
     base = dict(id="X-970", source="blog", model="Llama 3.1 70B", precision="FP8", hardware="8x H100", n_chips="8",
                 parallelism="TP8", batch="concurrency 64", input_len="1024", output_len="1024", context_len="",

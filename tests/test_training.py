@@ -784,3 +784,24 @@ def test_probe10d_a_step_times_batch_and_length_in_its_notes():
         assert predict_training_row({**noted, "notes": notes})["predicted"] == pytest.approx(want), notes
     bare = predict_training_row({**noted, "notes": "512 x 4096, training"})
     assert bare["predicted"] is None and "sequence length" in bare["reason"]
+
+
+def _trn(rid: str) -> dict:
+    return next(r for r in read_table(TABLE) if r["id"] == rid)
+
+
+def _same_training(rid: str, kw: dict) -> None:
+    if not TABLE.exists():
+        pytest.skip("no public table")
+    row = _trn(rid)
+    a, b = predict_training_row(row), predict_training_row({**row, **kw})
+    assert b["predicted"] == pytest.approx(a["predicted"], rel=1e-9), (kw, b.get("reason"))
+
+
+@pytest.mark.parametrize("rid, kw", [
+    ("TRN-005", dict(context_len="4k", input_len="4k")), ("TRN-014", dict(context_len="2k", input_len="2k")),
+    ("TRN-067", dict(context_len="64k", input_len="64k")),
+])
+def test_a_training_rows_sequence_length_in_k(rid, kw):
+    """Probe round 10E: a sequence length written in k ('2k' is 2,048: it read 2, an MFU 8x low)."""
+    _same_training(rid, kw)

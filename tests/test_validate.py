@@ -914,3 +914,10 @@ def test_precisions_as_frameworks_and_quantisers_name_them():
         assert al.precision(text)[0] is not None, text  # was 'matches no rule'
     assert al.precision("FP8 W8A8 (per-token)")[0] == "fp8" and al.precision("W8A8")[0] == "int8"
     assert al.storage("fp8_e4m3") == al.storage("FP8") == al.storage("FP8 (ModelOpt)")
+
+
+@pytest.mark.parametrize("kw", [dict(input_len="1000/1000", output_len=""),
+                                dict(input_len="", output_len="", metric="Total Output Throughput @ 1000/1000")])
+def test_lengths_in_one_column_or_after_an_at_sign_read_as_the_row(kw):
+    """'ISL/OSL' in one length column or after an '@' in the metric (read as unstated: a best case, 2-4x off)."""
+    assert _same(TRT, Aliases(), **kw) == pytest.approx(1.0, rel=1e-9)

@@ -327,7 +327,9 @@ def _batch_text(row: dict) -> str:
 def _row_seq_len(row: dict) -> float | None:
     """The sequence length: the context or input length column, else one the notes, parallelism, batch or metric
     name ('sequence length 4096', 'seq_len=8K')."""
-    S = _row_number(row.get("context_len", "")) or _row_number(row.get("input_len", ""))
+    from ..measure.validate.rows import length_of  # the serving rows' reader; imported here: it imports us
+    S = next((float(n) for n in (length_of(row.get(c, "") or "") or _row_number(row.get(c, ""))
+                                 for c in ("context_len", "input_len")) if n), None)  # '2k', '4096', '4096 (long)'
     if S is None:
         m = _SEQ_LEN_SAID.search(" | ".join(row.get(c, "") or "" for c in ("notes", "parallelism", "batch", "metric")))
         S = float(m.group(1).replace(",", "")) * (1024 if m.group(2) else 1) if m else None

@@ -22,7 +22,7 @@ from ...training import is_training_row
 
 __all__ = ["COLUMNS", "MBU", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
-           "per_node_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
+           "per_node_of", "length_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
            "output_len_from_samples", "output_len_per_request", "BEST_CASE", "unknown_reason", "measured_part", "percentiles_as_p", "COLLECTIVE_OPS", "GEMM_SHAPE", "LINK", "A2A_TIME", "ATTENTION_KERNEL",
            "PHASE_TIME", "OSL_UNSTATED", "BEST_OSL", "K_UNSTATED", "BEST_K", "ratio_reason", "share_of_peak"]
 
@@ -76,6 +76,11 @@ def _length(text: str) -> int | None:
         k = 1024 if x == int(x) and int(x) & (int(x) - 1) == 0 else 1000
         x *= k * k if m.group(2) in "mM" else k
     return int(round(x)) if x >= 1 else None
+
+
+def length_of(text: str) -> int | None:
+    """A length (a sequence, a prompt) as a table's column writes it: '2048', '2,048', '2k', '8K', '1.5k', '4096 tokens'."""
+    return _column_length(text)
 
 
 def _column_length(text: str) -> int | None:
@@ -142,13 +147,20 @@ _LIMITED = re.compile(rf"\b(?:max(?:imum)?|up[ \t]+to|at[ \t]+most)[ \t]+(?:of[ 
 
 
 def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
-    """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k'), else the row's text
-    ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out'), less the limits a dataset was cut
+    """(ISL, OSL, how they were read): the input_len / output_len columns ('1024', '1k', or both in one: '128/2048'),
+    else the row's text ('ISL/OSL 1024/128', 'ISL=2048 OSL=256', 'input 1k, output 1k', '1024 in / 128 out', 'throughput
+    @ 128/2048'), less the limits a dataset was cut
     to ('max 1024 in / 1024 out'). A 'k' after a power-of-two count is 1,024 (1k, 8k: the benchmarks' 1,024 and 8,192),
     else 1,000 (1.5k)."""
     isl, osl = _column_length(row.get("input_len", "")), _column_length(row.get("output_len", ""))
     if isl is not None and osl is not None:
         return isl, osl, ""
+    for col in ("input_len", "output_len"):  # one column holding both, prompt first: '128/2048', '1k / 1k'
+        pair = re.fullmatch(rf"\s*{_LEN}\s*(?:tokens?\s*)?/\s*{_LEN}\s*(?:tokens?)?\s*", row.get(col) or "")
+        if pair and (isl is None or osl is None):
+            i, o = _length(pair.group(1)), _length(pair.group(2))
+            return (isl if isl is not None else i), (osl if osl is not None else o), \
+                f"lengths read from the {col} column as ISL/OSL: '{pair.group(0).strip()}'"
     # a length column that holds more than one count ('ISL 1024 / OSL 128' in input_len) is read as text too
     text = " | ".join([str(row.get(c, "") or "") for c in ("notes", "batch", "metric", "parallelism")] +
                       [row.get(c) or "" for c, n in (("input_len", isl), ("output_len", osl)) if n is None] +
@@ -158,6 +170,10 @@ def lengths_of(row: dict) -> tuple[int | None, int | None, str]:
             (rf"{_LEN}\s*/\s*{_LEN}\s*(?:ISL\s*/\s*OSL|in\s*/\s*out|input\s*/\s*output)", 1, 2),
             (rf"{_LEN}\s*(?:tokens?\s*)?in(?:put)?\s*[/,]\s*{_LEN}\s*(?:tokens?\s*)?out(?:put)?", 1, 2),
             (rf"\b(?:ISL\s*:\s*OSL|in\s*:\s*out|input\s*:\s*output)\s*(?:of|=|:)?\s*{_LEN}\s*:\s*{_LEN}", 1, 2),
+            # a pair after the at sign: 'throughput @ 128/2048' (not '@ 8/16 GPUs', '@ 3/4 load': a word after it
+            # other than 'tokens' counts something else)
+            (rf"@\s*{_LEN}\s*/\s*{_LEN}(?![\d.,/])(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|{_COUNTED}))"
+             r"(?!\s*(?!tok(?:en)?s?\b)[a-z])", 1, 2),
             # an arrow from prompt to output ('2K→256', '2048 -> 128'), not a change of a value ('120 → 80 ms')
             (rf"(?<![\w.]){_LEN}\s*(?:→|->|=>|⟶)\s*{_LEN}(?![\d.]|,\d)(?!\s*(?:%|[x×]\b|[mµu]?s\b|[kmgt]i?b\b|tok\w*\s*/|/|"
              rf"{_COUNTED}))", 1, 2),
