@@ -805,3 +805,13 @@ def _same_training(rid: str, kw: dict) -> None:
 def test_a_training_rows_sequence_length_in_k(rid, kw):
     """Probe round 10E: a sequence length written in k ('2k' is 2,048: it read 2, an MFU 8x low)."""
     _same_training(rid, kw)
+
+
+@pytest.mark.parametrize("rid, kw", [
+    ("TRN-005", dict(n_chips="2K")), ("TRN-005", dict(n_chips="256x8")), ("TRN-010", dict(n_chips="768x8")),
+    ("TRN-005", dict(n_chips="2,048 GPUs")), ("TRN-010", dict(hardware="TPUv4")),
+])
+def test_a_training_rows_chips_and_part_reworded(rid, kw):
+    """Probe round 10E: chips in thousands ('2K', 2,048: it read 2), as nodes × chips ('256x8': it read 256) or
+    with commas ('2,048 GPUs': it read 2); the part glued to its generation ('TPUv4': it matched nothing)."""
+    _same_training(rid, kw)

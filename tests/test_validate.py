@@ -921,3 +921,11 @@ def test_precisions_as_frameworks_and_quantisers_name_them():
 def test_lengths_in_one_column_or_after_an_at_sign_read_as_the_row(kw):
     """'ISL/OSL' in one length column or after an '@' in the metric (read as unstated: a best case, 2-4x off)."""
     assert _same(TRT, Aliases(), **kw) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_chip_counts_in_thousands_or_beside_a_node_count():
+    from tokenmath.measure.validate.rows import chips_of
+    assert chips_of({"n_chips": "2K"})[0] == 2048 and chips_of({"n_chips": "16K GPUs"})[0] == 16384
+    assert chips_of({"n_chips": "2,048 GPUs"})[0] == 2048  # was 2
+    assert chips_of({"n_chips": "1 node (8 GPUs)", "hardware": "H200"})[0] == 8  # was the 1 of the node
+    assert _same(_public("TRT-184"), Aliases(), n_chips="1 node (8 GPUs)") == pytest.approx(1.0, rel=1e-9)

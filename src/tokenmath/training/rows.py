@@ -496,7 +496,10 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     chip, F = system.chip, system.chip.peak(MFU_PEAK)
     out["why"].append(hw_note)
     G = _row_number(row.get("n_chips", ""))
-    if G is None and not (row.get("n_chips", "") or "").strip():  # the hardware's count: '8x H100', '16 x trn1.32xlarge'
+    said = (row.get("n_chips", "") or "").strip()
+    if not re.fullmatch(r"[\d,]+", said):
+        # the hardware's count ('8x H100', '16 x trn1.32xlarge'), or a count the column writes in words or thousands
+        # ('2K', '256x8': nodes × chips, '1 node (8 GPUs)'); else its first number ('up to 16384')
         from ..measure.validate.rows import chips_of  # the serving rows' reader; imported here: it imports us
         n, how = chips_of(row, system)
         if n is not None:

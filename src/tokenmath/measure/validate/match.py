@@ -296,6 +296,7 @@ class Aliases:
         part = re.sub(r"(?<=\d)(?=NVL\d)", " ", part, flags=re.I)  # 'GB200NVL72'
         part = re.sub(r"^\s*(\d+)\s*[x×*]\s*(\d+)\s*[x×*]\s*", r"\1 x \2 x ", part)  # '2x8xH100': nodes × chips
         part = re.sub(r"\b([A-Za-z]{2,})(\d{3,})\b", r"\1 \2", part)
+        part = re.sub(r"\b(TPU)[_-]?(v\d)", r"\1 \2", part, flags=re.I)  # 'TPUv4', 'TPUv5e': the TPU v4, v5e
         part = re.sub(r"-(\d{2,3})G\b(?!\s*/\s*s)", r" \1GB", part)  # 'A100-40G': its memory
         # a Mac's 'Pro' is the computer's, not the chip's: 'MacBook Pro M4' is no M4 Pro
         part = re.sub(r"\b(Mac(?:Book)?)\s*Pro\b", r"\1", part, flags=re.I)

@@ -915,16 +915,20 @@ def boxes_of(hw: str) -> tuple[int | None, str]:
 
 
 def chips_of(row: dict, system=None) -> tuple[int | None, str]:
-    """Chips the row's measurement ran on: n_chips, or nodes × "N per node" read from the row's text (with how it was
-    read). Given the row's system, a count of servers or instances ('16 x trn1.32xlarge') is that many of them, each
-    of the chips its name says (`match.box_chips`: 'g5.xlarge' one A10G, 'p5.48xlarge' eight H100) or else of the
-    system's scale-up domain; nodes of unstated size are servers of the system (its domain, where that is a server's
-    16 chips or fewer, not a rack); and a server or instance named with no count is one of it ('DGX H100': 8)."""
+    """Chips the row's measurement ran on: n_chips ('8', '2,048 GPUs', '2K': 2,048, '1 node (8 GPUs)': the bracket's
+    count), or nodes × "N per node" read from the row's text (with how it was read). Given the row's system, a count
+    of servers or instances ('16 x trn1.32xlarge') is that many of them, each of the chips its name says
+    (`match.box_chips`: 'g5.xlarge' one A10G, 'p5.48xlarge' eight H100) or else of the system's scale-up domain; nodes
+    of unstated size are servers of the system (its domain, where that is a server's 16 chips or fewer, not a rack);
+    and a server or instance named with no count is one of it ('DGX H100': 8)."""
     from .match import box_chips
 
     n = to_int(row.get("n_chips", ""))
     if n is not None:
         return n, ""
+    k = re.fullmatch(r"\s*(\d+(?:\.\d+)?\s*[kK])\s*(?:gpus?|chips?|accelerators?|cards?)?\s*", row.get("n_chips", "") or "", re.I)
+    if k and _length(k.group(1)):  # '16K' (16,384, a power of two in k), '2K GPUs'
+        return _length(k.group(1)), f"n_chips {row['n_chips']!r} read as {_length(k.group(1))}"
     hw = row.get("hardware", "")
     nc = (row.get("n_chips", "") or "").replace("×", "x")
     boxes, box = boxes_of(hw)
@@ -953,9 +957,12 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
             per, per_how = system.domain_chips, f" (a node of {system.name}'s {system.domain_chips}, assumed)"
     if nodes and per:
         return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node{per_how}"
-    m = re.match(r"\s*(\d+)\b", nc)
+    said = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|cards?)\s*(?:total|in all)?\s*\)", nc, re.I)
+    if said:  # '1 node (8 GPUs)': the chips the count in brackets names
+        return int(said.group(1)), f"n_chips {row['n_chips']!r} read as {said.group(1)}"
+    m = re.match(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\b", nc)  # '8 GPUs', '2,048 GPUs'
     if m:
-        return int(m.group(1)), f"n_chips {row['n_chips']!r} read as {m.group(1)}"
+        return to_int(m.group(1)), f"n_chips {row['n_chips']!r} read as {to_int(m.group(1))}"
     if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
         return glued, glued_how
     # 'GB200 NVL72 (72 GPUs)', 'Gaudi 3 (8 HPUs)', 'MI300X (single GPU)', '8-GPU HGX H100'; not 'Gaudi 2 HPU', whose
