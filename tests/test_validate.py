@@ -929,3 +929,22 @@ def test_chip_counts_in_thousands_or_beside_a_node_count():
     assert chips_of({"n_chips": "2,048 GPUs"})[0] == 2048  # was 2
     assert chips_of({"n_chips": "1 node (8 GPUs)", "hardware": "H200"})[0] == 8  # was the 1 of the node
     assert _same(_public("TRT-184"), Aliases(), n_chips="1 node (8 GPUs)") == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_decode_rate_at_a_stated_batch_reads_as_the_same_rate_per_user():
+    """'decode tokens/s (batch 1)', or 'tokens/s (bs=1)' with the batch column empty, is the batch-1 row's
+    per-user speed: it was a best case over output lengths, or refused for want of one."""
+    al = Aliases()
+    assert _same(BS1, al, metric="decode tokens/s (batch 1)") == pytest.approx(1.0, rel=1e-9)
+    assert _same(BS1, al, metric="tokens/s (bs=1)", batch="") == pytest.approx(1.0, rel=1e-9)
+    row = _public("TRT-177")  # GPT-J at batch 64
+    assert _same(row, al, batch="64 sequences") == pytest.approx(1.0, rel=1e-9)  # was the engine's batch, 2x high
+
+
+def test_an_mlperf_rate_per_gpu_sets_its_chips_against_the_systems_samples_per_second():
+    """MLPerf's samples/s is the system's: a tokens/s per GPU is × chips before dividing (the output length was 8×
+    short, 290 / 8 tokens a sample)."""
+    row = _public("MLP-001")
+    per_gpu = dict(unit="tokens/s/GPU", value=f"{float(row['value']) / 8:.6g}")
+    assert _same(row, Aliases(), 1 / 8, **per_gpu) == pytest.approx(1.0, rel=1e-9)
+    assert _same(row, Aliases(), 1.0, unit="tokens/s/node") == pytest.approx(1.0, rel=1e-9)  # 8 chips, one node

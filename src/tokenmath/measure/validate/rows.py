@@ -95,18 +95,21 @@ def _column_length(text: str) -> int | None:
 
 
 def batch_of(row: dict) -> int | None:
-    """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8'; where the
-    column is empty, such words in the notes ('bs=32, prompt 4k tokens'), not an engine's limit ('max batch 256'), a
+    """A fixed batch the row states: the batch column as a count, or 'batch size 64', 'BS=32', 'batch 8', '64
+    sequences'; where the column is empty, such words in the metric or notes ('tokens/s (bs=1)', 'bs=32, prompt 4k
+    tokens'), not an engine's limit ('max batch 256'), a
     count of tokens ('batch 8192 tokens') or a sweep ('batch 1-64'); else one sequence where the metric or notes say
     so ('single-request decode speed', 'single stream', 'one request')."""
     b = to_int(row.get("batch", ""))
     if b is not None:
         return b
     pat = r"(?:\bbatch(?:[ _-]?size)?|\bbs)\s*(?:of|=|:)?\s*(\d+)\b"
-    m = re.search(pat, row.get("batch", "") or "", re.I)
-    if m or (row.get("batch") or "").strip():
-        return int(m.group(1)) if m else None
-    notes = row.get("notes", "") or ""
+    m = re.search(pat, row.get("batch", "") or "", re.I) or re.fullmatch(
+        r"\s*(\d[\d,]*)\s*(?:seq(?:uence)?s?|req(?:uest)?s?|prompts?|samples?)\s*", row.get("batch", "") or "", re.I)
+    if m or (row.get("batch") or "").strip():  # ('64 sequences': a count of what a batch holds)
+        return to_int(m.group(1)) if m else None
+    notes = f"{row.get('metric', '') or ''} | {row.get('notes', '') or ''}"  # 'tokens/s (bs=1)', or the notes'
+
     m = next((x for x in re.finditer(pat + r"(?!\s*(?:[-–]|to\b|k\b|tok|\.\d))", notes, re.I)
               if not re.search(r"(?:max|maximum|micro|global|mini|prefill|decode|chunk(?:ed)?|tokens?|eval|train(?:ing)?|"
                                r"up[\s_-]*to|graphs?)[\s_-]*$", notes[:x.start()], re.I)
@@ -264,15 +267,30 @@ BEST_CASE = ("the row leaves an input unstated, so it is checked as a bound: the
              "unstated must reach the measured rate (or undercut the measured time); it has no error")
 
 
-def output_len_from_samples(row: dict, tokens_per_s: float) -> tuple[int, str]:
+def output_len_from_samples(row: dict, tokens_per_s: float, units: dict[str, float | None] | None = None) \
+        -> tuple[int, str]:
     """(OSL, how it was read) for a best-case check: the row's tokens/s ÷ its samples/s (MLPerf logs give both,
-    the mean output per sample as measured), else 2 tokens, the shortest decode (the least KV read)."""
+    the mean output per sample as measured), else 2 tokens, the shortest decode (the least KV read). Each figure is
+    of its own scope: a samples/s with none ('84.5 samples/s', as MLPerf prints it) is the whole setup's, one saying
+    '/GPU' a chip's; `units` gives the units of a scope in the whole setup ({'gpu': chips, 'node': nodes}), so a
+    tokens/s per GPU is set against the whole setup's samples/s as chips × it."""
     m = re.search(r"([\d][\d,]*(?:\.\d+)?)\s*(?:samples|requests|queries)\s*/\s*s\b", row_text(row), re.I)
     n = to_float(m.group(1)) if m else None
-    if n and n > 0 and re.search(r"tok", row.get("unit", ""), re.I) and tokens_per_s / n >= 1:
-        osl = int(round(tokens_per_s / n))
-        return osl, (f"output length: the row's {tokens_per_s:,.6g} tokens/s ÷ its {m.group(0).strip()} = {osl} "
-                     "tokens a sample (the measured mean)")
+    if n and n > 0 and re.search(r"tok", row.get("unit", ""), re.I):
+        per = re.match(r"\s*(?:/|per)\s*(?:(gpu|chip|device|accelerator|card)|(node))\b", row_text(row)[m.end():], re.I)
+        said = "gpu" if per and per.group(1) else "node" if per else "total"
+        own = unit_scope(row.get("unit", ""), row.get("metric", ""))
+        k = {"total": 1.0, **(units or {})}
+        if own != said and (k.get(own) is None or k.get(said) is None):
+            return 2, OSL_UNSTATED  # the two figures cover different chips, and the row does not say how many
+        a, b = (k[own], k[said]) if own != said else (1.0, 1.0)  # both over the whole setup where they differ
+        ratio = tokens_per_s * a / (n * b)
+        if ratio >= 1:
+            osl = int(round(ratio))
+            times = lambda x: f" × {x:g}" if x != 1.0 else ""  # noqa: E731
+            return osl, (f"output length: the row's {tokens_per_s:,.6g} tokens/s{times(a)} ÷ its {m.group(0).strip()}"
+                         f"{times(b)} = {osl} tokens a sample (the measured mean" + (
+                             ", both over the whole setup)" if own != said else ")"))
     return 2, OSL_UNSTATED
 
 

@@ -307,7 +307,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         ISL, best, unstated = 1, best or point, True
         assumptions.append("input length not stated: a one-token prompt, the fastest case")
         if OSL is None:
-            OSL, how = output_len_from_samples(row, measured * scale)
+            OSL, how = output_len_from_samples(row, measured * scale, _scope_units(row, system))
             assumptions.append(how)
     if best:
         assumptions.append(BEST_CASE)
@@ -403,10 +403,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         # at the engine's batch and after its wait in the queue, as a latency at maximum load (it was one sequence's)
         return Unexpressed(rid, g, "a per-user speed at the engine's maximum load: the requests in flight (and the "
                                    "queue each waits in) are not stated")
-    if per_user or (B is not None and OSL is None and phase is None) or (spec is not None and B is not None and
-                                                                          phase == "decode"):
+    if per_user or (B is not None and OSL is None and phase in (None, "decode")) or (
+            spec is not None and B is not None and phase == "decode"):
         # (a decode rate with speculation at a stated batch, 'single-request decode speed' at batch 1: that batch's
-        # speculative steps, not the engine's maximum load)
+        # speculative steps, not the engine's maximum load; a decode rate at a stated batch, its output unstated, is
+        # that batch's decode as an output rate there is: 'decode tokens/s (batch 1)' reads as tokens/s per user)
         if OSL is None:
             OSL = int(al.engine["bs1_output_len"])
             assumptions.append(al.source("engine.bs1_output_len"))
@@ -418,7 +419,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if OSL is None and mode == "decode" and ISL is not None and (point or rate_floor):
         # a decode rate after a stated prompt, its output unstated: the shortest decode (the least KV to read, the most
         # sequences the pool holds) is the best case, and the row a bound on it (the best over BEST_OSL)
-        OSL, how = output_len_from_samples(row, measured * scale)
+        OSL, how = output_len_from_samples(row, measured * scale, _scope_units(row, system))
         assumptions.append(how)
         if BEST_CASE not in assumptions:
             assumptions.append(BEST_CASE)
@@ -700,6 +701,12 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
     if su.m.moe is not None and su.layout.ep > 1:
         out.append("uniform expert routing assumed (no load imbalance)")
     return out
+
+
+def _scope_units(row: dict, system: System) -> dict[str, float | None]:
+    """How many of each scope a row's whole setup holds: its chips ('gpu') and nodes ('node'; None where unknown)."""
+    G = chips_of(row, system)[0]
+    return {"gpu": G, "node": G / (per_node_of(row) or system.domain_chips) if G else None}
 
 
 def _unsized_request_rate(row: dict, metric: str) -> bool:
