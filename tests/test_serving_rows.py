@@ -28,6 +28,9 @@ LLAMA = load_model("llama-3.1-70b")
     ("DEP8", {"dep": 8}),
     ("TP64 EP8 MoE-TP8", {"tp": 64, "ep": 8, "moe_tp": 8}),
     ("TP1 x 8 replicas", {"tp": 1, "dp": 8}),  # was one replica of one chip at the row's whole concurrency
+    # engines' flags: vLLM's expert parallelism with its data-parallel size (the experts were replicated)
+    ("--data-parallel-size 8 --enable-expert-parallel", {"dp": 8, "ep_flag": True}),
+    ("tensor parallel 8, expert parallel", {"tp": 8, "ep_flag": True}),
 ])
 def test_split_texts(text, want):
     assert split_of(text) == want

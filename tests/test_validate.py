@@ -948,3 +948,30 @@ def test_an_mlperf_rate_per_gpu_sets_its_chips_against_the_systems_samples_per_s
     per_gpu = dict(unit="tokens/s/GPU", value=f"{float(row['value']) / 8:.6g}")
     assert _same(row, Aliases(), 1 / 8, **per_gpu) == pytest.approx(1.0, rel=1e-9)
     assert _same(row, Aliases(), 1.0, unit="tokens/s/node") == pytest.approx(1.0, rel=1e-9)  # 8 chips, one node
+
+
+def test_the_split_stated_in_the_notes_when_its_column_is_empty():
+    """A split in the notes ('…; TP8 EP8') is the row's when the parallelism column is empty (it took the engine
+    rule's replica: Maverick FP4 on 8 B200s 3.4x high), and the row says where it was read."""
+    al = Aliases()
+    row = {**_public("TRT-128"), "parallelism": "TP8 EP8"}
+    moved = {**row, "parallelism": "", "notes": row["notes"] + "; TP8 EP8"}
+    out = predict_row(moved, al)
+    assert out.predicted == pytest.approx(predict_row(row, al).predicted, rel=1e-9)
+    assert any("split read from the notes, 'TP8 EP8'" in a for a in out.assumptions)
+    assert predict_row({**moved, "notes": row["notes"] + "; 2.7x faster than TP4 EP4 (vs. TP4)"}, al).predicted != \
+        pytest.approx(out.predicted, rel=1e-3)  # a comparison's split is not the row's
+
+
+def test_a_disaggregated_rows_instances_worded_otherwise():
+    """'4 prefill instances (2 GB200 each) + 1 decode instance (8 GB200)' is VLLM-002's '… x 2 GB200 …' (the prefill
+    instance was read as all 16 chips); vLLM's '--data-parallel-size 8 --enable-expert-parallel' is DP8 + EP (the
+    experts were replicated)."""
+    al = Aliases()
+    two = _public("VLLM-002")
+    for par in ("4 prefill instances (2 GB200 each) + 1 decode instance (8 GB200); DP+EP",
+                "prefill: 4 instances x 2 GB200; decode: 1 instance x 8 GB200; DP+EP"):
+        assert _same(two, al, parallelism=par) == pytest.approx(1.0, rel=1e-9), par
+    three = _public("VLLM-003")
+    assert _same(three, al, parallelism="--data-parallel-size 8 --enable-expert-parallel") == \
+        pytest.approx(_same(three, al, parallelism="DEP8"), rel=1e-9)

@@ -43,7 +43,7 @@ from .report import Prediction, Unexpressed, ValidationReport
 from .rows import (COLUMNS, MBU, PACKAGE_TABLE, SERVING_GROUPS, dimension_of_unit, group_of, parse_measured,
                    prediction_dimension, row_kind, share_of_peak, to_int, unit_scale, unknown_reason, with_unit)
 from .rows import BEST_CASE, BEST_K, BEST_OSL, K_UNSTATED, OSL_UNSTATED, ratio_reason
-from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of
+from .serving import engine_batch, kv_pool_bytes, predict_serving, run_throughput, run_time, split_of, stated_split
 
 __all__ = ["Prediction", "Unexpressed", "ValidationReport", "validate", "validate_table", "Aliases", "group_of",
            "COLUMNS", "SERVING_GROUPS", "engine_batch", "run_time", "run_throughput", "kv_pool_bytes", "predict_row"]
@@ -193,7 +193,7 @@ def _pipeline(row: dict, out: Prediction | Unexpressed) -> Prediction | Unexpres
     tensor-parallel group, each chip holding 1/pp of the weights (roofline.Layout.pp: replica equivalence — a
     token's time through the stages is one step of all layers on the group; the hops between stages are not
     counted). Said as an assumption; a refusal for want of memory says how the stages were read."""
-    pp = int(split_of(row.get("parallelism", "")).get("pp", 1))
+    pp = int(split_of(stated_split(row)[0]).get("pp", 1))
     if pp <= 1:
         return out
     how = f"pipeline parallelism PP{pp}: each pipeline's chips are read as {pp} micro-batch streams of its " \

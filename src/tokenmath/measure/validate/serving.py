@@ -180,6 +180,8 @@ def precision_of_name(name: str, gguf: str = "") -> str:
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
              priors: Priors | None, explain: bool) -> Prediction | Unexpressed:
     rid, g = row["id"], group_of(row["id"])
+    par, par_note = stated_split(row)  # the split, from the notes where the parallelism column is empty
+    row = {**row, "parallelism": par}
     name, gguf = gguf_type_of(row["model"])  # llama-bench's 'llama 7B Q4_0': the model, then its file's type
     m, note = al.model(name)
     if m is None:
@@ -248,7 +250,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if hit_reason:
         return Unexpressed(rid, g, hit_reason)
     notes = [n for n in (hw_note, note, pnote, snote) if n]
-    assumptions: list[str] = []
+    assumptions: list[str] = [par_note] if par_note else []
     if hit:
         assumptions.append(f"a prefix cache in HBM serves {hit:.0%} of each prompt ({hit_words!r}): only the rest is "
                            "prefilled, after the cached tokens (whose KV each request holds whole, shared with none)")
@@ -715,14 +717,34 @@ def _unsized_request_rate(row: dict, metric: str) -> bool:
     return q == "requests_per_s" and lengths_of(row)[1] is None and context_of(row) is None
 
 
+_WAYS = ("tp", "ep", "dp", "pp", "cp", "dep", "tep", "moe_tp")
+
+
+def stated_split(row: dict) -> tuple[str, str]:
+    """(the row's parallelism text, how it was read): its parallelism column, or where that is empty the clauses of its
+    notes that state ways ('…; TP8', 'tensor parallel 8', 'tp=8, ep=8'), less any naming a comparison ('vs. TP4')."""
+    par = row.get("parallelism", "") or ""
+    if par.strip():
+        return par, ""
+    said = [c.strip() for c in re.split(r"[;|]", row.get("notes", "") or "")
+            if any(k in split_of(c) for k in _WAYS) and not _COMPARED_SPLIT.search(c)]
+    if not said:
+        return par, ""
+    text = "; ".join(said)
+    return text, f"the parallelism column is empty: the split read from the notes, {text!r}"
+
+
+_COMPARED_SPLIT = re.compile(r"\b(?:vs\.?|versus|compared|baseline|than|instead of)\b", re.I)
+
+
 def split_of(par: str) -> dict[str, int | bool]:
     """The ways a parallelism text names: tp, dp (attention data-parallel), ep, moe_tp (experts split), dep, pp.
 
     Reads 'TP8', 'tp=8', '--tp 8', 'DP2-TP4', 'TP4xPP2', 'EP8', 'DP8' / 'attention-DP8' / 'DP-attn 8', 'DEP8' (data-parallel attention
     with experts over the same chips), 'TEP8' (tensor-parallel attention, experts over the same chips), 'MoE-TP4', TGI's
     '--num-shard 8' (its shards split every layer: TP8), 'CP16' (context parallel: one sequence's tokens over 16 groups);
-    a bare 'EP' or 'DP attention' without a number is a flag, and 'wide EP' / 'large-scale EP' are both flags (attention
-    data-parallel beside the experts)."""
+    a bare 'EP' or 'DP attention' without a number is a flag (as is vLLM's '--enable-expert-parallel'), and 'wide EP' /
+    'large-scale EP' are both flags (attention data-parallel beside the experts)."""
     p = par.lower().replace("_", "-")
     p = re.sub(r"(\d)\s*[x×*]\s*(?=[a-z])", r"\1 ", p)  # 'TP4xPP2', 'DP2×TP4': ways multiplied
     # words for the same ways: 'tensor parallel 8', 'tensor-parallel-size=8', '8-way TP', '--tp-size 8'
@@ -742,7 +764,9 @@ def split_of(par: str) -> dict[str, int | bool]:
         m = re.search(pat, p)
         if m:
             out[key] = int(m.group(1))
-    if re.search(r"\bep\b|dp\s*\+\s*ep|ep per|wide-ep|large[- ]scale[- ]expert", p) and "ep" not in out:
+    # (a flag as engines spell it: vLLM's --enable-expert-parallel, a bare 'expert parallel')
+    if re.search(r"\bep\b|dp\s*\+\s*ep|ep per|wide-ep|large[- ]scale[- ]expert|"
+                 r"\bexpert[- ]parallel(?:ism)?\b(?!\s*(?:=|:|of)?\s*\d)", p) and "ep" not in out:
         out["ep_flag"] = True
     # wide (large-scale) EP is attention data-parallel beside experts spread over every rank: vLLM's wide-EP
     # deployments (--data-parallel-size with --enable-expert-parallel), SGLang's large-scale EP (--enable-dp-attention),
@@ -787,7 +811,8 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
     one worker where the text counts them: 'instances x 2 GB200', what the count counts: 'worker', 'node' or
     'chip'), or None where it does not give both pools' counts. Reads '1 prefill worker (TP4 EP4) + 4 decode workers
     (TP8 EP8)', '2 prefill (TP4) + 2 decode (TP4)', 'prefill pool: 1 worker TP2; decode pool: 2 workers TP4', '4
-    prefill instances x 2 GB200 + 1 decode instance x 8 GB200', '1P(DEP4) 1D(DEP8)', '2 prefill nodes (TP8) + 2
+    prefill instances x 2 GB200 + 1 decode instance x 8 GB200' (or '(2 GB200 each)'), '1P(DEP4) 1D(DEP8)', '2
+    prefill nodes (TP8) + 2
     decode nodes (DEP16)', '32 prefill GPUs (EP32) + 96 decode GPUs (EP96)', and 'xPyD' beside each role's split
     ('1P4D; prefill TP4, decode DEP8'); a clause that names neither role (a split or a flag for both) belongs to
     both, as in role_split."""
@@ -802,12 +827,21 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
         workers = int(n.group(1)) if n else (int(xpyd.group(1 + i)) if xpyd else 0)
         if workers < 1:
             return None
-        chips = re.search(rf"{_WORKER}\s*(?:x|×)\s*(\d+)\b", own, re.I)
+        chips = _WORKER_CHIPS.search(own)
         noun = re.match(rf"\s*(?:x\s*|×\s*)?(?:(?:{_ROLE[role]})\s*(?:pool\s*)?)?(?:(nodes?\b)|({_POOL_CHIPS})\b)?",
                         own[n.end(1):], re.I) if n else None
         counts = "node" if noun and noun.group(1) else "chip" if noun and noun.group(2) else "worker"
-        out[role] = (workers, role_split(par, role), int(chips.group(1)) if chips else None, counts)
+        out[role] = (workers, role_split(par, role), int(next(c for c in chips.groups() if c)) if chips else None,
+                     counts)
     return out
+
+
+# the chips of one worker beside its count: 'instances x 2 GB200', 'instances of 8 GPUs', 'instances (2 GB200 each)',
+# '1 decode instance (8 GB200)' (brackets after a plural count the pool's chips unless they say 'each')
+_CHIP_NOUN = r"(?:x\s*)?(?:gpus?|chips?|cards?|[a-z]*\d+[a-z]*)\b"
+_WORKER_CHIPS = re.compile(rf"{_WORKER}\s*(?:(?:x|×)\s*(\d+)\b|(?:of|with)\s+(\d+)\s*{_CHIP_NOUN}|"
+                           rf"\(\s*(\d+)\s*{_CHIP_NOUN}\s*(?:each|apiece|per\s+\w+)\s*\))|"
+                           rf"(?:worker|instance|node|server|engine|replica)\s*\(\s*(\d+)\s*{_CHIP_NOUN}\s*\)", re.I)
 
 
 def _pool_workers(n: int, counts: str, G: int, node_chips: int) -> tuple[int, str]:
@@ -831,7 +865,10 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     without a number: attention data-parallel over the replica's chips. 'PP p': the replica's G chips are one of
     p streams of a pipeline (roofline.Layout.pp), which spans G·p of the row's chips: each choice above is made
     within n_chips / p, and a pipeline wider than the row's chips is refused (ValueError)."""
+    # one role's instance of stated chips ('4 prefill instances x 2 GB200', 'prefill: 4 instances (2 GB200 each)')
+    pools = pools_of(row["parallelism"]) if phase in ("prefill", "decode") else None
     inst = re.search(rf"{phase} instances?\s*(?:x\s*)?(\d+)", row["parallelism"].lower()) if phase else None
+    inst = pools[phase][2] if pools and pools[phase][2] else (int(inst.group(1)) if inst else None)
     par = role_split(row["parallelism"], phase).lower()
     s, G_row = _chips_of_ranks(split_of(par), system, row["parallelism"], said, G_row)
     if "dep" in s:
@@ -874,7 +911,7 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     note = ""
     stated = max(a_tp * a_dp, ep * max(mtp, 1) if ep else mtp)
     if inst:
-        G = int(inst.group(1))
+        G = inst
     elif stated:
         G = stated
     elif "single" in par or G_row == 1:
