@@ -463,3 +463,25 @@ def test_probe10d_nccl_tests_average_bus_bandwidth_is_the_mean_over_its_sweep():
     assert "sizes its run swept" in predict_row({**row, "notes": "8 GPUs"}, Aliases()).reason
     at_1g = predict_row({**row, "metric": "mean busbw over 5 runs", "notes": "size 1GB"}, Aliases())
     assert at_1g.predicted == pytest.approx(one["1GB"])  # a mean at one stated size: of repeated runs
+
+
+def _ub(rid: str) -> dict:
+    return next({**{c: "" for c in COLUMNS}, **r} for r in csv.DictReader(open(PACKAGE_TABLE)) if r["id"] == rid)
+
+
+@pytest.mark.parametrize("rid, kw", [
+    ("UB-011", dict(parallelism="EP=8")), ("UB-011", dict(parallelism="expert parallel 8")),
+    # tokens per batch in the notes, after the top-k (the top-k was read only at the end of the notes)
+    ("UB-011", dict(batch="", notes="RDMA bandwidth 98 GB/s; hidden 7168, top-8; 128 tokens per batch")),
+    # RDMA named by the metric alone (it was the NVLink rate, 4x high)
+    ("UB-012", dict(hardware="H800, ConnectX-7 InfiniBand 400 Gb/s")),
+    # DeepEP's 'Low-latency' kernels: a bandwidth, not a latency (it was refused as a time)
+    ("UB-012", dict(metric="Low-latency dispatch RDMA bandwidth")),
+    ("UB-100", dict(batch="M=1")),  # the rows of 'M=batch' from the batch column written 'M=1' (it was refused)
+])
+def test_a_microbenchmark_reworded_reads_as_the_row(rid, kw):
+    """Probe round 10E: the same DeepEP or GEMM measurement worded as another author would."""
+    row = _ub(rid)
+    a, b = predict_row(row, Aliases()), predict_row({**row, **kw}, Aliases())
+    assert not hasattr(b, "reason"), b.reason
+    assert b.predicted == pytest.approx(a.predicted, rel=1e-9)

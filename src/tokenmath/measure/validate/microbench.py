@@ -33,6 +33,7 @@ from .match import Aliases
 from .report import Prediction, Unexpressed
 from .rows import (A2A_TIME, COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, share_of_peak,
                    to_int)
+from .serving import split_of
 
 __all__ = ["predict_microbenchmark"]
 
@@ -213,7 +214,8 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
                           True, ["HBM stream at W · eta_bw (bytes read and written, as STREAM and bandwidthTest "
                                  "count them)"] + notes)
     # all-to-all (DeepEP)
-    outside = bool(re.search(r"internode|rdma|ep\s*\d+\s*x\s*\d+", text + " " + row["hardware"], re.I))
+    # across nodes where the row's words say so, its metric included ('lowlatency_dispatch_rdma_bandwidth')
+    outside = bool(re.search(r"internode|rdma|ep\s*\d+\s*x\s*\d+", f"{text} {row['hardware']} {row['metric']}", re.I))
     bw_spec = system.scaleout_bw if outside else system.scaleup_bw
     eta_name = "eta_scaleout" if outside else "eta_scaleup"
     tier = "scale-out (RDMA)" if outside else "scale-up (NVLink)"
@@ -223,10 +225,14 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         notes.append("DeepEP's RDMA figures count logical bytes (every expert copy, including traffic that stays "
                      "local or is forwarded over NVLink after one RDMA hop per node), so they can exceed the NIC")
     if re.search(A2A_TIME, row["metric"].lower()):
-        ep = re.search(r"ep\s*(\d+)", row["parallelism"], re.I)
-        T = re.search(r"(\d+)\s*tokens", row["batch"])
+        ep = split_of(row["parallelism"]).get("ep")  # 'EP8', 'EP=8', 'expert parallel 8', '--ep 8'
+        # tokens per batch: the batch column's count, or the notes' ('128 tokens per batch', 'batch of 4096 tokens')
+        T = re.search(r"(\d+)\s*tokens", row["batch"]) or re.search(
+            r"(\d+)\s*tokens?\s*(?:/|per)\s*(?:batch|rank|gpu|step)\b|"
+            r"\bbatch\s*(?:size\s*)?(?:of|=|:)?\s*(\d+)\s*tokens", row["notes"], re.I)
         D = re.search(r"hidden\s*(?:size\s*)?[=:]?\s*(\d+)|(\d+)\s*hidden", row["notes"])  # 'hidden 7168', '7168 hidden'
-        k = re.search(r"top-(\d+)(?:\s*experts)?\s*$|top-(\d+)\s*experts", row["notes"])
+        # experts per token: 'top-8', 'top-8 experts', 'topk=8' (not DeepSeek's 'top-4 groups' of experts)
+        k = re.search(r"\btop-?(\d+)\b(?!\s*(?:node\s*)?groups?)|\btop[-_]?k\s*[=:]?\s*(\d+)", row["notes"], re.I)
         if not (ep and T and D and k):
             return Unexpressed(rid, g, "EP size, tokens, hidden size or top-k not found in the row")
         kk = int(k.group(1) or k.group(2))
@@ -234,8 +240,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         lat = pri.scaleout_latency_s if outside else pri.scaleup_latency_s
 
         def t(bs):
-            return float(kernels.alltoall_time(int(T.group(1)), kk, int(D.group(1) or D.group(2)), b, int(ep.group(1)),
-                                               bw_spec * _eta(pri, eta_name, bs), 0.0 if bs == "spec" else lat))
+            return float(kernels.alltoall_time(int(T.group(1) or T.group(2)), kk, int(D.group(1) or D.group(2)), b,
+                                               int(ep), bw_spec * _eta(pri, eta_name, bs),
+                                               0.0 if bs == "spec" else lat))
         pred, spec = both(t)
         return Prediction(rid, g, "alltoall", pred / scale, measured, row["unit"], spec / scale if spec else None,
                           False, [f"one all-to-all over {tier}: bytes / (bw · {eta_name}) + latency"] + notes)
@@ -334,8 +341,9 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     M = per_group or re.search(r"\bM\s*=\s*" + _DIM, text)
     if "M" not in named and M:
         named["M"] = _dim(M.group(1), M.group(2))
-    if "M" not in named and re.search(r"M=batch", text) and to_int(row["batch"]) is not None:
-        named["M"] = to_int(row["batch"])
+    rows_m = re.fullmatch(r"\s*(?:M\s*=\s*)?(\d+)\s*", row["batch"] or "", re.I)  # the batch column: '16', 'M=16'
+    if "M" not in named and re.search(r"M=batch", text) and rows_m:
+        named["M"] = int(rows_m.group(1))
     if len(named) == 3:
         return named["M"], named["N"], named["K"], G
     triple = re.search(rf"(?<![\w.]){_DIM}\s*[x×]\s*{_DIM}\s*[x×]\s*{_DIM}(?![\w.])", text)

@@ -79,7 +79,8 @@ def _length(text: str) -> int | None:
 
 
 def length_of(text: str) -> int | None:
-    """A length (a sequence, a prompt) as a table's column writes it: '2048', '2,048', '2k', '8K', '1.5k', '4096 tokens'."""
+    """A length (a sequence, a prompt) as a table's column writes it: '2048', '2,048', '2k', '8K', '1.5k', '4096
+    tokens'."""
     return _column_length(text)
 
 
@@ -772,7 +773,8 @@ def measured_part(metric: str) -> str:
 
 
 # a DeepEP kernel's time: 'lowlatency_dispatch_latency', 'Dispatch latency', 'combine time (us)'
-A2A_TIME = r"(?<![a-z])(?:latency|time)(?![a-z])"  # not the "lowlatency" of a kernel family
+# a kernel's time, not the "lowlatency" / "low-latency" of a kernel family (DeepEP's)
+A2A_TIME = r"(?<![a-z])(?<!low[\s_-])(?:latency|time)(?![a-z])"
 
 
 # a phase's or a request's time named as a time, not a latency: 'prefill time', 'prompt processing time', 'response time'
@@ -944,7 +946,8 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
     n = to_int(row.get("n_chips", ""))
     if n is not None:
         return n, ""
-    k = re.fullmatch(r"\s*(\d+(?:\.\d+)?\s*[kK])\s*(?:gpus?|chips?|accelerators?|cards?)?\s*", row.get("n_chips", "") or "", re.I)
+    k = re.fullmatch(r"\s*(\d+(?:\.\d+)?\s*[kK])\s*(?:gpus?|chips?|accelerators?|cards?)?\s*", row.get("n_chips", "") or "",
+                     re.I)
     if k and _length(k.group(1)):  # '16K' (16,384, a power of two in k), '2K GPUs'
         return _length(k.group(1)), f"n_chips {row['n_chips']!r} read as {_length(k.group(1))}"
     hw = row.get("hardware", "")
