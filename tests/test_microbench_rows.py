@@ -485,3 +485,15 @@ def test_a_microbenchmark_reworded_reads_as_the_row(rid, kw):
     a, b = predict_row(row, Aliases()), predict_row({**row, **kw}, Aliases())
     assert not hasattr(b, "reason"), b.reason
     assert b.predicted == pytest.approx(a.predicted, rel=1e-9)
+
+
+def test_a_copy_kernels_time_spelled_with_spaces():
+    """'kernel time (copy, before)' is UB-001's 'kernel_time_copy_before': an HBM stream of the notes' bytes (it was
+    read as an attention kernel's time, the MLA in the model's name, and refused); an attention kernel's 'kernel time'
+    names no copy and stays an attention kernel's."""
+    row = _ub("UB-001")
+    a, b = predict_row(row, Aliases()), predict_row({**row, "metric": "kernel time (copy, before)"}, Aliases())
+    assert b.predicted == pytest.approx(a.predicted, rel=1e-9)
+    fa = _row("Q-9", "kernel time", "1.2", "ms",
+              model="FlashAttention-2 forward, batch 4, seqlen 8192, 32 heads, hdim 128")
+    assert row_kind(fa) == "kernel"

@@ -975,3 +975,23 @@ def test_a_disaggregated_rows_instances_worded_otherwise():
     three = _public("VLLM-003")
     assert _same(three, al, parallelism="--data-parallel-size 8 --enable-expert-parallel") == \
         pytest.approx(_same(three, al, parallelism="DEP8"), rel=1e-9)
+
+
+def test_a_systems_chips_in_brackets_or_in_the_unit_and_a_bound_in_words():
+    """'4 x GB300 NVL72 (288 GPUs)' is 288 chips (it read 4), MLPerf's 'tokens/s (72 GPUs)' with no count elsewhere is
+    72 (it was one replica); 'over 1000' is the bound '> 1000' (it was refused)."""
+    from tokenmath.measure.validate.rows import chips_of, parse_measured
+    assert chips_of({"n_chips": "", "hardware": "4 x GB300 NVL72 (288 GPUs)"})[0] == 288
+    assert chips_of({"n_chips": "", "hardware": "GB200 NVL72", "unit": "tokens/s (72 GPUs)"})[0] == 72
+    assert _same(_public("MLP-012"), Aliases(), hardware="GB200 NVL72", n_chips="") == pytest.approx(1.0, rel=1e-9)
+    for text in ("over 1000", "more than 1,000", "above 1000"):
+        assert parse_measured(text) == parse_measured(">1000"), text
+    row = _public("TRT-188")
+    assert _same(row, Aliases(), value="over 1000") == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_separate_draft_model_named_in_a_clause_of_its_own():
+    """'…, Llama-7B int4 draft model' names the draft as '… + Llama-7B (int4) draft' does (it was refused)."""
+    row = _public("BS1-016")
+    assert _same(row, Aliases(), model="Llama-2-70B int4 verifier, Llama-7B int4 draft model") == \
+        pytest.approx(1.0, rel=1e-9)

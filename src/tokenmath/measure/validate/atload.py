@@ -210,7 +210,9 @@ _DRAFTS = re.compile(r"(?:(?:speculative[-_ ])?num[-_ ]steps|"  # SGLang's --spe
 _DRAFT_MODEL = re.compile(r"(?:\+|\bwith(?:\s+an?)?)\s*([\w.-]+(?:\s+[\w.-]+){0,3}?)\s*(?:\(\w+\)\s*)?"
                           r"(?:as\s+(?:the\s+|a\s+)?)?draft\b(?!\s*(?:len|tokens?|steps?))"
                           r"|\bdraft(?:\s+model)?\s*(?::|=)\s*([\w.-]+(?:\s+[\w.-]+){0,3})"
-                          r"|(?:^|[,;(|]\s*)([\w.-]+(?:\s+[\w.-]+){0,3}?)\s+as\s+(?:the\s+|a\s+)?draft", re.I)
+                          r"|(?:^|[,;(|]\s*)([\w.-]+(?:\s+[\w.-]+){0,3}?)\s+as\s+(?:the\s+|a\s+)?draft"
+                          # a clause of its own: '…, Llama-7B int4 draft model'
+                          r"|[,;|]\s*([\w.-]+(?:\s+[\w.-]+){0,3}?)\s*(?:\(\w+\)\s*)?draft\s+model\b", re.I)
 # drafting heads trained on the verifier's hidden states: one-layer modules, as an MTP module, not a separate model
 # drafts copied from the sequence's own tokens (vLLM's '[ngram]' / prompt lookup, suffix decoding): no model drafts them
 _LOOKUP = re.compile(r"\bn-?gram\b|prompt[\s_-]*lookup|suffix[\s_-]*decod", re.I)

@@ -202,7 +202,7 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         return _collective(row, system, pri, basis, measured, scale, notes)
     if kind == "stream":
         W = chip.hbm_bandwidth_bytes_per_s
-        if "kernel_time" in row["metric"].lower():
+        if re.search(r"kernel[\s_-]*time", row["metric"], re.I):
             moved = _bytes_moved(row["notes"])
             if moved is None:
                 return Unexpressed(rid, g, "bytes moved not found in the row's notes")

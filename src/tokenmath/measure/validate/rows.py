@@ -545,8 +545,8 @@ def _microbenchmark_kind(row: dict, metric: str, model: str, unit: str) -> str:
         if re.search(_GEMM, f"{named} | {notes}") or re.search(GEMM_SHAPE, raw):
             return "gemm"
         return "unknown"
-    if "kernel_time" in metric:
-        return "stream"
+    if "kernel_time" in metric or (re.search(r"kernel[\s_-]*time", metric) and re.search(r"copy|\bstream\b", named)):
+        return "stream"  # a copy kernel's time ('kernel_time_copy_before', 'kernel time (copy)'), bytes in the notes
     if dim == "time":  # one kernel's time: an attention kernel's, or a GEMM's
         if re.search(_ATTENTION, named) or re.search(ATTENTION_KERNEL, named):
             return "kernel"
@@ -702,6 +702,10 @@ def parse_measured(text: str) -> Measured | None:
     if m:
         v = _num(re.search(_NUM, t))
         return Measured(v, v, ">=")
+    m = re.fullmatch(rf"(?:over|more than|above|exceeding|in excess of)\s+{_NUM}", t, flags=re.I)  # 'over 1,000'
+    if m:
+        v = _num(re.search(_NUM, t))
+        return Measured(v, v, ">")
     m = re.fullmatch(rf"{_NUM}\s*(?:-|to)\s*{_NUM}", t)
     if m:
         parts = re.findall(_NUM, t)
@@ -785,7 +789,7 @@ def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
     """The dimension of what tokenmath predicts for a row of this kind and metric (and unit: a time per token is a
     TPOT whatever the metric calls it, 'Decode' in ms/token)."""
     m = measured_part(metric).lower()
-    if kind == "stream" and "kernel_time" in m:
+    if kind == "stream" and re.search(r"kernel[\s_-]*time", m):
         return "time"
     if kind in ("gemm", "kernel") and re.search(r"time|latency|duration|runtime|elapsed", m):
         return "time"  # one kernel's time ('torch.matmul time', 'forward latency')
@@ -984,6 +988,10 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
     m = re.match(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\b", nc)  # '8 GPUs', '2,048 GPUs'
     if m:
         return to_int(m.group(1)), f"n_chips {row['n_chips']!r} read as {to_int(m.group(1))}"
+    bracket = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|hpus?|cards?)\s*(?:total|in all)?\s*\)",
+                        row.get("hardware", ""), re.I)
+    if not nc.strip() and bracket:  # '4 x GB300 NVL72 (288 GPUs)': the chips the brackets count, not the 4 racks
+        return int(bracket.group(1)), f"hardware {row['hardware']!r}: {bracket.group(1)} chips"
     if not nc.strip() and glued:  # no count column: the hardware string's '8x H200', 'H100x8', 'v5e-8'
         return glued, glued_how
     # 'GB200 NVL72 (72 GPUs)', 'Gaudi 3 (8 HPUs)', 'MI300X (single GPU)', '8-GPU HGX H100'; not 'Gaudi 2 HPU', whose
@@ -994,6 +1002,11 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
                    if not _part_number(numerals(hw), x.start(1), own)), None)
     if not nc.strip() and stated:
         return int(stated.group(1)), f"hardware {hw!r}: {stated.group(1)} chips"
+    unit = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|hpus?|cards?)\s*\)", row.get("unit", "") or "", re.I)
+    unknown = re.search(r"not stated|unstated|unspecified|unknown", row.get("hardware", ""), re.I)
+    if not nc.strip() and unit and not unknown:
+        # MLPerf's 'tokens/s (72 GPUs)': the chips the figure covers (unless the hardware says its size is not known)
+        return int(unit.group(1)), f"unit {row['unit']!r}: {unit.group(1)} chips"
     bare = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", hw)  # (a server in brackets glosses the part: 'H100 (DGX H100)')
     if not nc.strip() and system is not None and not re.search(
             r"not stated|unstated|unspecified|unknown|\b(?:systems|servers|instances|racks|nodes|pods)\b", hw, re.I):
