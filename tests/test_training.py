@@ -815,3 +815,13 @@ def test_a_training_rows_chips_and_part_reworded(rid, kw):
     """Probe round 10E: chips in thousands ('2K', 2,048: it read 2), as nodes × chips ('256x8': it read 256) or
     with commas ('2,048 GPUs': it read 2); the part glued to its generation ('TPUv4': it matched nothing)."""
     _same_training(rid, kw)
+
+
+def test_no_activation_checkpointing_is_not_checkpointing():
+    """'no activation checkpointing' (or 'checkpointing: off') recomputes nothing: it was read as full recomputation,
+    the MFU 25 % low."""
+    from tokenmath.training.rows import _row_recompute
+    assert _row_recompute({"parallelism": "FSDP full shard, no activation checkpointing"}) == "selective"
+    assert _row_recompute({"notes": "activation checkpointing: off"}) == "selective"
+    assert _row_recompute({"parallelism": "FSDP, activation checkpointing"}) == "full"
+    _same_training("TRN-064", dict(parallelism="FSDP full shard, no activation checkpointing"))

@@ -113,8 +113,16 @@ def _row_params(text: str) -> float | None:
     return float(m.group(1)) * _SCALE[m.group(2).lower()[0]]
 
 
+_NO_RECOMPUTE = re.compile(r"(?<![a-z])(?:no|without|w/o|disabled?)\s+(?:full\s+|activation\s+|gradient\s+)?"
+                           r"(?:checkpointing|recomputation|rematerialization)|(?:checkpointing|recomputation|"
+                           r"rematerialization)\s*(?:[:=]\s*|\s)(?:off|false|disabled|none|no)\b")
+
+
 def _row_recompute(row: dict) -> str:
+    """'full' where the row says it recomputes activations ('activation checkpointing'), not where it says it does
+    not ('no activation checkpointing', 'checkpointing: off')."""
     text = " ".join(row.get(k, "") for k in ("parallelism", "notes")).lower()
+    text = _NO_RECOMPUTE.sub(" ", text)
     if "checkpointing" in text or "recomputation" in text or "rematerialization" in text:
         return "full"
     return "selective"
