@@ -970,6 +970,12 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
     if (node_product(hw)[0] or re.search(r"\(\s*\d+\s*nodes?\s*\)", hw, re.I)) \
             and glued and not nc.strip():
         return glued, glued_how  # '2x8xH100', 'H200 x 16 (2 nodes)': the count is the whole, nodes said beside it
+    whole = re.fullmatch(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\s*(?:gpus?|chips?|accelerators?|cards?|hpus?|npus?)?\s*", nc, re.I)
+    if whole:  # '2,048 GPUs' in the count column: the chips, whatever nodes the parallelism text names
+        return to_int(whole.group(1)), f"n_chips {row['n_chips']!r} read as {to_int(whole.group(1))}"
+    said = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|cards?)\s*(?:total|in all)?\s*\)", nc, re.I)
+    if said:  # '1 node (8 GPUs)': the chips the count in brackets names
+        return int(said.group(1)), f"n_chips {row['n_chips']!r} read as {said.group(1)}"
     per, per_how = per_node_of(row) or glued, ""
     # (not the part's own number: 'two 8xH100 nodes' is 2 nodes, not 100)
     # ('two 8xH100 nodes': a part between the count and its nodes)
@@ -982,9 +988,6 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
             per, per_how = system.domain_chips, f" (a node of {system.name}'s {system.domain_chips}, assumed)"
     if nodes and per:
         return int(nodes.group(1)) * per, f"{nodes.group(1)} nodes × {per} per node{per_how}"
-    said = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|cards?)\s*(?:total|in all)?\s*\)", nc, re.I)
-    if said:  # '1 node (8 GPUs)': the chips the count in brackets names
-        return int(said.group(1)), f"n_chips {row['n_chips']!r} read as {said.group(1)}"
     m = re.match(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\b", nc)  # '8 GPUs', '2,048 GPUs'
     if m:
         return to_int(m.group(1)), f"n_chips {row['n_chips']!r} read as {to_int(m.group(1))}"
