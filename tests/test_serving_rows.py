@@ -1608,3 +1608,15 @@ def test_probe10c_a_per_user_rate_with_its_context_phase_is_the_output_over_the_
     assert isinstance(ctx, Prediction) and ctx.higher_is_better and ctx.predicted < 0.9 * bare.predicted
     load = predict_row({**row, "notes": "concurrency 8"}, Aliases())
     assert isinstance(load, Prediction) and load.predicted < ctx.predicted
+
+
+def test_probe10g_concurrency_one_without_an_output_length_is_batch_one():
+    """gpt-fast's batch-1 decode with its batch written as 'concurrency 1' in the notes (the batch column empty): one
+    client's requests run one at a time, the batch-1 decode the batch column states (it was refused as a row under
+    load without an output length)."""
+    row = _p10(source="github pytorch-labs/gpt-fast README.md", model="Llama-2-7B", precision="bf16",
+               hardware="A100-SXM 80GB", n_chips="1", parallelism="single GPU", batch="1", input_len="5",
+               metric="decode_tokens_per_s_per_user", value="104.9", unit="tokens/s")
+    base = predict_row(row, Aliases())
+    moved = predict_row({**row, "batch": "", "notes": "concurrency 1"}, Aliases())
+    assert isinstance(moved, Prediction) and moved.predicted == pytest.approx(base.predicted, rel=1e-9)

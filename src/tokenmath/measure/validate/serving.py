@@ -338,6 +338,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, f"the row spans a sweep of loads ({sweep!r}): one figure over many loads is not "
                                    "the measurement of one setup")
     regime = under_load(row)
+    one_client = regime is not None and regime.concurrency == 1 and OSL is None and not (
+        regime.rate_per_s or regime.user_speed or regime.ttft_s or regime.slo_s)
+    if one_client:
+        # 'concurrency 1' and no output length: one client's requests run one at a time, each decoding alone; the
+        # fixed batch of 1 that 'batch 1' states (a closed loop of one needs the output length only to weigh prefill)
+        regime = None
     if MBU.search(row["metric"]):
         if regime is not None or spec is not None or unstated:
             return Unexpressed(rid, g, "a model bandwidth utilisation is read at a stated batch, prompt and no "
@@ -393,7 +399,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return predict_under_load(row, su, regime, spec, basis, measured, scale, per_gpu, assumptions,
                                   notes + _diagnose(row, su, "decode"), lnote,
                                   per_node=(per_node_of(row) or system.domain_chips) if scope == "node" else None)
-    B = batch_of(row)
+    B = 1 if one_client else batch_of(row)
     if hit and (per_user or phase == "decode") and not unstated:
         assumptions.append("a prefix cache changes no decode step: only the prompts' prefill skips the cached tokens")
     elif hit:
