@@ -173,8 +173,16 @@ _NAMED_PRECISION = re.compile(r"(?<![a-z0-9])(gptq[-_ ]?int[48]|gptq[-_ ]?8[-_ ]
 def precision_of_name(name: str, gguf: str = "") -> str:
     """The precision a model's name states, in the precision table's spelling ('' where it states none): a quantised
     release's suffix, else the GGUF file type `gguf_type_of` read ('llama 7B Q4_0')."""
+    # a precision in the name's own parentheses is the precision column's words moved there, all of them:
+    # 'Llama-2-7B (int4 weight-only g32)'; a suffix keeps the group size after it: 'Llama-2-7B-INT4-G32'
+    for paren in re.findall(r"\(([^()]*)\)", name or ""):
+        if _NAMED_PRECISION.search(paren):
+            return paren.strip()
     named = _NAMED_PRECISION.search(name or "")
-    return named.group(1) if named else gguf
+    if not named:
+        return gguf
+    group = re.match(r"[-_ ]?(g\d{2,3})(?![a-z0-9])", (name or "")[named.end():], re.I)
+    return named.group(1) + (f" {group.group(1)}" if group else "")
 
 
 def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: float, scale: float, basis: str,
@@ -257,6 +265,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if not row["precision"].strip():
         notes.remove(pnote)
         assumptions.append(pnote)
+        row = {**row, "precision": ptext}  # the name's precision read on as the column's (weight-only kernels, KV rules)
     if kv == "fp8":
         assumptions.append(al.source("precision_notes.fp8_kv"))
     if re.search("blackwell low precision", row["precision"], re.I):
