@@ -825,3 +825,20 @@ def test_no_activation_checkpointing_is_not_checkpointing():
     assert _row_recompute({"notes": "activation checkpointing: off"}) == "selective"
     assert _row_recompute({"parallelism": "FSDP, activation checkpointing"}) == "full"
     _same_training("TRN-064", dict(parallelism="FSDP full shard, no activation checkpointing"))
+
+
+def test_probe10g_the_split_and_the_batch_in_the_notes_read_as_in_their_columns():
+    """Megatron's GPT-175B under ZeRO-3 on 768 A100s with its split ('ZeRO-3 (no MP); microbatch 2') in the notes and
+    the parallelism column empty, or its global batch as 'batch size 1536' in the notes or '(batch 1536)' in the metric:
+    the same data-parallel floor as in their columns (it was dropped: +70 %); a micro-batch is no global batch."""
+    row = {"id": "P10G-T1", "source": "arXiv 2104.04473", "model": "GPT 174.6B", "precision": "FP16 mixed",
+           "hardware": "A100 80GB", "n_chips": "768", "parallelism": "ZeRO-3 (no MP); microbatch 2", "batch": "1536",
+           "input_len": "2048", "output_len": "", "context_len": "2048", "metric": "train_TFLOPs_per_GPU",
+           "value": "88", "unit": "TFLOP/s/GPU", "confidence": "", "notes": "Strong scaling at fixed global batch"}
+    base = predict_training_row(row)["predicted"]
+    moved = [{**row, "parallelism": "", "notes": row["notes"] + "; ZeRO-3 (no MP); microbatch 2"},
+             {**row, "batch": "", "notes": row["notes"] + "; batch size 1536"},
+             {**row, "batch": "", "metric": "train_TFLOPs_per_GPU (batch 1536)"}]
+    for r in moved:
+        assert predict_training_row(r)["predicted"] == pytest.approx(base, rel=1e-9), r
+    assert predict_training_row({**row, "batch": "", "notes": "micro batch 2"})["predicted"] != pytest.approx(base)

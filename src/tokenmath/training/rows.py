@@ -262,6 +262,19 @@ _MP = re.compile(r"(?<![a-z])mp\s*[=:]?\s*(\d+)|model[\s_-]*parallel(?:ism)?[\s_
                  re.IGNORECASE)
 
 
+def _split_text(row: dict) -> str:
+    """The parallelism column, or where it is empty the clauses of the notes that state a split ('ZeRO-3 (no MP)',
+    'TP8 PP8', 'MP 96', 'FSDP'), as the serving reader reads its split from the notes."""
+    from ..measure.validate.serving import split_of
+
+    par = row.get("parallelism", "") or ""
+    if par.strip():
+        return par
+    return "; ".join(c.strip() for c in re.split(r"[;|]", row.get("notes", "") or "")
+                     if _ZERO.search(c) or _MP.search(c) or re.search(r"no\s*mp\b", c, re.IGNORECASE)
+                     or {"tp", "pp"} & set(split_of(c)))
+
+
 def _row_split(row: dict, system=None) -> tuple[int, int] | None:
     """(model-parallel ways tp·pp in chips, ZeRO stage) the row states, or None when it states no split: 'TP8 PP8',
     'MP 96', 'ZeRO-3 (no MP)', 'FSDP' (full sharding: stage 3). On a chip whose software counts cores (catalog
@@ -270,7 +283,7 @@ def _row_split(row: dict, system=None) -> tuple[int, int] | None:
     split this reads (None)."""
     from ..measure.validate.serving import split_of  # the serving rows' parser; imported here: it imports us
 
-    par = row.get("parallelism", "")
+    par = _split_text(row)
     z = _ZERO.search(par)
     zero = (3 if z.group(2) else int(z.group(1))) if z else 0
     if _HYBRID.search(f"{par} {row.get('notes', '')}"):  # hybrid sharding shards the parameters (ZeRO-3) in a group
@@ -328,8 +341,16 @@ def _batch_text(row: dict) -> str:
     """The row's batch column, or where it is empty the global batch its notes or parallelism name."""
     if (row.get("batch", "") or "").strip():
         return row["batch"]
-    m = _GLOBAL_BATCH_SAID.search(f"{row.get('notes', '')} | {row.get('parallelism', '')}")
+    text = f"{row.get('notes', '')} | {row.get('parallelism', '')} | {row.get('metric', '')}"
+    m = _GLOBAL_BATCH_SAID.search(text) or _BATCH_SAID.search(text)
     return m.group(0) if m else ""
+
+
+# a training row's 'batch size 1536' or 'batch 1536' in its notes or metric: the global batch, as in its column; not a
+# micro-batch's, a mini-batch's or one device's ('micro batch 2', 'batch 4 per GPU')
+_BATCH_SAID = re.compile(r"(?<![a-z])(?<!micro[\s_-])(?<!micro)(?<!mini[\s_-])(?<!mini)batch(?:[\s_-]*size)?\s*(?:=|:|of)?\s*"
+                         r"\d[\d,.]*\s*[kmb]?(?![a-z\d])(?:\s*(?:tok(?:en)?s?|seqs?|sequences|samples)\b)?"
+                         r"(?!\s*(?:/|per|each)\s*(?:gpu|chip|device|rank|core|replica)s?\b)", re.IGNORECASE)
 
 
 def _row_seq_len(row: dict) -> float | None:
