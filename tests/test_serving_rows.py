@@ -1636,3 +1636,25 @@ def test_probe10g_a_precision_in_the_models_name_keeps_its_group_size_and_its_wo
     suffix = predict_row({**row, "model": "Llama-2-7B-INT4-G32", "precision": "int4 g32"}, Aliases())
     assert predict_row({**row, "model": "Llama-2-7B-INT4-G32", "precision": ""}, Aliases()).predicted == \
         pytest.approx(suffix.predicted, rel=1e-9)
+
+
+def test_probe10g_a_split_search_a_flag_or_pools_in_the_notes_read_as_in_the_parallelism_column():
+    """With the parallelism column empty, the notes' 'best TP/PP/DP over 8 GPUs' (a search over the chips' splits, not
+    one TP8 replica: -45 %), vLLM's pools '4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200; DP+EP' (-14 %)
+    and MLPerf's 'attention DP' read as they do in the column."""
+    best = _p10(source="TensorRT-LLM docs", model="Llama 2 70B", precision="FP8", hardware="H200 SXM 141GB",
+                n_chips="8", parallelism="best TP/PP/DP over 8 GPUs", batch="560", input_len="128",
+                output_len="2048", metric="output_tokens_per_s_per_gpu", value="3163", unit="tokens/s/GPU",
+                notes="out_tps = OSL*batch/total_latency/tp")
+    pools = _p10(source="blog.vllm.ai", model="DeepSeek R1/V3/V3.1", precision="Blackwell low precision",
+                 hardware="GB200", n_chips="16",
+                 parallelism="4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200; DP+EP", input_len="2048",
+                 output_len="2048", metric="prefill_tokens_per_s_per_gpu", value="26200", unit="tokens/s/GPU")
+    dp = _p10(source="NVIDIA MLPerf Inference v6.0", model="DeepSeek-R1", precision="NVFP4", hardware="GB300 NVL72",
+              n_chips="per GPU", parallelism="TensorRT-LLM (attention DP, load balancing)", batch="Server scenario",
+              metric="server_tokens_per_s_per_gpu_v6.0", value="8064", unit="tokens/s/GPU")
+    for row in (best, pools, dp):
+        base = predict_row(row, Aliases())
+        moved = predict_row({**row, "parallelism": "", "notes": f"{row['notes']}; {row['parallelism']}"}, Aliases())
+        key = "predicted" if base.predicted is not None else "best_case"
+        assert getattr(moved, key) == pytest.approx(getattr(base, key), rel=1e-9), row["parallelism"]

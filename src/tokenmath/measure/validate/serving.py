@@ -737,18 +737,23 @@ _WAYS = ("tp", "ep", "dp", "pp", "cp", "dep", "tep", "moe_tp")
 
 def stated_split(row: dict) -> tuple[str, str]:
     """(the row's parallelism text, how it was read): its parallelism column, or where that is empty the clauses of its
-    notes that state ways ('…; TP8', 'tensor parallel 8', 'tp=8, ep=8'), less any naming a comparison ('vs. TP4')."""
+    notes that state ways ('…; TP8', 'tensor parallel 8', 'tp=8, ep=8'), a flag ('DP+EP', 'attention DP'), a search
+    ('best TP/PP/DP over 8 GPUs') or a deployment's pools ('4 prefill instances x 2 GB200 + 1 decode instance x 8
+    GB200'), less any naming a comparison ('vs. TP4')."""
     par = row.get("parallelism", "") or ""
     if par.strip():
         return par, ""
     said = [c.strip() for c in re.split(r"[;|]", row.get("notes", "") or "")
-            if any(k in split_of(c) for k in _WAYS) and not _COMPARED_SPLIT.search(c)]
+            if (any(k in split_of(c) for k in _WAYS + ("ep_flag", "dp_flag")) or _BEST_SPLIT.search(c)
+                or pools_of(role_words(c))) and not _COMPARED_SPLIT.search(c)]
     if not said:
         return par, ""
     text = "; ".join(said)
     return text, f"the parallelism column is empty: the split read from the notes, {text!r}"
 
 
+# a clause that leaves the split to a search, as the column says it: 'best TP/PP/DP over 8 GPUs', 'best split'
+_BEST_SPLIT = re.compile(r"\bbest\b[^;|]{0,20}?\b(?:TP|PP|DP|EP|split|parallel\w*|layout|mapping)\b", re.I)
 _COMPARED_SPLIT = re.compile(r"\b(?:vs\.?|versus|compared|baseline|than|instead of)\b", re.I)
 
 
