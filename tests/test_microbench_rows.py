@@ -497,3 +497,17 @@ def test_a_copy_kernels_time_spelled_with_spaces():
     fa = _row("Q-9", "kernel time", "1.2", "ms",
               model="FlashAttention-2 forward, batch 4, seqlen 8192, 32 heads, hdim 128")
     assert row_kind(fa) == "kernel"
+
+
+def test_probe10g_a_gemms_batch_and_deeps_ep_split_and_formats_moved_out_of_their_columns():
+    """vLLM's skinny GEMM 'M=batch' with the batch as 'batch size 64' in the notes or '(batch 64)' in the metric, and
+    DeepEP's low-latency dispatch with 'EP128' in the notes (both were refused) or its formats in the kernel's name
+    '(FP8 dispatch / BF16 combine)' (read as BF16: +95 %), read as in their columns."""
+    gemm, ep = _ub("UB-105"), _ub("UB-027")
+    base = predict_row(gemm, Aliases()).predicted
+    for moved in ({**gemm, "batch": "", "notes": "batch size 64"}, {**gemm, "batch": "", "metric": "gemm_TFLOPs (batch 64)"}):
+        assert predict_row(moved, Aliases()).predicted == pytest.approx(base, rel=1e-9)
+    base = predict_row(ep, Aliases()).predicted
+    for moved in ({**ep, "parallelism": "", "notes": ep["notes"] + "; EP128"},
+                  {**ep, "precision": "", "model": f"{ep['model']} ({ep['precision']})"}):
+        assert predict_row(moved, Aliases()).predicted == pytest.approx(base, rel=1e-9)

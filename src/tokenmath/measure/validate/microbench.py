@@ -31,9 +31,9 @@ from ...core.load import load_priors
 from ...core.records import Priors, System
 from .match import Aliases
 from .report import Prediction, Unexpressed
-from .rows import (A2A_TIME, COLLECTIVE_OPS, LINK, chips_of, dimension_of_unit, group_of, per_node_of, share_of_peak,
+from .rows import (A2A_TIME, COLLECTIVE_OPS, LINK, batch_of, chips_of, dimension_of_unit, group_of, per_node_of, share_of_peak,
                    to_int)
-from .serving import split_of
+from .serving import split_of, stated_split
 
 __all__ = ["predict_microbenchmark"]
 
@@ -226,6 +226,8 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
                      "local or is forwarded over NVLink after one RDMA hop per node), so they can exceed the NIC")
     if re.search(A2A_TIME, row["metric"].lower()):
         ep = split_of(row["parallelism"]).get("ep")  # 'EP8', 'EP=8', 'expert parallel 8', '--ep 8'
+        if ep is None and not row["parallelism"].strip():  # the split in the notes where the column is empty
+            ep = split_of(stated_split(row)[0]).get("ep")
         # tokens per batch: the batch column's count, or the notes' ('128 tokens per batch', 'batch of 4096 tokens')
         T = re.search(r"(\d+)\s*tokens", row["batch"]) or re.search(
             r"(\d+)\s*tokens?\s*(?:/|per)\s*(?:batch|rank|gpu|step)\b|"
@@ -236,7 +238,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         if not (ep and T and D and k):
             return Unexpressed(rid, g, "EP size, tokens, hidden size or top-k not found in the row")
         kk = int(k.group(1) or k.group(2))
-        b = 1.0 if "dispatch" in row["metric"].lower() and "fp8 dispatch" in row["precision"].lower() else 2.0
+        # the formats in the precision column, or where it is empty in the kernel's name ('... (FP8 dispatch / BF16 combine)')
+        formats = (row["precision"] if row["precision"].strip() else row["model"]).lower()
+        b = 1.0 if "dispatch" in row["metric"].lower() and "fp8 dispatch" in formats else 2.0
         lat = pri.scaleout_latency_s if outside else pri.scaleup_latency_s
 
         def t(bs):
@@ -342,8 +346,10 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     if "M" not in named and M:
         named["M"] = _dim(M.group(1), M.group(2))
     rows_m = re.fullmatch(r"\s*(?:M\s*=\s*)?(\d+)\s*", row["batch"] or "", re.I)  # the batch column: '16', 'M=16'
-    if "M" not in named and re.search(r"M=batch", text) and rows_m:
-        named["M"] = int(rows_m.group(1))
+    # the batch column empty: a batch the notes or metric state, as a serving row reads it ('batch size 64', '(bs=64)')
+    said = None if rows_m or (row["batch"] or "").strip() else batch_of(row)
+    if "M" not in named and re.search(r"M=batch", text) and (rows_m or said):
+        named["M"] = int(rows_m.group(1)) if rows_m else said
     if len(named) == 3:
         return named["M"], named["N"], named["K"], G
     triple = re.search(rf"(?<![\w.]){_DIM}\s*[x×]\s*{_DIM}\s*[x×]\s*{_DIM}(?![\w.])", text)
