@@ -838,7 +838,8 @@ def test_probe10g_the_split_and_the_batch_in_the_notes_read_as_in_their_columns(
     base = predict_training_row(row)["predicted"]
     moved = [{**row, "parallelism": "", "notes": row["notes"] + "; ZeRO-3 (no MP); microbatch 2"},
              {**row, "batch": "", "notes": row["notes"] + "; batch size 1536"},
-             {**row, "batch": "", "metric": "train_TFLOPs_per_GPU (batch 1536)"}]
+             {**row, "batch": "", "metric": "train_TFLOPs_per_GPU (batch 1536)"},
+             {**row, "batch": "", "notes": "batch: 2 seq per DP group"}]  # 768 DP ranks under ZeRO-3: 1536
     for r in moved:
         assert predict_training_row(r)["predicted"] == pytest.approx(base, rel=1e-9), r
     assert predict_training_row({**row, "batch": "", "notes": "micro batch 2"})["predicted"] != pytest.approx(base)

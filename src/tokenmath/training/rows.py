@@ -346,11 +346,12 @@ def _batch_text(row: dict) -> str:
     return m.group(0) if m else ""
 
 
-# a training row's 'batch size 1536' or 'batch 1536' in its notes or metric: the global batch, as in its column; not a
-# micro-batch's, a mini-batch's or one device's ('micro batch 2', 'batch 4 per GPU')
+# a training row's 'batch size 1536' or 'batch 1536' in its notes or metric (with a 'per DP group' after it): the global
+# batch, as in its column; not a micro-batch's, a mini-batch's or one device's ('micro batch 2', 'batch 4 per GPU')
 _BATCH_SAID = re.compile(r"(?<![a-z])(?<!micro[\s_-])(?<!micro)(?<!mini[\s_-])(?<!mini)batch(?:[\s_-]*size)?\s*(?:=|:|of)?\s*"
                          r"\d[\d,.]*\s*[kmb]?(?![a-z\d])(?:\s*(?:tok(?:en)?s?|seqs?|sequences|samples)\b)?"
-                         r"(?!\s*(?:/|per|each)\s*(?:gpu|chip|device|rank|core|replica)s?\b)", re.IGNORECASE)
+                         r"(?:\s*per[\s_-]*(?:dp|data[\s_-]*parallel)[\s_-]*(?:group|rank|replica)s?\b)?"
+                         r"(?!\s*(?:/|per|each)\s*(?:gpu|chip|device|rank|core|replica|dp|data)s?\b)", re.IGNORECASE)
 
 
 def _row_seq_len(row: dict) -> float | None:
