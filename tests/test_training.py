@@ -843,3 +843,12 @@ def test_probe10g_the_split_and_the_batch_in_the_notes_read_as_in_their_columns(
     for r in moved:
         assert predict_training_row(r)["predicted"] == pytest.approx(base, rel=1e-9), r
     assert predict_training_row({**row, "batch": "", "notes": "micro batch 2"})["predicted"] != pytest.approx(base)
+
+
+@pytest.mark.parametrize("rid, kw", [
+    ("TRN-005", dict(n_chips="", hardware="2048x H800")), ("TRN-005", dict(n_chips="", hardware="H800 x2048")),
+])
+def test_probe10g_a_count_glued_to_the_part_larger_than_a_node_is_the_whole(rid, kw):
+    """DeepSeek-V3's 2,048 H800s written only in the hardware string ('2048x H800') beside 'EP64 across 8 nodes':
+    more chips than one node holds, so the whole run's (it read 8 nodes × 2,048, +4.9 % GPU-hours)."""
+    _same_training(rid, kw)

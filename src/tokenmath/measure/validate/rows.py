@@ -976,6 +976,9 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
     said = re.search(r"\(\s*(\d+)\s*(?:gpus?|chips?|accelerators?|cards?)\s*(?:total|in all)?\s*\)", nc, re.I)
     if said:  # '1 node (8 GPUs)': the chips the count in brackets names
         return int(said.group(1)), f"n_chips {row['n_chips']!r} read as {said.group(1)}"
+    if glued and not nc.strip() and system is not None and glued > system.domain_chips and not per_node_of(row):
+        # '2048x H800' beside 'EP64 across 8 nodes': more chips than one node holds, so the whole, not a node's
+        return glued, glued_how
     per, per_how = per_node_of(row) or glued, ""
     # (not the part's own number: 'two 8xH100 nodes' is 2 nodes, not 100)
     # ('two 8xH100 nodes': a part between the count and its nodes)
