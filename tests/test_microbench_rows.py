@@ -511,3 +511,11 @@ def test_probe10g_a_gemms_batch_and_deeps_ep_split_and_formats_moved_out_of_thei
     for moved in ({**ep, "parallelism": "", "notes": ep["notes"] + "; EP128"},
                   {**ep, "precision": "", "model": f"{ep['model']} ({ep['precision']})"}):
         assert predict_row(moved, Aliases()).predicted == pytest.approx(base, rel=1e-9)
+
+
+def test_probe10g_a_gemms_formats_in_the_kernels_name_read_as_the_precision_column():
+    """DeepGEMM's 'dense FP8 GEMM ... (FP8 e4m3, 128-block scaling, BF16 out)' with the precision column empty: the
+    block-scaled format the column names, not the first 'FP8' (per-tensor) of the name."""
+    row = _ub("UB-046")
+    moved = {**row, "precision": "", "model": f"{row['model']} ({row['precision']})"}
+    assert predict_row(moved, Aliases()).predicted == pytest.approx(predict_row(row, Aliases()).predicted, rel=1e-9)

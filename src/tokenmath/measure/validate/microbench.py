@@ -377,6 +377,12 @@ def _precision(row, al: Aliases) -> tuple[str | None, str]:
     if row["precision"].strip():
         prec, _, note = al.precision(row["precision"])
         return prec, note
+    # the column's words moved into the kernel's name: 'dense FP8 GEMM ... (FP8 e4m3, 128-block scaling, BF16 out)'
+    said = next((p for p in re.findall(r"\(([^()]*)\)", row["model"]) if re.search(_PRECISION_WORD, p, re.I)), None)
+    if said:
+        prec, _, note = al.precision(said)
+        if prec is not None:
+            return prec, f"precision {said!r} read from the kernel's name"
     if m is None:
         return None, "GEMM precision not stated (the precision column is empty and the row names no format)"
     prec, _, note = al.precision(m.group(1).lower())
