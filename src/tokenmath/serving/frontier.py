@@ -169,8 +169,8 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
                   engine=engine)
     if at_user_speed is not None or at_ttft is not None:
         fr.at = _answer(fr, at_user_speed, at_ttft)
-        pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
-        if fr.at.get("met") and basis == "prior" and pri.formats is None:  # the answer's 80 % intervals (serve's)
+        pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine)) if fr.at["met"] else None
+        if pri is not None and basis == "prior" and pri.formats is None:  # the answer's 80 % intervals (serve's)
             fr.at.update(mean_intervals(fr.at, pri, precision or m.weight_dtype))
         if confirm and fr.at.get("met") and policy in FAST_POLICIES:
             best = fr.at

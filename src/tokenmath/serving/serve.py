@@ -35,7 +35,7 @@ from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio,
 from ..core.units import PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
-__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "interval_scale", "tokens_per_s", "usd_per_mtok"]
+__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "interval_phase", "interval_scale", "tokens_per_s", "usd_per_mtok"]
 
 
 @formula("tokens_per_s = T / t_step", unit="tok/s")
@@ -301,6 +301,12 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
                 numbers.pop(f"{ph}.usd_per_mtok_interval", None)
                 numbers.pop(f"{ph}.tokens_per_s_per_chip_interval", None)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
+
+
+def interval_phase(key: str) -> str:
+    """The interval phase of a quantity under load (how validation rows key their residuals): a TTFT's own, the
+    decode steps' for TPOT, ITL and per-user speed, a whole run's for throughput and end-to-end times."""
+    return "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s", "tokens_per_s_per_user") else "run"
 
 
 def interval_scale(pri: Priors, phase: str, precision: str) -> tuple[float, float, str] | None:

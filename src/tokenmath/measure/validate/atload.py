@@ -31,6 +31,7 @@ import numpy as np
 from ...core.errors import InputError
 from ...core.load import load_engine
 from ...serving.frontier import frontier
+from ...serving.serve import interval_phase
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
@@ -488,7 +489,7 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
     div = chips if per_gpu and is_rate else (chips / per_node if per_node and is_rate else 1)
     pred = val / div / scale
     spec_b = bound / div / scale if bound is not None else None
-    phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s", "tokens_per_s_per_user") else "run"
+    phase = interval_phase(key)
     gen = getattr(su.priors, "generation", "") or "spec-sheet"
     return Prediction(rid, g, mode, float(pred), measured, row["unit"], spec_b, higher, why, assumptions, None,
                       interval_key=(gen, phase, su.prec), cluster=f"{su.m.name}|{su.system.chip.name}")

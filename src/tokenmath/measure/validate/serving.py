@@ -38,6 +38,7 @@ from ...core.records import MODULE_KINDS, Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
 from ...serving.engine_memory import kv_pool_engine
+from ...serving.serve import interval_phase
 from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
 from ...serving.sim.steps import mixed_time
 from ...serving.speculative import Speculation, speculative_step
@@ -577,7 +578,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
            f"({cp * G} chips): TTFT {ttft * 1e3:.4g} ms",
            f"a latency at batch {B} with no load stated: a static batch, as a latency benchmark runs it"]
     why += notes + _diagnose(row, su, "decode")
-    phase = "ttft" if key == "ttft_s" else "decode" if key in ("tpot_s", "itl_s") else "run"
+    phase = interval_phase(key)
     gen = pri.generation or "spec-sheet"
     return Prediction(rid, g, "static", pred / scale, measured, row["unit"], bound / scale,
                       key == "tokens_per_s_per_user_e2e", why, assumptions, None, interval_key=(gen, phase, prec),

@@ -23,7 +23,7 @@ from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout
 from ..batching import worst_latency
 from ..disagg import kv_transfer_time
-from ..serve import check_inputs, interval_scale
+from ..serve import check_inputs, interval_phase, interval_scale
 from ..speculative import Speculation
 from .engine import Engine
 from ..engine_memory import kv_pool_engine
@@ -265,8 +265,7 @@ def _check_memory(m, system, G, W_all, pool, need, wl) -> None:
                          f"on {G} × {system.chip.name}; use more --chips or shorter requests")
 
 
-_PHASE_OF = {"ttft_s": "ttft", "tpot_s": "decode", "tokens_per_s_per_user": "decode", "output_tokens_per_s": "run",
-             "tokens_per_s_per_chip": "run"}  # as validate's rows under load key their residuals (validate/atload.py)
+_MEANS = ("ttft_s", "tpot_s", "tokens_per_s_per_user", "output_tokens_per_s", "tokens_per_s_per_chip")
 
 
 def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
@@ -275,8 +274,8 @@ def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
     `interval_groups` names each group. None where the catalog holds no interval table."""
     out: dict = {}
     groups: dict = {}
-    for key, phase in _PHASE_OF.items():
-        v = metrics.get(key)
+    for key in _MEANS:
+        v, phase = metrics.get(key), interval_phase(key)
         x = v.get("mean") if isinstance(v, dict) else v
         scale = interval_scale(pri, phase, precision) if x is not None else None
         if scale is None:
