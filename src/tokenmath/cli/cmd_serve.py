@@ -102,6 +102,8 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
         r.numbers["split_note"] = (f"{fits}: attention tensor-parallel holds the non-expert weights "
                                    f"once across the {G} chips, not on each (the default, data-parallel attention), "
                                    f"and leaves room for {alt_fit:,} sequences of {context} tokens")
+    if s.chip.widened_note(r.precision):
+        r.numbers["precision_note"] = s.chip.widened_note(r.precision)
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
@@ -183,6 +185,8 @@ def _print(r) -> None:
         console.print(v("batch_note"), markup=False)
     if v("context_note"):
         console.print(v("context_note"), markup=False)
+    if v("precision_note"):
+        console.print(v("precision_note"), markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
     draft = f" + draft {fmt(v('memory.draft_bytes'), 'B')}" if v("memory.draft_bytes") is not None else ""
     console.print(f"memory: weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}{draft} "

@@ -167,6 +167,17 @@ class Chip(Record):
                 return p
         return precision
 
+    def widened_note(self, precision: str) -> str | None:
+        """How a floating-point format this chip has no tensor cores for is carried (FP4 on Hopper, FP8 on Ampere:
+        weight-only kernels, roofline.kernel_format), or None where the chip multiplies it natively."""
+        p = COMPUTE_FORMAT.get(precision, precision)
+        wide = self.peak_precision(p)
+        if p not in ("fp4", "fp8") or wide == p:
+            return None
+        return (f"{self.name} has no {p.upper()} tensor cores: the {p.upper()} weights are read at their own width "
+                f"and multiplied at the {wide.upper()} rate, dequantised inside the GEMM (a weight-only kernel, at "
+                f"best as fast as the chip's own {wide.upper()} GEMM)")
+
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at a precision; a format the chip lacks runs at its 16-bit sibling or best wider one."""
         key = self.peak_precision(precision)

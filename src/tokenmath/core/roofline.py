@@ -218,12 +218,19 @@ def aux_kernels_per_layer(m: Model, fused_moe: bool = False) -> float:
     return base + (0 if fused_moe else 3) * L_moe / m.n_layers
 
 
-def kernel_format(m: Model, prec: str, pri: Priors) -> str:
+def kernel_format(m: Model, prec: str, pri: Priors, chip=None) -> str:
     """The format whose measured GEMM curves a step's matmuls read: block-scaled FP8 ('fp8_block') for a
     model whose FP8 checkpoint scales weights per block (Model.fp8_block_size: DeepSeek-V3, Kimi K2, the
     Qwen3 FP8 releases) or when asked for, where the priors measured it apart; a storage format's compute
-    format (NVFP4 and MXFP4: fp4); else the precision itself."""
+    format (NVFP4 and MXFP4: fp4); a floating-point format the chip has no tensor cores for, the format it is
+    multiplied at (`Chip.peak_precision`: FP4 on Hopper at FP8, FP8 on Ampere at 16 bits) where the priors
+    measured that one, as that model runs it — its weights are dequantised inside that format's GEMM, which they
+    cannot outrun (before 2026-11-29 FP4 on an H100 ran at eta_flop, above the FP8 GEMM's measured rate: a
+    prefill 31 % faster than FP8's); else the precision itself."""
     prec = prec if prec == "fp8_block" else COMPUTE_FORMAT.get(prec, prec)
+    wide = chip.peak_precision(prec) if chip is not None and prec in ("fp4", "fp8") else prec
+    if wide != prec and any(k.split("@")[0] == f"eta_mm.{wide}" for k in pri.curves):
+        return kernel_format(m, wide, pri)  # (a model whose FP8 is block-scaled: its block-scaled kernels)
     if prec == "fp8_block" or (prec == "fp8" and m.fp8_block_size):
         return "fp8_block" if any(k.split("@")[0] in ("eta_mm.fp8_block", "eta_bw.fp8_block") for k in pri.curves) \
             else "fp8"
@@ -488,7 +495,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
     W = g("W", chip.hbm_bandwidth_bytes_per_s, "B/s", chip.source_of("hbm_bandwidth_bytes_per_s"))
     eta_flop = p("eta_flop", "eta_flop")
     bq = g("b_w", b_w, "B", f"{arch.weight_formats(m, precision)['attention']} weights")
-    kf = kernel_format(m, prec, pri)  # the GEMM kernels' format: whose measured curves the matmuls read
+    kf = kernel_format(m, prec, pri, chip)  # the GEMM kernels' format: whose measured curves the matmuls read
     native = arch.is_native(m, precision) and len(set(arch.weight_formats(m).values())) > 1  # per-module formats
 
     reads: list = []  # (curve, format, size) read, for a profile's interval
@@ -678,7 +685,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         if native:  # each module kind's GEMMs run its own kernels (gpt-oss: BF16 attention beside MXFP4 experts;
             # the LM head in the embeddings' format: BF16 beside the FP8 matmuls of FP8 releases)
             fa, fe, fh = (arch.weight_formats(m)[k] for k in ("attention", "experts", "embeddings"))
-            kf_dense, kf_exp, kf_head = (kernel_format(m, f, pri) for f in (fa, fe, fh))
+            kf_dense, kf_exp, kf_head = (kernel_format(m, f, pri, chip) for f in (fa, fe, fh))
             F_dense, F_head = module_peak("F_dense", fa), module_peak("F_head", fh, f" (the LM head's {fh} weights)")
         kf_moe, F_moe = kf_exp, None
         if native and m.moe is not None:
@@ -703,7 +710,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
-        kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri) if native else kf
+        kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri, chip) if native else kf
         kf_e = moe_format(arch.weight_formats(m)["experts"], kf_e, pri) if native else kf_e
         t_moe, t_moe_src = pri.moe_overhead(kf_e) if m.moe is not None and arch.n_moe_layers(m) else (None, "")
         t_moe_q = extras.get("t_moe_op")  # the fused op's law: its fixed cost read at the step's ep

@@ -336,6 +336,8 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         assumptions = [a for a in assumptions if a not in (al.source("precision_notes.fp8_kv"), kv_note)]
         notes.append(f"the KV cache in {kv or m.kv_dtype}, as the row states ({said_kv[1]!r})")
     pri = (priors or load_priors(system.chip.priors)).for_engine(engine)
+    if system.chip.widened_note(prec):
+        assumptions.append(system.chip.widened_note(prec))
     if engine and pri.name.endswith(f"@{engine}"):
         notes.append(f"kernels measured on {engine}, the engine the source names ({pri.name})")
     overlap = micro_batch_overlap(row)
@@ -703,7 +705,8 @@ def _diagnose(row: dict, su: _Setup, mode: str) -> list[str]:
         out.append(f"weights fill {fill:.0%} of HBM: the KV pool, and so the batch, hangs on the engine's own "
                    "reservation beside them (serving/engine_memory.py), which a release can change")
     pri = su.priors
-    if su.prec == "fp4" and pri is not None and not any(k.startswith("eta_mm.fp4") for k in pri.curves):
+    if su.prec == "fp4" and pri is not None and not any(k.startswith("eta_mm.fp4") for k in pri.curves) and \
+            su.system.chip.widened_note(su.prec) is None:
         out.append("no measured FP4 GEMM for this chip: the FP4 matmuls run at eta_flop")
     if re.search(r"weight-only|awq", row["precision"], re.I):
         out.append("weight-only quantised kernels dequantise on the fly and stream below eta_bw "
