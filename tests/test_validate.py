@@ -121,6 +121,16 @@ def test_alias_table_and_fallback_models_load():
     assert al.precision("FP4 (NVIDIA ModelOpt checkpoint)")[:2] == ("fp4", "fp8")
 
 
+@pytest.mark.parametrize("text,prec", [("FP8 (NVIDIA ModelOpt checkpoint)", "fp8"), ("FP8 (per NVIDIA submission)", "fp8"),
+                                       ("BF16 (per NVIDIA submission)", "bf16"), ("FP16 (NVIDIA's H100 submission)", "bf16"),
+                                       ("INT4 AWQ (NVIDIA ModelOpt checkpoint)", "int4"),
+                                       ("INT8 SmoothQuant (per NVIDIA submission)", "int8"), ("ModelOpt", "fp8")])
+def test_a_modelopt_or_nvidia_submission_is_fp8_only_where_no_format_is_named(text, prec):
+    """ModelOpt writes INT4 AWQ, W4A8 and INT8 SmoothQuant checkpoints too: 'INT4 AWQ (NVIDIA ModelOpt checkpoint)'
+    and 'BF16 (per NVIDIA submission)' were read as FP8 (probe 11B)."""
+    assert Aliases().precision(text)[0] == prec
+
+
 def test_a_bare_fp8_on_vllm_or_sglang_keeps_the_models_kv_type():
     """vLLM and SGLang hold the model's own KV type unless asked (catalog/engines kv_cache_dtype 'auto'); TensorRT-LLM
     the checkpoint's (ModelOpt: FP8). A bare 'FP8' row keeps the FP8-KV assumption only where the engine takes the
