@@ -56,6 +56,15 @@ def test_unknown_system_suggests_close_names():
     _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl36"), "unknown system", "gb200-nvl72")
 
 
+@pytest.mark.parametrize("name,needle", [
+    ("g6e.48xlarge", "g6e (pcie-l40s-8)"), ("v5litepod-8", "v5litepod (tpu-v5e)"), ("v6e-8", "v6e (tpu-v6e)"),
+])
+def test_an_unknown_system_suggests_other_names_too(name, needle):
+    """Probe 11C: the suggestions read names.yaml's other names ('g6e.48xlarge' had none; 'v5litepod-8' was
+    offered the v5p pod)."""
+    _one_line_error(run("serve", "qwen3-32b", "--on", name), "unknown system", needle)
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--batch", "-1"], "--batch"),
     (["--chips", "0"], "--chips"),

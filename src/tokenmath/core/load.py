@@ -38,6 +38,7 @@ __all__ = [
     "add_catalog_dir", "set_catalog_dirs", "read_entry", "apply_overrides", "suggest", "load_entry", "KINDS",
     "load_aliases", "load_alias_model", "read_table", "load_training_priors", "read_text", "parse_yaml",
     "MAX_ENTRY_BYTES", "MAX_TABLE_BYTES", "bind_priors", "load_intervals", "other_hardware_name", "other_model_name",
+    "suggest_named",
 ]
 
 PACKAGE_CATALOG = Path(__file__).resolve().parents[1] / "catalog"
@@ -99,9 +100,29 @@ def suggest(name: str, candidates: list[str], n: int = 3) -> list[str]:
 
 def _unknown(kind: str, name: str) -> CatalogError:
     label = {"hardware": "chip", "systems": "system", "models": "model", "priors": "priors"}.get(kind, kind)
-    hint = suggest(name, names(kind))
+    hint = suggest_named(name, kind)
     more = f"; did you mean {', '.join(hint)}?" if hint else ""
     return CatalogError(f"unknown {label} {name!r}{more} (see `tokenmath catalog list`)")
+
+
+def suggest_named(name: str, *kinds: str, n: int = 3) -> list[str]:
+    """Entries of `kinds` close to `name`, by their catalog names and their other names (catalog/aliases/
+    names.yaml: a cloud instance, a product name, a release): an other name is offered as 'NAME (entry)'.
+    A Hugging Face org/ prefix is ignored and case does not count."""
+    key = _name_key(name.rsplit("/", 1)[-1])
+    table = _other_names()
+    offer: dict[str, tuple[str, str]] = {}  # a name's key -> (the entry, how to offer it)
+    for kind in kinds:
+        offer.update({e: (e, e) for e in names(kind)})
+        group = "models" if kind == "models" else "hardware" if kind in ("hardware", "systems") else None
+        for entry, rec in ((table.get(group) or {}).items() if group else ()):
+            if entry in _index(kind) or kind == "systems" and entry in _index("hardware"):
+                offer.update({_name_key(o): (entry, f"{o} ({entry})") for o in rec.get("names", [])
+                              if _name_key(o) not in offer})
+    picked: dict[str, str] = {}  # one offer per entry, the closest
+    for k in suggest(key, list(offer), 4 * n):
+        picked.setdefault(*offer[k])
+    return list(picked.values())[:n]
 
 
 # ---- reading one YAML entry --------------------------------------------------------------------
@@ -284,7 +305,7 @@ def load_system(name: str) -> System:
     other = other_hardware_name(name)
     if other is not None:
         return load_system(other)
-    hint = suggest(name, names("systems") + names("hardware"))
+    hint = suggest_named(name, "systems", "hardware")
     more = f"; did you mean {', '.join(hint)}?" if hint else ""
     raise CatalogError(f"unknown system {name!r}{more} (see `tokenmath catalog list`)")
 
@@ -307,8 +328,6 @@ def load_model(name: str) -> Model:
 
 # a quantised release's suffix: the same architecture as the model it quantises (the format is --precision's)
 _QUANT_SUFFIX = re.compile(r"-(fp8|fp8-dynamic|nvfp4|fp4|mxfp4|int4|int8|awq|gptq|w4a16|w8a8)$")
-
-
 def _name_key(name: str) -> str:
     """Case, spaces and underscores aside: "Llama 4 Scout" and "llama_4_scout" are "llama-4-scout"."""
     return re.sub(r"[\s_]+", "-", name.strip().lower())
