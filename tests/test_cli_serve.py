@@ -56,6 +56,28 @@ def test_unknown_system_suggests_close_names():
     _one_line_error(run("serve", "deepseek-v3", "--on", "gb200-nvl36"), "unknown system", "gb200-nvl72")
 
 
+@pytest.mark.parametrize("name,entry", [
+    ("google/gemma-3-27b-it", "gemma-3-27b"), ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"),
+    ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"), ("mistralai/Mistral-7B-Instruct-v0.2", "mistral-7b-v0.2"),
+    ("deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
+])
+def test_a_fine_tunes_hugging_face_id_is_its_base_model(name, entry):
+    """Probe 11C: an instruction or chat release has its base's shapes ('google/gemma-3-27b-it' was 'no such
+    file'); a version stays part of the name (Mistral 7B v0.2 is not v0.1)."""
+    from tokenmath.core.load import load_model
+
+    assert load_model(name).name == entry
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b"), ("unsloth/gpt-oss-20b-GGUF", "gpt-oss-20b"),
+])
+def test_an_unknown_hugging_face_id_is_an_unknown_model_with_suggestions(name, needle):
+    """Probe 11C: an 'org/Name' the catalog does not know is refused as a model, not as a missing file."""
+    _one_line_error(run("serve", name, "--on", "hgx-h100"), "unknown model", needle)
+    _one_line_error(run("serve", "./no/such/config.json", "--on", "hgx-h100"), "no such file")
+
+
 @pytest.mark.parametrize("name,needle", [
     ("g6e.48xlarge", "g6e (pcie-l40s-8)"), ("v5litepod-8", "v5litepod (tpu-v5e)"), ("v6e-8", "v6e (tpu-v6e)"),
 ])

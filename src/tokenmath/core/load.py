@@ -319,8 +319,10 @@ def load_model(name: str) -> Model:
             p = p / "config.json"
         if p.exists():
             return model_from_hf_config(read_hf_config(p), p)
-        if name.endswith(".json") or other_model_name(name) is None:
+        if name.endswith(".json") or _looks_like_path(name):
             raise CatalogError(f"{name}: no such file")
+        if other_model_name(name) is None:  # a Hugging Face id ('org/Name') that names no catalog model
+            raise _unknown("models", name)
     if name not in _index("models") and (other := other_model_name(name)):
         return _load_cached("models", other)  # type: ignore[return-value]
     return _load_cached("models", name)  # type: ignore[return-value]
@@ -328,6 +330,30 @@ def load_model(name: str) -> Model:
 
 # a quantised release's suffix: the same architecture as the model it quantises (the format is --precision's)
 _QUANT_SUFFIX = re.compile(r"-(fp8|fp8-dynamic|nvfp4|fp4|mxfp4|int4|int8|awq|gptq|w4a16|w8a8)$")
+# a fine-tune's word, before a release's version or date if any ('-Instruct-2507', '-it', '-chat-hf',
+# '-Instruct-v0.2'): instruction and chat tuning keep the base model's shapes (its config.json differs in
+# generation settings and context length only), so the base's entry describes it; a version stays (Mistral
+# 7B v0.1 and v0.2 differ), a release date ('-2507') goes once the fine-tune's word is gone
+_TUNE_WORD = re.compile(r"-(instruct|it|chat|base|hf)(?=(-v?\d[\d.]*)?$)")
+_RELEASE_DATE = re.compile(r"-\d{4}$")
+
+
+def _looks_like_path(name: str) -> bool:
+    """A file system path rather than a Hugging Face id ('org/Name'): absolute, relative to '.' or '~', or
+    deeper than one folder."""
+    return name.startswith((os.sep, ".", "~")) or name.count(os.sep) > 1
+
+
+def _name_keys(key: str) -> list[str]:
+    """`key`, then without a quantised release's suffix, then without its fine-tune's words (and the date
+    after them)."""
+    out = [key, _QUANT_SUFFIX.sub("", key)]
+    k = out[-1]
+    while (shorter := _TUNE_WORD.sub("", k, count=1)) != k:
+        out += [k := shorter, _RELEASE_DATE.sub("", shorter)]
+    return list(dict.fromkeys(out))
+
+
 def _name_key(name: str) -> str:
     """Case, spaces and underscores aside: "Llama 4 Scout" and "llama_4_scout" are "llama-4-scout"."""
     return re.sub(r"[\s_]+", "-", name.strip().lower())
@@ -335,9 +361,10 @@ def _name_key(name: str) -> str:
 
 def other_model_name(name: str) -> str | None:
     """The catalog model that `name` is another name of: any case, spaces or underscores for hyphens, a Hugging
-    Face org/ prefix ignored, and a quantised release's suffix (-FP8, -NVFP4, -AWQ...) dropped if need be."""
+    Face org/ prefix ignored, and a quantised release's suffix (-FP8, -NVFP4, -AWQ...) and a fine-tune's
+    (-Instruct-2507, -it, -chat-hf) dropped if need be."""
     key = _name_key(name.rsplit("/", 1)[-1])
-    for k in dict.fromkeys((key, _QUANT_SUFFIX.sub("", key))):
+    for k in _name_keys(key):
         if k in _index("models"):
             return k
         for entry, rec in (_other_names().get("models") or {}).items():
