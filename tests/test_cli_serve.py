@@ -308,3 +308,13 @@ def test_a_state_space_model_serves_sweeps_and_simulates_with_no_kv(tmp_path):
     assert "kv_crossover_context" not in sw and sw["kappa"] == 0
     r = run("simulate", str(p), "--on", "h100", "-C", "4", "--isl", "256", "--osl", "32", "-n", "20", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["requests_completed"] == 20
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--precision", "FP8"], "did you mean fp8?"), (["--kv-dtype", "fp8_e4m3"], "did you mean fp8?"),
+    (["--precision", "q4_k_m"], "did you mean gguf_q4_k_m?"), (["--engine", "vLLM"], "did you mean vllm?"),
+])
+def test_a_misspelt_choice_is_refused_with_the_nearest_first(args, needle):
+    """Probe 11C: '--precision FP8' listed 27 formats and named none; the nearest comes first now."""
+    _one_line_error(run("serve", "qwen3-32b", "--on", "hgx-h100", *args), needle)
+    _one_line_error(run("sweep", "qwen3-32b", "--on", "hgx-h100", "--precision", "fp8,BF16"), "did you mean bf16?")

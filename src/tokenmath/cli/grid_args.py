@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import InputError
+from ..core.errors import InputError, not_one_of
 
 __all__ = ["parse_number", "parse_grid", "parse_list", "MAX_AXIS_POINTS"]
 
@@ -80,5 +80,5 @@ def parse_list(text: str | None, allowed: tuple[str, ...] | None = None, name: s
     if allowed is not None:
         for x in items:
             if x not in allowed:
-                raise InputError(f"{name} {x!r} is not one of {', '.join(allowed)}")
+                raise not_one_of(name, x, allowed)
     return items

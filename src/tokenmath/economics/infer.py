@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ..core import arch
 from ..core.derive import Q, formula, given, value_of
-from ..core.errors import InputError
+from ..core.errors import InputError, not_one_of
 from .kvtiers import drains_within_tier, lecture_drain_flags, lecture_tier_flags, nearest_drain_tier, tier_rows
 from ..core.load import CatalogError, load_assumptions, load_chip, load_model, load_offer, load_price_sheet, \
     price_sheet_dates, providers
@@ -486,7 +486,7 @@ def read_offer(ref: str, date: str | None = None, *, precisions: list[str] | Non
     precisions = precisions or list(a.precisions)
     for p in precisions:
         if p not in PRECISION_BYTES:
-            raise InputError(f"--precision {p!r} is not one of {', '.join(PRECISION_BYTES)}")
+            raise not_one_of("--precision", p, PRECISION_BYTES)
     active = _active_range(a, active)
     rows = rows if rows is not None else tier_rows()
     out: list[Inference] = []

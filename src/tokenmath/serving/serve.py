@@ -28,8 +28,8 @@ import numpy as np
 
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, plain, value_of
-from ..core.errors import CatalogError, InputError
-from ..core.load import load_intervals, load_priors, suggest
+from ..core.errors import CatalogError, InputError, not_one_of
+from ..core.load import load_intervals, load_priors
 from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import PRECISION_BYTES
@@ -82,9 +82,7 @@ def check_engine(engine: str | None) -> None:
     """--engine: None, or one of the serving engines whose kernels and scheduler defaults the catalog holds (one
     line with the nearest name otherwise)."""
     if engine is not None and engine not in ENGINES:
-        hint = suggest(engine, list(ENGINES))
-        raise InputError(f"--engine {engine!r} is not one of {', '.join(ENGINES)}"
-                         + (f"; did you mean {hint[0]}?" if hint else ""))
+        raise not_one_of("--engine", engine, ENGINES)
 
 
 def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis=None) -> None:
@@ -103,7 +101,7 @@ def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis
         raise InputError(f"--context {_shown(S, np.max)} is absurd (more than a billion tokens)")
     for name, p in (("--precision", precision), ("--kv-dtype", kv_dtype)):
         if p is not None and p not in PRECISION_BYTES:
-            raise InputError(f"{name} {p!r} is not one of {', '.join(PRECISION_BYTES)}")
+            raise not_one_of(name, p, PRECISION_BYTES)
     if basis is not None and basis not in BASES:
         raise InputError(f"--basis must be one of {', '.join(BASES)} (got {basis!r})")
 
