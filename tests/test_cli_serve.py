@@ -318,3 +318,10 @@ def test_a_misspelt_choice_is_refused_with_the_nearest_first(args, needle):
     """Probe 11C: '--precision FP8' listed 27 formats and named none; the nearest comes first now."""
     _one_line_error(run("serve", "qwen3-32b", "--on", "hgx-h100", *args), needle)
     _one_line_error(run("sweep", "qwen3-32b", "--on", "hgx-h100", "--precision", "fp8,BF16"), "did you mean bf16?")
+
+
+def test_a_context_of_a_million_tokens_prints_in_full():
+    """Probe 11C: the header printed 'context 1e+06 tok' (a whole count under a billion prints with separators)."""
+    r = run("serve", "qwen3-32b", "--on", "hgx-h100", "--context", "1M", "--batch", "1")
+    assert r.exit_code == 0, r.output
+    assert "context 1,000,000 tok" in r.stdout and "e+06" not in r.stdout

@@ -206,7 +206,7 @@ def fmt(value, unit: str = "") -> str:
         return f"{_sig3(x)} params"
     if unit in ("USD", "$"):
         return f"${_sig3(x)}" if abs(x) >= 0.01 or x == 0 else f"${x:.3g}"
-    if x == int(x) and abs(x) < 1e6:
+    if x == int(x) and abs(x) < 1e9:  # a whole count to a billion in full: 1,000,000 tok, not 1e+06
         return f"{int(x):,}" + (f" {unit}" if unit else "")
     if abs(x) >= 1e6 or (abs(x) < 1e-3 and x != 0):
         return f"{x:.3g}" + (f" {unit}" if unit else "")
