@@ -325,3 +325,17 @@ def test_a_context_of_a_million_tokens_prints_in_full():
     r = run("serve", "qwen3-32b", "--on", "hgx-h100", "--context", "1M", "--batch", "1")
     assert r.exit_code == 0, r.output
     assert "context 1,000,000 tok" in r.stdout and "e+06" not in r.stdout
+
+
+@pytest.mark.parametrize("args,split", [
+    (["qwen3-30b-a3b", "--on", "mi300x-8"], "TP1 attention-DP8 EP8"),  # an MoE's default: DeepSeek's layout
+    (["qwen3-32b", "--on", "hgx-h100"], "TP8"),
+    (["qwen3-32b", "--on", "hgx-h100", "--split", "TP4 PP2"], "TP4 PP2"),
+])
+def test_serve_states_the_split_it_ran(args, split):
+    """Probe 11C: serve printed no split, so a user could not tell an MoE ran data-parallel attention (each chip
+    holding the non-expert weights), which sets its memory and step; now the header and --json say it."""
+    r = run("serve", *args)
+    assert r.exit_code == 0, r.output
+    assert f"chips ({split})," in r.stdout
+    assert json.loads(run("serve", *args, "--json").stdout)["split"] == split

@@ -212,7 +212,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         pre, dec = (dataclasses.replace(st, tokens=pipeline_tokens(ppq, st.tokens)) for st in (pre, dec))
     Gq = g("G", G, "chips", "given")
     price = system.usd_per_chip_hour
-    numbers: dict = {}
+    numbers: dict = {"split": (layout or default_layout(m, G // pp)).words(G // pp)}  # a stage's, as tables write it
     for name, st in (("prefill", pre), ("decode", dec)):
         numbers[f"{name}.step_time_s"] = st.t_step
         numbers[f"{name}.tokens_per_s"] = tps = tokens_per_s(st.tokens, st.t_step)
