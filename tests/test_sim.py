@@ -239,3 +239,21 @@ def test_an_mla_prompt_piece_is_priced_in_the_expanded_form_it_is_prefilled_in()
     absorbed = mixed_time(ds, s, None, n_dec=8, ctx_dec=8 * 4000, n_pre=1, T_pre=4096, ctx_pre=2048,
                           attn_ctx=8 * 4000 + 4096 * 2048, **kw)
     assert t == pytest.approx(same, rel=1e-12) and t < absorbed
+
+
+def test_explain_without_a_closed_form_derives_the_decode_step_behind_the_tpot():
+    """Probe 11C: under the default (chunked) policy `simulate --explain` printed only 'no closed-form
+    counterpart'; now the decode step at the run's mean batch and mean context, the term its TPOT is made of."""
+    import json
+
+    from clirun import run
+
+    args = ("simulate", "qwen3-30b-a3b", "--on", "mi300x-8", "--concurrency", "32", "--isl", "2000", "--osl", "500")
+    r = run(*args, "--explain")
+    assert r.exit_code == 0, r.output
+    assert "t_step = max(t_math, t_weights + t_kv)" in r.stdout and "mean context 2,250 tok" in r.stdout
+    d = json.loads(run(*args, "--explain", "--json").stdout)
+    ds = d["decode_step"]
+    assert ds["context"] == 2250 and ds["derivation"]["value"] == pytest.approx(ds["step_time_s"])
+    # the step the TPOT is made of: the mean TPOT carries prompt chunks on top, never less
+    assert ds["step_time_s"] <= d["tpot_s"]["mean"] <= 1.2 * ds["step_time_s"]

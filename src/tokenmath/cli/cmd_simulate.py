@@ -76,8 +76,9 @@ def register(app: typer.Typer) -> None:
             console.print(f"plot: {plot}", markup=False)
         if explain:
             console.print()
-            console.print("The closed-loop steady state in closed form (sim/fastpath.py), beside the simulation:",
-                          markup=False)
+            if r.analytic is not None:
+                console.print("The closed-loop steady state in closed form (sim/fastpath.py), beside the simulation:",
+                              markup=False)
             console.print(r.explain(), markup=False)
 
 
@@ -110,9 +111,7 @@ def compute(model, on, chips, concurrency, rate, requests, isl, osl, range_ratio
 def to_json(r, explain: bool = False) -> dict:
     """What `--json` prints: the run's settings and metrics (with --explain, the closed form and its derivation)."""
     d = r.to_dict()
-    if explain and r.analytic is not None:
-        d["closed_form"] = r.analytic.to_dict(derivations=True)
-    return d
+    return {**d, **r.derivations()} if explain else d
 
 
 def _print(r) -> None:

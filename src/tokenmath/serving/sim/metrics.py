@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...core.derive import plain
+from ...core.derive import plain, value_of
+from ...core.units import fmt
 
 __all__ = ["Recorder", "SimResult", "stats"]
 
@@ -163,6 +164,7 @@ class SimResult:
     steps: int
     wall_s: float
     analytic: object = None  # the closed-loop steady state at the same concurrency (fastpath.SteadyState)
+    decode_step: tuple | None = None  # where there is no closed form: (mean batch, mean context, its decode step's Q)
     notes: list = field(default_factory=list)
 
     def __getitem__(self, key: str):
@@ -175,10 +177,28 @@ class SimResult:
         return plain(out)
 
     def explain(self) -> str:
-        if self.analytic is None:
-            return ("no closed-form counterpart for this run (the steady state is derived for a closed loop of "
-                    "fixed lengths under the continuous, disagg or cadence policy)")
-        return self.analytic.explain()
+        """The closed-loop steady state's derivation; where a run has none, the decode step at its mean batch and
+        mean context, the term its TPOT is made of."""
+        if self.analytic is not None:
+            return self.analytic.explain()
+        why = ("no closed-form counterpart for this run (the steady state is derived for a closed loop of "
+               "fixed lengths under the continuous, disagg or cadence policy)")
+        if self.decode_step is None:
+            return why
+        B, S, t = self.decode_step
+        tpot = self.metrics["tpot_s"].get("mean", float("nan"))
+        return (f"{why}; the decode step at the run's mean batch {fmt(B)} seq and mean context {fmt(S)} tok, "
+                f"{fmt(value_of(t), 's')}, is what its TPOT is made of (the simulated mean TPOT, {fmt(tpot, 's')}, "
+                f"adds the prompt chunks that share steps and the batch's spread):\n{t.explain()}")
+
+    def derivations(self) -> dict:
+        """--json --explain: the closed form's derivations, else the decode step's."""
+        if self.analytic is not None:
+            return {"closed_form": self.analytic.to_dict(derivations=True)}
+        if self.decode_step is None:
+            return {}
+        B, S, t = self.decode_step
+        return {"decode_step": {"batch": B, "context": S, "step_time_s": float(value_of(t)), "derivation": t.to_dict()}}
 
     def __repr__(self) -> str:
         m = self.metrics

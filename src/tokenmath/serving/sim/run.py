@@ -20,7 +20,7 @@ from ...core.derive import value_of
 from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System, kernel_engine
-from ...core.roofline import Layout, default_layout
+from ...core.roofline import Layout, default_layout, step
 from ..batching import worst_latency
 from ..disagg import kv_transfer_time
 from ..serve import check_inputs, interval_phase, interval_scale
@@ -218,6 +218,10 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
                                        prefill_chips=prefill_chips, decode_chips=decode_chips, spec=spec,
                                        precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri,
                                        layout=layout, engine=engine, max_num_tokens=max_num_tokens, explain=True)
+    elif spec is None and result.metrics["mean_batch"] >= 1:  # no closed form: the step the TPOT is made of
+        B_bar, S_bar = float(result.metrics["mean_batch"]), float(wl.isl.mean() + wl.osl.mean() / 2)
+        result.decode_step = (B_bar, S_bar, step(m, system, B=B_bar, S=S_bar, phase="decode", explain=True,
+                                                 **dec.kw).t_step)
     return result
 
 
