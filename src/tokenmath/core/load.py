@@ -336,6 +336,9 @@ _QUANT_SUFFIX = re.compile(r"-(fp8|fp8-dynamic|nvfp4|fp4|mxfp4|int4|int8|awq|gpt
 # 7B v0.1 and v0.2 differ), a release date ('-2507') goes once the fine-tune's word is gone
 _TUNE_WORD = re.compile(r"-(instruct|it|chat|base|hf)(?=(-v?\d[\d.]*)?$)")
 _RELEASE_DATE = re.compile(r"-\d{4}$")
+# a release's dotted version ('-v0.1'): dropped only where the catalog holds no versioned entry of that model
+# (Mixtral 8x22B's one entry is its v0.1; Mistral 7B's v0.1, v0.2 and v0.3 are three entries)
+_VERSION = re.compile(r"-v\d+\.\d+$")
 
 
 def _looks_like_path(name: str) -> bool:
@@ -346,11 +349,15 @@ def _looks_like_path(name: str) -> bool:
 
 def _name_keys(key: str) -> list[str]:
     """`key`, then without a quantised release's suffix, then without its fine-tune's words (and the date
-    after them)."""
+    after them), then without a version the catalog does not tell apart."""
     out = [key, _QUANT_SUFFIX.sub("", key)]
     k = out[-1]
     while (shorter := _TUNE_WORD.sub("", k, count=1)) != k:
         out += [k := shorter, _RELEASE_DATE.sub("", shorter)]
+    for k in list(out):
+        base = _VERSION.sub("", k)
+        if base != k and not any(n.startswith(base + "-v") for n in _index("models")):
+            out.append(base)
     return list(dict.fromkeys(out))
 
 
