@@ -201,3 +201,10 @@ def test_an_open_loop_capped_at_a_concurrency_sends_an_arrival_when_a_slot_frees
     assert loose["ttft_s"]["mean"] == pytest.approx(free["ttft_s"]["mean"], rel=1e-9)
     with pytest.raises(InputError, match="open loop"):
         simulate(m, s, G=1, concurrency=4, requests=20, isl=100, osl=10, max_concurrency=4)
+
+
+def test_workload_line_prints_lengths_in_full():
+    """The workload line writes counts as counts: 'ISL 1,000,000', never 1e+06 (probe 11C)."""
+    w = closed_loop(4, 8, 1_000_000, 10)
+    assert "mean ISL 1,000,000 / OSL 10" in w.describe() and "fixed ISL 1,000,000 / OSL 10" in w.describe()
+    assert "1e+06" not in poisson(1.0, 8, 1_000_000, 10).describe()

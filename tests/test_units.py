@@ -36,6 +36,7 @@ def test_parse_refuses_wrong_dimension_and_garbage():
     (8e12, "B/s", "8.00 TB/s"),
     (5584.2, "", "5,584"),
     (671e9, "params", "671B params"),
+    (15.6e12, "tokens", "15.6T tokens"),
     (0.0516, "USD", "$0.0516"),
     (3.5, "", "3.50"),
     (61, "", "61"),

@@ -199,11 +199,11 @@ def fmt(value, unit: str = "") -> str:
         for scale, prefix in table:
             if ax >= scale * 0.9995 or scale == table[-1][0]:
                 return f"{_sig3(x / scale)} {prefix}{unit}"
-    if unit == "params":  # 671e9 -> '671B params' (B for billion only here, never bytes)
+    if unit in ("params", "tokens"):  # 671e9 -> '671B params', 15.6e12 -> '15.6T tokens' (B: billion, never bytes)
         for scale, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
             if abs(x) >= scale * 0.9995:
-                return f"{_sig3(x / scale)}{word} params"
-        return f"{_sig3(x)} params"
+                return f"{_sig3(x / scale)}{word} {unit}"
+        return f"{_sig3(x)} {unit}"
     if unit in ("USD", "$"):
         return f"${_sig3(x)}" if abs(x) >= 0.01 or x == 0 else f"${x:.3g}"
     if x == int(x) and abs(x) < 1e9:  # a whole count to a billion in full: 1,000,000 tok, not 1e+06

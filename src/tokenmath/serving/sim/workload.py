@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import InputError
+from ...core.units import fmt
 
 __all__ = ["Workload", "closed_loop", "poisson", "read_trace", "check_lengths", "with_prefix_hits"]
 
@@ -57,7 +58,7 @@ class Workload:
         return self.isl if self.cached is None else self.isl - self.cached
 
     def describe(self) -> str:
-        return f"{self.n:,} requests, mean ISL {self.isl.mean():.0f} / OSL {self.osl.mean():.0f} ({self.source})"
+        return f"{self.n:,} requests, mean ISL {self.isl.mean():,.0f} / OSL {self.osl.mean():,.0f} ({self.source})"
 
 
 def check_lengths(isl, osl) -> None:
@@ -100,8 +101,7 @@ def closed_loop(concurrency: int, n: int, isl: float, osl: float, range_ratio: f
         raise InputError(f"--concurrency {concurrency} is absurd")
     n = _count(n)
     i, o = _lengths(n, isl, osl, range_ratio, np.random.default_rng(seed))
-    src = f"fixed ISL {isl:g} / OSL {osl:g}" if range_ratio == 0 else f"uniform ±{range_ratio:g} around {isl:g} / {osl:g}"
-    return Workload(i, o, None, int(concurrency), src)
+    return Workload(i, o, None, int(concurrency), _lengths_words(isl, osl, range_ratio))
 
 
 def poisson(rate_per_s: float, n: int, isl: float, osl: float, range_ratio: float = 0.0, seed: int = 0) -> Workload:
@@ -112,9 +112,14 @@ def poisson(rate_per_s: float, n: int, isl: float, osl: float, range_ratio: floa
     rng = np.random.default_rng(seed)
     arrive = np.cumsum(rng.exponential(1.0 / rate_per_s, n))
     i, o = _lengths(n, isl, osl, range_ratio, rng)
-    src = f"Poisson {rate_per_s:g}/s, " + (f"fixed ISL {isl:g} / OSL {osl:g}" if range_ratio == 0 else
-                                            f"uniform ±{range_ratio:g} around {isl:g} / {osl:g}")
-    return Workload(i, o, arrive - arrive[0], None, src)
+    return Workload(i, o, arrive - arrive[0], None, f"Poisson {rate_per_s:g}/s, " + _lengths_words(isl, osl, range_ratio))
+
+
+def _lengths_words(isl: float, osl: float, range_ratio: float) -> str:
+    """The lengths as the workload line prints them: counts in full ('ISL 1,000,000', not 1e+06)."""
+    if range_ratio == 0:
+        return f"fixed ISL {fmt(isl)} / OSL {fmt(osl)}"
+    return f"uniform ±{range_ratio:g} around {fmt(isl)} / {fmt(osl)}"
 
 
 def with_prefix_hits(wl: Workload, hit: float) -> Workload:
