@@ -1005,3 +1005,14 @@ def test_a_separate_draft_model_named_in_a_clause_of_its_own():
     row = _public("BS1-016")
     assert _same(row, Aliases(), model="Llama-2-70B int4 verifier, Llama-7B int4 draft model") == \
         pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_row_under_load_beyond_what_the_pool_holds_says_the_rest_queue(tmp_path):
+    """Concurrency above the sequences the KV pool holds: the why names the limit and that the others queue
+    (their wait is TTFT), the regime change behind a TTFT cliff (probe 11B)."""
+    f = tmp_path / "t.csv"
+    f.write_text("id,model,precision,hardware,n_chips,parallelism,batch,input_len,output_len,metric,value,unit\n"
+                 "Q-1,Llama-3.1-8B-Instruct,FP8,H200 SXM 141GB,1,TP1 (sglang),concurrency 4096,2000,2000,tpot_ms,"
+                 "36,ms\n", encoding="utf-8")
+    (r,) = validate_table(f).rows
+    assert any(w.startswith("the KV pool holds ") and "the rest queue" in w for w in r.why), r.why

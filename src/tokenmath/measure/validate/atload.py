@@ -433,6 +433,9 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                           f"tokens: mean batch {r['mean_batch']:.0f}, "
                           f"{r['output_tokens_per_s']:.4g} tok/s, TPOT {r['tpot_s']['mean'] * 1e3:.3g} ms, "
                           f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")
+            if U is not None and U > r.settings["batch_limit"]:
+                why.insert(1, f"{r.settings['batch_limit_by']} holds {r.settings['batch_limit']} sequences a replica: "
+                              f"of its {U} clients the rest queue, and their wait is in TTFT")
             mode = "concurrency"
         else:
             if key not in ("output_tokens_per_s", "total_tokens_per_s", "input_tokens_per_s", "requests_per_s"):

@@ -173,7 +173,12 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     dec = StepTimes(m, system, G=G_d, layout=lay, B_max=B_max, n_prefill_max=n_pre, **kw)
     notes: list[str] = []
     settings = {"policy": policy, "engine": engine, "split": lay.words(G_d),
-                "chips": G_p + G_d if policy == "disagg" else G}
+                "chips": G_p + G_d if policy == "disagg" else G,
+                # the most sequences decoding at once, and what sets it: beyond it requests queue (their wait is TTFT)
+                "batch_limit": int(B_max), "batch_limit_by": "the KV pool" if np.floor(pool / need.min()) < cap
+                else "the concurrency" if (wl.concurrency or wl.max_in_flight) and cap == (wl.concurrency or
+                                                                                          wl.max_in_flight)
+                else "the engine's batch cap"}
     ahead = eng.get("schedule_ahead")
     sched = dict(ahead=None if ahead is None else int(ahead))
     run.client_after_step = ahead is not None
