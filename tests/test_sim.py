@@ -257,3 +257,17 @@ def test_explain_without_a_closed_form_derives_the_decode_step_behind_the_tpot()
     assert ds["context"] == 2250 and ds["derivation"]["value"] == pytest.approx(ds["step_time_s"])
     # the step the TPOT is made of: the mean TPOT carries prompt chunks on top, never less
     assert ds["step_time_s"] <= d["tpot_s"]["mean"] <= 1.2 * ds["step_time_s"]
+
+
+def test_simulate_says_when_the_pool_holds_fewer_than_are_in_flight():
+    """2,000 clients of 2,000+2,000 tokens on one H200: the KV pool holds a few hundred; the printed line and
+    --json say so (batch_limit / batch_limit_by), so a TTFT of minutes reads as queueing."""
+    import json
+
+    from clirun import run as cli
+    out = cli("simulate", "llama-3.1-8b", "--on", "h200", "--concurrency", "2000", "--isl", "2000", "--osl", "2000",
+              "--requests", "3000")
+    assert out.exit_code == 0 and "(the KV pool holds " in out.output and "the rest queue)" in out.output
+    d = json.loads(cli("simulate", "llama-3.1-8b", "--on", "h200", "--concurrency", "2000", "--isl", "2000",
+                        "--osl", "2000", "--requests", "3000", "--json").output)
+    assert d["batch_limit_by"] == "the KV pool" and 100 < d["batch_limit"] < 1000

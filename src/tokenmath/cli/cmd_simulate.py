@@ -144,7 +144,9 @@ def _print(r) -> None:
                                 if user else ""), markup=False)
     console.print(f"  {m['requests_completed']:,} requests in {fmt(m['duration_s'], 's')}; mean batch {m['mean_batch']:.1f}; "
                   f"KV pool {fmt(m['kv_pool_bytes'], 'B')}, {m['kv_utilisation']:.0%} reserved on average; "
-                  f"in flight {m['in_flight_mean']:.1f}", markup=False)
+                  f"in flight {m['in_flight_mean']:.1f}"
+                  + (f" ({st['batch_limit_by']} holds {st['batch_limit']:,} at once: the rest queue)"
+                     if "batch_limit" in st and m['in_flight_mean'] > st['batch_limit'] + 0.5 else ""), markup=False)
     if "goodput" in m:
         console.print(f"  goodput {fmt(m['goodput'])} req/s meeting the SLOs ({m['slo_attainment']:.1%} of requests)",
                       markup=False)
