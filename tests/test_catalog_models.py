@@ -1520,3 +1520,48 @@ def test_each_rounds_entries_serve(name):
     from clirun import run
     r = run("serve", name, "--on", "hgx-h100")
     assert r.exit_code == 0, r.output
+
+
+# ---- probe 11D: entries against the config.json each names as its source -------------------------------------------
+# An entry whose `source` is a verbatim config in aiconfigurator-core's model_configs holds what tokenmath's reader makes
+# of that config, in every architecture field. MiniMax-M2/M2.5, MiniMax-M3 and Llama 4 Scout were imported before the
+# reader read `use_qk_norm` and kept qk_norm false where their configs say true.
+
+_ARCH = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size", "tie_embeddings",
+         "mlp_matrices", "attention", "mla", "sparse_attention", "sliding_window", "n_sliding_layers", "n_kv_layers", "moe",
+         "linear_attention", "attention_groups", "cross_attention", "attention_output_gate", "qk_norm", "sandwich_norms",
+         "n_dense_mlp_layers")
+
+
+def _package_configs() -> Path | None:
+    import importlib.util
+    spec = importlib.util.find_spec("aiconfigurator_core")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model_configs"
+
+
+def _entries_citing_a_package_config() -> list[tuple[str, str]]:
+    import re
+    out = []
+    for name in MODELS:
+        hit = re.search(r"aiconfigurator-core [\d.]+ model_configs/(\S+?_config\.json)", load_model(name).source)
+        if hit:
+            out.append((name, hit.group(1)))
+    return out
+
+
+@pytest.mark.parametrize("name, config", _entries_citing_a_package_config())
+def test_entry_holds_the_config_its_source_names(name, config):
+    d = _package_configs()
+    if d is None:
+        pytest.skip("aiconfigurator-core not installed (pip install -e '.[kernels]')")
+    m, c = load_model(name), load_model(str(d / config))
+    assert {f: getattr(m, f) for f in _ARCH} == {f: getattr(c, f) for f in _ARCH}
+
+
+@pytest.mark.parametrize("name", ["minimax-m2", "minimax-m3", "llama-4-scout"])
+def test_qk_norm_where_the_config_says_use_qk_norm(name):
+    """Their configs say use_qk_norm true (Llama 4 Maverick's says false): the eager inventory counts two norms a layer."""
+    assert load_model(name).qk_norm
+    assert not load_model("llama-4-maverick").qk_norm
