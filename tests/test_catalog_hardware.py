@@ -257,6 +257,10 @@ def test_serve_runs_on_pcie_servers(system):
 
 def test_derived_figures_marked_estimate():
     assert "peak_flop_per_s.fp8" in load_chip("vr200").estimates
+    # probe 11D: its notes said no BF16 peak was listed, beside the one estimated at half the FP8 peak
+    vr200 = load_chip("vr200")
+    assert "peak_flop_per_s.bf16" in vr200.estimates and vr200.peak_flop_per_s["bf16"] == vr200.peak_flop_per_s["fp8"] / 2
+    assert "no bf16 peak is listed" not in vr200.notes
     assert "scaleout_bandwidth_bytes_per_s" in load_chip("h20").estimates
 
 
