@@ -1658,3 +1658,20 @@ def test_probe10g_a_split_search_a_flag_or_pools_in_the_notes_read_as_in_the_par
         moved = predict_row({**row, "parallelism": "", "notes": f"{row['notes']}; {row['parallelism']}"}, Aliases())
         key = "predicted" if base.predicted is not None else "best_case"
         assert getattr(moved, key) == pytest.approx(getattr(base, key), rel=1e-9), row["parallelism"]
+
+
+def test_probe11a_a_count_with_what_it_counts_in_brackets_after_it():
+    """'256 (concurrency)' in the batch column is a concurrency of 256 (was read as no load at all: a static batch,
+    TPOT -49 %, TTFT -89 %), and '64 (batch)' a batch of 64 (was read as unstated: +107 % on a 64-batch row)."""
+    from tokenmath.measure.validate.atload import under_load
+    from tokenmath.measure.validate.rows import batch_of
+    row = dict(id="X-1", source="x", model="Llama-3.1-70B", precision="FP8", hardware="H200 SXM 141GB", n_chips="1",
+               parallelism="TP1", batch="concurrency 64", input_len="1024", output_len="8192", context_len="",
+               metric="tpot_ms", value="30.49", unit="ms", confidence="", notes="")
+    for said in ("64 (concurrency)", "64 (concurrent requests)", "64 ( conc. )"):
+        assert under_load({**row, "batch": said}).concurrency == 64, said
+    assert under_load({**row, "batch": "64 (batch)"}) is None
+    assert [batch_of({"batch": b}) for b in ("64 (batch)", "64 (batch size)", "64 (BS)", "64 (concurrency)")] == \
+        [64, 64, 64, None]
+    base, moved = predict_row(row, Aliases()), predict_row({**row, "batch": "64 (concurrency)"}, Aliases())
+    assert moved.kind == base.kind == "concurrency" and moved.predicted == pytest.approx(base.predicted, rel=1e-9)

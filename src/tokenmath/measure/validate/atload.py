@@ -109,7 +109,9 @@ def under_load(row: dict) -> LoadRegime | None:
     text = re.sub(_SWEEP, " ", percentiles_as_p(row_text(row, ("batch", "parallelism", "metric", "notes"))), flags=re.I)
     conc = re.search(r"(?:max[-_ ]?)?concurren(?:cy|t[-_ ]requests|t[-_ ]users)\s*(?:of|=|:|at)?\s*(\d+)|"
                      r"\bconc\.?\s*[=:]?\s*(\d+)|(\d+)\s+concurrent\b|\bC\s*=\s*(\d+)|"
-                     r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b", text, re.I)
+                     r"(\d+)\s+(?:simultaneous\s+|parallel\s+)?users\b|"
+                     r"(\d+)\s*\(\s*(?:concurren(?:cy|t(?:[-_ ](?:requests|users))?)|conc\.?)\s*\)", text, re.I)
+    # ('64 (concurrency)': the count with what it counts in brackets after it)
     C = next((int(x) for x in conc.groups() if x), None) if conc else None
     per = re.match(r"\s*(?:/|per|each|a)\s*(?:(gpu|chip|device|card|accelerator)|(replica|instance|engine|server))\b",
                    text[conc.end():], re.I) if conc else None  # 'concurrency 256 per GPU': the clients of one chip

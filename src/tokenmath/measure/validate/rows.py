@@ -106,7 +106,8 @@ def batch_of(row: dict) -> int | None:
         return b
     pat = r"(?:\bbatch(?:[ _-]?size)?|\bbs)\s*(?:of|=|:)?\s*(\d+)\b"
     m = re.search(pat, row.get("batch", "") or "", re.I) or re.fullmatch(
-        r"\s*(\d[\d,]*)\s*(?:seq(?:uence)?s?|req(?:uest)?s?|prompts?|samples?)\s*", row.get("batch", "") or "", re.I)
+        r"\s*(\d[\d,]*)\s*(?:seq(?:uence)?s?|req(?:uest)?s?|prompts?|samples?|\(\s*(?:batch(?:[ _-]?size)?|bs)\s*\))\s*",
+        row.get("batch", "") or "", re.I)  # ('64 (batch)': the count with what it counts in brackets after it)
     if m or (row.get("batch") or "").strip():  # ('64 sequences': a count of what a batch holds)
         return to_int(m.group(1)) if m else None
     notes = f"{row.get('metric', '') or ''} | {row.get('notes', '') or ''}"  # 'tokens/s (bs=1)', or the notes'
