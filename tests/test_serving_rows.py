@@ -1675,3 +1675,17 @@ def test_probe11a_a_count_with_what_it_counts_in_brackets_after_it():
         [64, 64, 64, None]
     base, moved = predict_row(row, Aliases()), predict_row({**row, "batch": "64 (concurrency)"}, Aliases())
     assert moved.kind == base.kind == "concurrency" and moved.predicted == pytest.approx(base.predicted, rel=1e-9)
+
+
+def test_probe11a_a_token_rate_written_tps_reads_its_output_length_from_the_samples():
+    """MLPerf's tokens/s ÷ samples/s is the mean output a sample: read for any unit of a token rate, 'TPS' and
+    'TPS/GPU' too (they were not: the best case over unstated lengths instead, +3 % to +23 %)."""
+    from tokenmath.core.load import read_table
+    from tokenmath.measure.validate.rows import COLUMNS, PACKAGE_TABLE
+    pub = {r["id"]: r for r in read_table(PACKAGE_TABLE)}
+    for rid in ("MLP-003", "MLP-008"):
+        row = {c: pub[rid].get(c, "") or "" for c in COLUMNS}
+        base = predict_row(row, Aliases())
+        for unit, k in (("TPS", 1.0), ("TPS/GPU", 1.0 / int(row["n_chips"]))):
+            moved = predict_row({**row, "unit": unit, "value": f"{float(row['value']) * k:.10g}"}, Aliases())
+            assert moved.predicted == pytest.approx(base.predicted * k, rel=1e-6), (rid, unit)

@@ -278,7 +278,7 @@ def output_len_from_samples(row: dict, tokens_per_s: float, units: dict[str, flo
     tokens/s per GPU is set against the whole setup's samples/s as chips × it."""
     m = re.search(r"([\d][\d,]*(?:\.\d+)?)\s*(?:samples|requests|queries)\s*/\s*s\b", row_text(row), re.I)
     n = to_float(m.group(1)) if m else None
-    if n and n > 0 and re.search(r"tok", row.get("unit", ""), re.I):
+    if n and n > 0 and dimension_of_unit(row.get("unit", "")) == "token_rate":  # 'tokens/s', 'TPS', 't/s'
         per = re.match(r"\s*(?:/|per)\s*(?:(gpu|chip|device|accelerator|card)|(node))\b", row_text(row)[m.end():], re.I)
         said = "gpu" if per and per.group(1) else "node" if per else "total"
         own = unit_scope(row.get("unit", ""), row.get("metric", ""))
