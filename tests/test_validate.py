@@ -1016,3 +1016,22 @@ def test_a_row_under_load_beyond_what_the_pool_holds_says_the_rest_queue(tmp_pat
                  "36,ms\n", encoding="utf-8")
     (r,) = validate_table(f).rows
     assert any(w.startswith("the KV pool holds ") and "the rest queue" in w for w in r.why), r.why
+
+
+def test_probe11a_a_training_rows_range_or_bound_is_read_as_a_serving_rows():
+    """A training row's '34.2-41.8' % was read as a point at 34.2 and '>38' as a point at 38 (the training reader takes
+    the first number): a range is kept as a range, a bound as a bound, the prediction unchanged."""
+    row = {c: "" for c in COLUMNS} | {k: v for k, v in next(
+        r for r in read_table(PACKAGE_TABLE) if r["id"] == "TRN-015").items() if k in COLUMNS}
+    base = predict_row(row, Aliases())
+    rng = predict_row({**row, "value": "44.91-54.89"}, Aliases())
+    assert (rng.measured_low, rng.measured_high, rng.measured_op) == (44.91, 54.89, "")
+    assert rng.predicted == pytest.approx(base.predicted) and rng.error == pytest.approx(
+        0 if 44.91 <= base.predicted <= 54.89 else base.predicted / (54.89 if base.predicted > 54.89 else 44.91) - 1)
+    for said, op in ((">49.9", ">"), ("≥49.9", ">="), ("at least 49.9", ">="), ("49.9+", ">=")):
+        b = predict_row({**row, "value": said}, Aliases())
+        assert b.measured_op == op and b.measured == 49.9 and b.predicted == pytest.approx(base.predicted), said
+    hours = predict_row({**row, "metric": "gpu_hours_total", "value": "under 2.788", "unit": "M GPU-hours",
+                         "model": "DeepSeek-V3", "hardware": "H800", "n_chips": "2048", "notes": "14.8T tokens"},
+                        Aliases())
+    assert hours.measured_op == "<=" and hours.measured == pytest.approx(2.788e6)

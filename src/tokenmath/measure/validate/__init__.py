@@ -247,7 +247,11 @@ def _training(row: dict, al: Aliases) -> Prediction | Unexpressed:
     """Training rows belong to `tokenmath train`: predicted through tokenmath.training (the same matcher)."""
     rid, g = row["id"], group_of(row["id"])
     al.matched = {}
-    out = predict_training_row(row, aliases=al)
+    # a range ('45-55') or a bound ('>40', 'at least 40') read as the serving rows read it; the training reader is
+    # given its one number (the range's middle, the bound's value) and the inequality or ends are kept here
+    meas = parse_measured(row["value"].replace("%", ""))
+    spread = meas is not None and meas.kind != "point"
+    out = predict_training_row({**row, "value": f"{meas.value:.12g}"} if spread else row, aliases=al)
     if out is None or out.get("predicted") is None or not out.get("measured"):
         why = (out or {}).get("reason", "not a training row")
         return Unexpressed(rid, g, f"training row not predicted by tokenmath train: {why}")
@@ -255,5 +259,10 @@ def _training(row: dict, al: Aliases) -> Prediction | Unexpressed:
            *out["why"]]
     pred = Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
                       out["higher_is_better"], why, list(out["assumptions"]))
+    if spread:  # in the reader's unit: it may carry a multiplier ('M GPU-hours')
+        k = float(out["measured"]) / meas.value
+        pred.measured_op = meas.op
+        if meas.kind == "range":
+            pred.measured_low, pred.measured_high = meas.low * k, meas.high * k
     pred.matched = dict(al.matched)
     return pred
