@@ -1034,4 +1034,14 @@ def test_probe11a_a_training_rows_range_or_bound_is_read_as_a_serving_rows():
     hours = predict_row({**row, "metric": "gpu_hours_total", "value": "under 2.788", "unit": "M GPU-hours",
                          "model": "DeepSeek-V3", "hardware": "H800", "n_chips": "2048", "notes": "14.8T tokens"},
                         Aliases())
-    assert hours.measured_op == "<=" and hours.measured == pytest.approx(2.788e6)
+    assert hours.measured_op == "<=" and hours.measured == pytest.approx(2.788)
+
+
+def test_probe11a_a_training_rows_hours_in_millions_are_given_in_millions():
+    """'2.788' 'M GPU-hours': predicted and measured in the row's unit (they were in GPU-hours under the unit 'M
+    GPU-hours': '2,788,000 M GPU-hours' printed), the error unchanged."""
+    row = _row(id="TRN-Y", model="DeepSeek-V3", precision="FP8", hardware="H800", n_chips="2048",
+               metric="gpu_hours_total", value="2788000", unit="H800 GPU-hours", notes="14.8T tokens")
+    base, m = predict_row(row, Aliases()), predict_row({**row, "value": "2.788", "unit": "M GPU-hours"}, Aliases())
+    assert m.measured == pytest.approx(2.788) and m.predicted == pytest.approx(base.predicted / 1e6)
+    assert m.error == pytest.approx(base.error)

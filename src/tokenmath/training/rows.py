@@ -513,7 +513,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     pre = re.match(r"\s*(k|m|b|thousands?|millions?|billions?)(?:\s+of)?[\s_-]+(?=[a-z])", unit, re.IGNORECASE)
     if q == "chip_hours" and pre:  # 'M GPU-hours', 'million GPU hours': the unit carries a multiplier
         measured *= _SCALE[pre.group(1).lower().rstrip("s")]
-        out["measured"] = measured
+        out["measured"], out["unit_multiplier"] = measured, _SCALE[pre.group(1).lower().rstrip("s")]
     if _POST_TRAINING.search(metric.lower()):
         return refuse(f"metric {metric!r} measures post-training (fine-tuning, RL: generation as well as training), "
                       f"not the pre-training `train` predicts")

@@ -257,12 +257,13 @@ def _training(row: dict, al: Aliases) -> Prediction | Unexpressed:
         return Unexpressed(rid, g, f"training row not predicted by tokenmath train: {why}")
     why = [f"tokenmath train at the MFU prior {out.get('prior')} (from {out.get('prior_row')}); {out.get('basis')}",
            *out["why"]]
-    pred = Prediction(rid, g, "training", float(out["predicted"]), float(out["measured"]), row["unit"], None,
+    # in the row's unit: the training reader gives chip-hours where the unit carries a multiplier ('M GPU-hours')
+    k = out.get("unit_multiplier", 1.0)
+    pred = Prediction(rid, g, "training", float(out["predicted"]) / k, float(out["measured"]) / k, row["unit"], None,
                       out["higher_is_better"], why, list(out["assumptions"]))
-    if spread:  # in the reader's unit: it may carry a multiplier ('M GPU-hours')
-        k = float(out["measured"]) / meas.value
+    if spread:
         pred.measured_op = meas.op
         if meas.kind == "range":
-            pred.measured_low, pred.measured_high = meas.low * k, meas.high * k
+            pred.measured_low, pred.measured_high = meas.low, meas.high
     pred.matched = dict(al.matched)
     return pred
