@@ -1689,3 +1689,34 @@ def test_probe11a_a_token_rate_written_tps_reads_its_output_length_from_the_samp
         for unit, k in (("TPS", 1.0), ("TPS/GPU", 1.0 / int(row["n_chips"]))):
             moved = predict_row({**row, "unit": unit, "value": f"{float(row['value']) * k:.10g}"}, Aliases())
             assert moved.predicted == pytest.approx(base.predicted * k, rel=1e-6), (rid, unit)
+
+
+@pytest.mark.parametrize("unit, scale", [("tokens/min", 1 / 60), ("tok per minute", 1 / 60), ("ns", 1e-9),
+                                         ("nanoseconds", 1e-9), ("ms per token", 1e-3), ("ms per output token", 1e-3),
+                                         ("us per token", 1e-6), ("s per token", 1.0), ("RPM", 1 / 60)])
+def test_probe11a_units_tables_write_are_read(unit, scale):
+    """Units refused before probe 11A: tokens a minute, nanoseconds, a time 'per token' in words, requests a minute
+    written 'RPM' (as rate limits write it); each of its own dimension."""
+    from tokenmath.measure.validate.rows import dimension_of_unit, row_kind
+    assert unit_scale(unit) == pytest.approx(scale)
+    dim = {"tokens/min": "token_rate", "tok per minute": "token_rate", "RPM": "request_rate"}.get(unit, "time")
+    assert dimension_of_unit(unit) == dim
+    if dim != "time" or "token" in unit:
+        assert row_kind({"metric": "throughput", "model": "Llama 3.1 8B", "unit": unit, "notes": ""}) == "serving"
+
+
+def test_probe11a_a_rate_in_other_units_predicts_the_same_rate():
+    """A token rate in tokens/min, a TPOT in 'ms per token', a request rate in RPM: the original's prediction,
+    converted (RPM was read as an output token rate: ×1,000)."""
+    row = dict(id="X-1", source="x", model="Llama-3.1-70B", precision="FP8", hardware="H200 SXM 141GB", n_chips="1",
+               parallelism="TP1", batch="concurrency 64", input_len="1024", output_len="8192", context_len="",
+               metric="request_throughput", value="0.23", unit="req/s", confidence="", notes="")
+    base = predict_row(row, Aliases())
+    rpm = predict_row({**row, "value": "13.8", "unit": "RPM"}, Aliases())
+    assert rpm.predicted == pytest.approx(60 * base.predicted, rel=1e-6)
+    tpot = {**row, "metric": "TPOT", "value": "30.5", "unit": "ms"}
+    assert predict_row({**tpot, "unit": "ms per token"}, Aliases()).predicted == \
+        pytest.approx(predict_row(tpot, Aliases()).predicted, rel=1e-9)
+    run = {**row, "batch": "max (offline)", "metric": "total_output_throughput", "value": "2000", "unit": "tokens/s"}
+    assert predict_row({**run, "value": "120000", "unit": "tokens/min"}, Aliases()).predicted == \
+        pytest.approx(60 * predict_row(run, Aliases()).predicted, rel=1e-9)

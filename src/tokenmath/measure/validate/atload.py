@@ -35,7 +35,7 @@ from ...serving.serve import interval_phase
 from ...serving.sim import simulate
 from ...serving.speculative import Speculation, acceptance_from_length
 from .report import Prediction, Unexpressed
-from .rows import measured_part, parse_measured, percentiles_as_p, row_text, unit_scope
+from .rows import dimension_of_unit, measured_part, parse_measured, percentiles_as_p, row_text, unit_scope
 
 __all__ = ["LoadRegime", "under_load", "client_lengths", "swept_load", "speculation_of", "drafts_stated", "acceptance_stated", "predict_under_load", "quantity_of",
            "row_text"]
@@ -333,7 +333,7 @@ def quantity_of(metric: str, unit: str) -> tuple[str, str, bool]:
         # vLLM's 'prompt throughput': input tokens/s; mlx_lm's 'Prompt: … tokens-per-sec', one prompt's
         return "input_tokens_per_s", "mean", True
     if re.search(r"requests?.?per.?(?:s|min)|req(?:uest)?s?\s*/\s*(?:s|min)|samples|quer(?:y|ies)\s*(?:/|per)\s*s|\bqps\b|\brps\b",
-                 m + " " + u):
+                 m + " " + u) or dimension_of_unit(u) == "request_rate":  # (the unit's own words: 'RPM')
         return "requests_per_s", "mean", True
     if re.match(r"(?:input|prompt|prefill)\s+tok", u):  # the unit names what it counts: 'input tokens/s'
         return "input_tokens_per_s", "mean", True

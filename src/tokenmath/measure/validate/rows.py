@@ -31,22 +31,27 @@ COLUMNS = ("id", "source", "model", "precision", "hardware", "n_chips", "paralle
 SERVING_GROUPS = ("TRT", "MLP", "BS1", "VLLM")
 PACKAGE_TABLE = Path(__file__).resolve().parents[4] / "validation" / "public_measurements.csv"
 
+# a time per token after its unit of time: 'ms/token', 'ms/tok', 'ms per token', 'ms/output token'
+_PER_TOKEN = r"\s*(?:/|per)\s*(?:output\s+|generated\s+)?tok\w*"
+
 # measured units -> SI multiplier of the predicted quantity
 _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9),
                (r"^tera[\s_-]?flop", 1e12), (r"^peta[\s_-]?flop", 1e15), (r"^giga[\s_-]?flop", 1e9),  # spelled out
                (r"^tops\b", 1e12), (r"^pops\b", 1e15), (r"^gops\b", 1e9),  # an integer GEMM's operations a second
                (r"^gb/s", 1e9), (r"^tb/s", 1e12),
                (r"^gib/s", 2.0**30), (r"^tib/s", 2.0**40), (r"^gbit/s", 1e9 / 8),
-               (r"^(?:us|µs|μs)(?:\s*/\s*tok\w*)?(?:\s*\(.*\))?$", 1e-6),
-               (r"^ms(?:\s*/\s*(?:tok\w*|output token))?(?:\s*\(.*\))?$", 1e-3), (r"^s\s*/\s*tok\w*$", 1.0),
+               (rf"^(?:us|µs|μs)(?:{_PER_TOKEN})?(?:\s*\(.*\))?$", 1e-6),
+               (rf"^ms(?:{_PER_TOKEN})?(?:\s*\(.*\))?$", 1e-3), (rf"^s{_PER_TOKEN}$", 1.0),
+               (r"^(?:ns|nsecs?|nanosec(?:ond)?s?)$", 1e-9),
                (r"^(?:s|sec|seconds?)(?:\s*\(.*\))?$", 1.0), (r"^(?:min|minutes?)$", 60.0),
                (r"^k\s*tok(?:en)?s?\s*/\s*s", 1e3), (r"^m\s*tok(?:en)?s?\s*/\s*s", 1e6),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s?[\s_-]*per[\s_-]*s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
+               (r"^tok(?:en)?s?\s*(?:/|per)\s*min(?:ute)?\b", 1 / 60),
                (r"^t\s*/\s*s$", 1.0),  # llama-bench writes 't/s'
                (r"^(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b", 1.0),
                (r"^(?:qps|rps)\b", 1.0),
                (r"^(?:msecs?|millisec(?:ond)?s?)$", 1e-3), (r"^(?:usecs?|microsec(?:ond)?s?)$", 1e-6),
-               (r"^req(?:uest)?s?\s*/\s*min", 1 / 60)]
+               (r"^req(?:uest)?s?\s*/\s*min|^rpm\b", 1 / 60)]  # RPM: requests a minute, as rate limits write it
 
 def group_of(row_id: str) -> str:
     """The id's prefix: 'TRT-001' -> 'TRT'."""
@@ -453,9 +458,8 @@ def row_kind(row: dict) -> str:
     if MBU.search(metric):
         return "serving"
     unit = re.sub(_UNIT_QUALIFIER, "", unit)
-    if "token" in metric or re.match(r"(?:[km]\s*)?tok(?:en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|tps\b|req(?:uest)?s?\s*/\s*(?:s|min)|qps\b|rps\b"
-                                     r"|(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s|t\s*/\s*s$"
-                                     r"|(?:[mµu]?s|msecs?)\s*/\s*tok", unit):  # a time per token ('ms/token'): a TPOT
+    if "token" in metric or dimension_of_unit(unit) in ("token_rate", "request_rate") or re.match(
+            rf"(?:[mµμu]?s|msecs?){_PER_TOKEN}", unit):  # a time per token ('ms/token'): a TPOT
         return "serving"
     if "deepep" in model or "dispatch" in metric or "combine" in metric:
         return "alltoall"
@@ -723,12 +727,13 @@ def parse_measured(text: str) -> Measured | None:
 
 # ---- dimensions and scopes -----------------------------------------------------------------------------
 
-_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok/s|tokens per s|^tps\b|^t\s*/\s*s$", "token_rate"),
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|^tps\b|^t\s*/\s*s$|^tok(?:en)?s?\s*(?:/|per)\s*min(?:ute)?\b",
+                 "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]i?(?:bits?|bytes?)\s*/\s*s", "bandwidth"),
-                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*)\b", "time"),
+                (r"^(us|µs|μs|usec|ms|msec|s|ns|nsec|sec|seconds?|minutes?|min|hours?|h|millisec\w*|microsec\w*|nanosec\w*)\b", "time"),
                 # requests a second: a token rate times the tokens of a request, never a time
-                (r"^(?:req(?:uest)?s?|quer(?:y|ies)|samples?)\s*(?:/|per)\s*(?:s|sec|second|min)|^(?:qps|rps)\b",
+                (r"^(?:req(?:uest)?s?|quer(?:y|ies)|samples?)\s*(?:/|per)\s*(?:s|sec|second|min)|^(?:qps|rps|rpm)\b",
                  "request_rate")]
 
 # what each prediction kind returns
@@ -804,7 +809,7 @@ def prediction_dimension(kind: str, metric: str, unit: str = "") -> str | None:
         return "bandwidth" if re.search(r"bus\s?bw|alg\s?bw|bandwidth|\bbw\b|throughput", m) else None
     if kind == "serving" and (re.search(r"(?<![a-z])(ttft|tpot|itl|tbt|e2e)|time.to.first|inter.token|time.between|end.to.end|"
                                         r"latency|time.per.(?:output.)?token|" + PHASE_TIME, m) or re.match(
-            r"(?:[mµu]?s|msecs?)\s*/\s*tok", unit.strip().lower()) or (dimension_of_unit(unit) == "time" and re.search(
+            rf"(?:[mµμu]?s|msecs?){_PER_TOKEN}", unit.strip().lower()) or (dimension_of_unit(unit) == "time" and re.search(
             r"(?<![a-z])per[\s_-]+(?:output[\s_-]+|generated[\s_-]+)?token\b", m))):
         return "time"  # rows under load measure latencies too (measure/validate/atload.py)
     if kind == "serving" and re.search(r"requests?.per.s|req/s|samples.per.s|samples/s|quer(?:y|ies).per.s|quer(?:y|ies)/s", m):
