@@ -1720,3 +1720,13 @@ def test_probe11a_a_rate_in_other_units_predicts_the_same_rate():
     run = {**row, "batch": "max (offline)", "metric": "total_output_throughput", "value": "2000", "unit": "tokens/s"}
     assert predict_row({**run, "value": "120000", "unit": "tokens/min"}, Aliases()).predicted == \
         pytest.approx(60 * predict_row(run, Aliases()).predicted, rel=1e-9)
+
+
+def test_probe11a_digits_grouped_by_spaces_with_a_decimal_point():
+    """'29 228.22' (SI grouping with a decimal point, MLPerf's two decimals) was refused as no number; a space beside
+    a point that groups nothing stays unread."""
+    from tokenmath.measure.validate.rows import parse_measured
+    assert [parse_measured(t).value for t in ("29 228.22", "29\u202f228.22", "1 234 567.5")] == \
+        pytest.approx([29228.22, 29228.22, 1234567.5])
+    assert parse_measured("1 234.5-1 500.5").kind == "range"
+    assert parse_measured("12 34.5") is None and parse_measured("1234 567.5") is None

@@ -660,9 +660,9 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
 def _localised(t: str) -> str:
     """A number as other locales and typesetting write it, in the plain form: digits grouped by spaces ('12 345',
-    '12 345,6'), German grouping by dots with a decimal comma ('12.345,6', '1.234.567'), a power of ten ('2.4×10^5',
+    '12 345,6', '12 345.6'), German grouping by dots with a decimal comma ('12.345,6', '1.234.567'), a power of ten ('2.4×10^5',
     '2.4 x 10⁵', '2.4·10^5'). A lone '12.345' stays a decimal: nothing tells it from German grouping."""
-    t = re.sub(rf"(?<![\d.,])(\d{{1,3}}(?:{_GROUP_SPACE}\d{{3}})+)(,\d+)?(?![\d.,])",
+    t = re.sub(rf"(?<![\d.,])(\d{{1,3}}(?:{_GROUP_SPACE}\d{{3}})+)([,.]\d+)?(?![\d.,])",
                lambda m: re.sub(_GROUP_SPACE, "", m.group(1)) + (m.group(2) or "").replace(",", "."), t)
     t = re.sub(r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+)(,\d+)?(?![\d.,])", lambda m: m.group(0) if not (
         m.group(2) or m.group(1).count(".") > 1) else m.group(1).replace(".", "") + (m.group(2) or "").replace(",", "."), t)
