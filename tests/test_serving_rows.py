@@ -1730,3 +1730,22 @@ def test_probe11a_digits_grouped_by_spaces_with_a_decimal_point():
         pytest.approx([29228.22, 29228.22, 1234567.5])
     assert parse_measured("1 234.5-1 500.5").kind == "range"
     assert parse_measured("12 34.5") is None and parse_measured("1234 567.5") is None
+
+
+def test_probe11a_a_rate_per_node_of_a_rack_scale_domain_says_what_a_node_is_or_is_refused():
+    """On GB200 NVL72 a 'node' may be the rack (72 chips) or one of its compute trays: 'tok/s/node' was read as per
+    72 chips, a guess 18× off where the table meant a tray; refused unless the row says the node's chips. Per rack,
+    and per node of an 8-GPU server, are read as before."""
+    base = dict(id="X-1", source="blog", model="DeepSeek-R1", precision="FP4", hardware="GB200 NVL72", n_chips="72",
+                parallelism="DEP72", batch="concurrency 4096", input_len="1024", output_len="1024", context_len="",
+                metric="output throughput", value="1", unit="tok/s/node", confidence="", notes="")
+    out = predict_row(base, Aliases())
+    assert isinstance(out, Unexpressed) and "compute trays" in out.reason
+    gpu = predict_row({**base, "unit": "tokens/s/GPU"}, Aliases()).predicted
+    tray = predict_row({**base, "notes": "4 GPUs per node"}, Aliases()).predicted
+    assert tray == pytest.approx(4 * gpu, rel=1e-9)
+    assert predict_row({**base, "unit": "tokens/s/rack"}, Aliases()).predicted == pytest.approx(72 * gpu, rel=1e-9)
+    h = {**base, "model": "Llama 3.1 70B", "precision": "FP8", "hardware": "H200 SXM 141GB (DGX H200)", "n_chips": "16",
+         "parallelism": "TP8", "batch": "concurrency 64"}
+    assert predict_row(h, Aliases()).predicted == pytest.approx(
+        8 * predict_row({**h, "unit": "tokens/s/GPU"}, Aliases()).predicted, rel=1e-9)

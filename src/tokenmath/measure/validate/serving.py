@@ -231,6 +231,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if scope == "core":
         return Unexpressed(rid, g, f"unit {row['unit']!r}: a rate per core of a chip (NeuronCore, TensorCore); the "
                                    "catalog's parts are whole chips and do not say how a rate shares out over cores")
+    if scope == "node" and per_node_of(row) is None and system.domain_chips > 16 and \
+            not re.search(r"rack|nvl\d", f"{row['unit']} {row['metric']}", re.I):  # ('/rack': the domain)
+        return Unexpressed(rid, g, f"unit {row['unit']!r}: a rate per node of {system.name}, whose scale-up domain is "
+                                   f"a rack of {system.domain_chips} chips; its node may be the rack or one of its "
+                                   "compute trays, and the row does not say how many chips a node holds")
     per_gpu, per_user = scope == "gpu", scope == "user"
     phase = "prefill" if "prefill" in metric else ("decode" if re.search(r"decod(?:e|ing)", metric) and not per_user
                                                    else None)  # 'decode throughput', 'decoding speed'
