@@ -679,6 +679,7 @@ class TrainingPrior(Record):
     global_batch_tokens: float
     recompute: Literal["none", "selective", "full"] = "selective"
     parallelism: str = ""
+    system: str = ""  # catalog system the run used (its fabric), for the roofline carry (training.carry)
 
     RANGES = {"mfu": "(0, 1]", "chips": "[1, 1e7]", "seq_len": "[1, 1e9]", "active_params": "[1, 1e16]",
               "global_batch_tokens": "[1, 1e13]"}
