@@ -183,7 +183,7 @@ PLAUSIBLE = ["1", "8", "64", "128", "4096", "32k", "1,8,64", "1:1024", "1:131072
 PLAUSIBLE_BY_NAME = {"precision": ["fp8", "bf16", "fp4", "fp8,fp4"], "kv_dtype": ["fp8", "bf16"],
                      "basis": ["prior", "spec"], "date": ["2026-03-13", "2026-04"], "price_date": ["2025-09", "2026"],
                      "hold": ["5min", "1h", "30 s"], "recompute": ["none", "selective", "full"],
-                     "carry": ["hfu", "mfu"], "group": ["TRT", "BS1,UB"], "row": ["TRT-001", "BS1-002"],
+                     "carry": ["hfu", "mfu", "roofline"], "group": ["TRT", "BS1,UB"], "row": ["TRT-001", "BS1-002"],
                      "active_params": ["100B", "50e9:100e9:200e9"]}
 PLAUSIBLE_INT = ["1", "2", "4", "8", "16", "64", "128", "512", "4096"]
 PLAUSIBLE_FLOAT = ["0", "0.1", "0.5", "0.9", "1", "2", "2.5", "6", "20", "365"]

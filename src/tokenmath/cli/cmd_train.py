@@ -11,6 +11,7 @@ from rich.table import Table
 from ..core.errors import InputError
 from ..core.load import read_table
 from ..training import CARRY, RECOMPUTE, train, validate_training
+from ..training.runs import CARRY_RUN
 from ..core.units import fmt
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, SET_OPTION, console, emit_json, err_console,
@@ -49,7 +50,10 @@ def register(app: typer.Typer) -> None:
         measurements: str = typer.Option(None, "--measurements", help="Measurement table for --validate."),
         in_sample: bool = typer.Option(False, "--in-sample",
                                        help="--validate: let a run's own published MFU predict it."),
-        carry: str = typer.Option("hfu", "--carry", help="--validate: carry 'hfu' (default) or 'mfu' across runs."),
+        carry: str = typer.Option("hfu", "--carry",
+                                  help="What carries from the published run: 'hfu' (default: its hardware-FLOP "
+                                       "utilisation unchanged), 'roofline' (its step rebuilt on this chip, fabric, "
+                                       "model and split, its unexplained share carried); --validate also 'mfu'."),
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
@@ -94,11 +98,13 @@ def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, m
                          f"--chips 16384 --tokens 15.6e12), or --validate")
     if recompute not in RECOMPUTE:
         raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
+    if carry not in CARRY_RUN:
+        raise InputError(f"--carry must be one of {', '.join(CARRY_RUN)} for a run (got {carry!r})")
     m, s = load_pair(model, on, set_, priors=False)  # MFU priors, not the serving efficiencies
     return train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
                  reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
                  interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens
-                 else None, explain=explain)
+                 else None, carry=carry, explain=explain)
 
 
 def to_json(r, explain: bool = False) -> dict:
@@ -128,7 +134,7 @@ def _print(r) -> None:
     rows = [
         ("training FLOP", fmt(v("flop"), "FLOP"), f"6·N·D {fmt(v('flop_6nd'), 'FLOP')} + attention "
                                                     f"{fmt(v('flop_attention'), 'FLOP')}"),
-        ("MFU", fmt(v("mfu"), "%"), v("mfu_source")),
+        ("MFU", fmt(v("mfu"), "%"), v("mfu_source") + "".join(f"; {n}" for n in v("carry_notes"))),
         ("recompute", str(v("recompute")), f"hardware/model FLOP vs the prior's: × {v('hfu_ratio'):.3f}"),
         ("time", fmt(v("time_s"), "s"), "flop · hfu_ratio / (G · F_bf16 · MFU)"),
         ("chip-hours", fmt(v("chip_hours"), "chip-h"), ""),

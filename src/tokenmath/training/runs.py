@@ -40,6 +40,7 @@ from .splits import MFU_PEAK, ZERO_STAGES, Split, pipeline_bubble, search_splits
 __all__ = ["TrainReport", "train", "select_prior", "recompute_ratio", "check_train_inputs", "RECOMPUTE", "MFU_PEAK"]
 
 RECOMPUTE = ("none", "selective", "full")
+CARRY_RUN = ("hfu", "roofline")  # what `train` carries from the prior run (rows.CARRY adds 'mfu' for validation)
 
 
 # ---- FLOP, time, cost ----------------------------------------------------------------------------
@@ -165,6 +166,8 @@ class TrainReport(Numbers):
         """Derivations of the headline numbers (cost unfolds into chip-hours, time and FLOP), or of `keys`."""
         keys = keys or [k for k in ("cost_usd" if self.numbers.get("cost_usd") is not None else "chip_hours",
                                     "memory.total_bytes", "bubble")]
+        if self.numbers.get("carry") == "roofline" and "mfu" not in keys:
+            keys = ["mfu", *keys]  # the carried MFU's derivation: both steps' terms and the residual share
         return "\n\n".join(f"── {k} ──\n{self.numbers[k].explain()}" for k in keys if isinstance(self.numbers[k], Q))
 
 
@@ -201,8 +204,12 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
           recompute: str = "selective", reversible: bool = False, pp: int | None = None,
           microbatches: int | None = None, tp: int | None = None, ep: int | None = None, zero: int | None = None,
           interleave: int = 1, batch_tokens: float | None = None, exclude_priors: tuple[str, ...] = (),
-          explain: bool = False) -> TrainReport:
-    """FLOP, time, cost, memory per chip, bubble and split of pre-training m on G chips of `system`."""
+          carry: str = "hfu", explain: bool = False) -> TrainReport:
+    """FLOP, time, cost, memory per chip, bubble and split of pre-training m on G chips of `system`. carry='hfu'
+    carries the prior's hardware-FLOP utilisation unchanged; carry='roofline' rebuilds the prior's step on this
+    run's chip, fabric, model and chosen split and carries its residual share (training.carry)."""
+    if carry not in CARRY_RUN:
+        raise InputError(f"--carry must be one of {', '.join(CARRY_RUN)} (got {carry!r})")
     check_train_inputs(G=G, tokens=tokens, S=S, mfu=mfu, recompute=recompute, pp=pp, microbatches=microbatches,
                        tp=tp, ep=ep, zero=zero, interleave=interleave, batch_tokens=batch_tokens)
     chip = system.chip
@@ -238,10 +245,6 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
     Gq = g("G", G, "chips", "given (--chips)")
     Fq = g("F", chip.peak(MFU_PEAK), "FLOP/s",
            chip.source_of(f"peak_flop_per_s.{chip.peak_precision(MFU_PEAK)}") + " (dense BF16: the peak MFU is against)")
-    t = train_time(flop, ratio, Gq, Fq, mfu_q)
-    hours = chip_hours(Gq, t)
-    price = system.usd_per_chip_hour
-    cost = train_cost(hours, g("usd_per_chip_hour", price, "USD", system.price_source())) if price else None
 
     # split and memory
     bt = batch_tokens or prior.global_batch_tokens
@@ -256,15 +259,42 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
                          f"{global_seqs:,.0f} sequences (check --tp/--pp/--ep/--microbatches against --chips and "
                          f"--batch-tokens)")
     sp = splits[0]
+    carry_notes: list[str] = []
+    if carry == "roofline" and mfu is None:
+        mfu_q, carry_notes = _roofline(m, system, prior, sp, G, S, bt, recompute, reversible, interleave,
+                                       value_of(Nq), value_of(attn), explain)
+        ratio = g("hfu_ratio", 1.0, "", "the roofline carry prices this run's recomputation in its matmul time")
+        mfu_source += "; carried by the roofline of its step (training.carry)"
+    t = train_time(flop, ratio, Gq, Fq, mfu_q)
+    hours = chip_hours(Gq, t)
+    price = system.usd_per_chip_hour
+    cost = train_cost(hours, g("usd_per_chip_hour", price, "USD", system.price_source())) if price else None
     numbers: dict = {"flop": flop, "flop_6nd": f6, "flop_attention": fa, "mfu": mfu_q, "mfu_source": mfu_source,
                      "mfu_prior": prior.name if mfu is None else None, "mfu_prior_row": prior.row if mfu is None else None,
                      "recompute": "reversible" if reversible else recompute, "hfu_ratio": ratio, "time_s": t,
                      "time_days": value_of(t) / 86400, "chip_hours": hours, "cost_usd": cost,
-                     "usd_per_chip_hour": price, "price_source": system.price_source() if price else None}
+                     "usd_per_chip_hour": price, "price_source": system.price_source() if price else None,
+                     "carry": carry if mfu is None else "given", "carry_notes": carry_notes}
     numbers.update(_memory_numbers(m, system, sp, S, recompute, reversible, explain))
     numbers.update(_split_numbers(sp, bt, bt_src, S, interleave, len([x for x in splits if x.fits]), explain))
     numbers["reversible.flop_overhead"] = value_of(ratio_full(pc.active, value_of(attn))) - 1
     return TrainReport(m, system, G, tokens, S, prior, sp, numbers)
+
+
+def _roofline(m: Model, system: System, prior: TrainingPrior, sp: Split, G: int, S: int, bt: float, recompute: str,
+              reversible: bool, v: int, N_active: float, attn_fwd: float, explain: bool):
+    """The MFU of this run's chosen split by the roofline carry from `prior` (training.carry), and its notes."""
+    from .carry import Layout, Setup, carried_mfu, setup_of_prior
+
+    policy = "full" if reversible else recompute
+    r = float(recompute_ratio(recompute, N_active, attn_fwd, reversible))
+    lay = Layout(sp.tp, 1, sp.pp, float(sp.dp), v, float(sp.b), sp.zero)
+    target = Setup("this run", system, float(G), N_active, float(arch.param_counts(m).total), m.n_layers, m.d_model,
+                   attn_fwd, float(S), bt / S, r, policy, lay, m.file or m.name)
+    q, _, _, notes, rho = carried_mfu(setup_of_prior(prior), prior.mfu, target, explain,
+                                      f"{prior.source_of('mfu')} [{prior.name}]")
+    return (q.renamed("mfu") if isinstance(q, Q) else q), [f"residual share of {prior.name}'s step: "
+                                                           f"{100 * rho:.1f} %", *notes]
 
 
 def _memory_numbers(m: Model, system: System, sp: Split, S: int, recompute: str, reversible: bool,
