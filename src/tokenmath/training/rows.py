@@ -13,6 +13,10 @@ FLOP of a recompute policy (4/3 for full recomputation, else 1; attention neglec
 
     hfu               = mfu_p · r_p                      carry='hfu' (the assumption `train` makes);
     mfu               = hfu / r_row                      carry='mfu': mfu = mfu_p, hfu = mfu · r_row
+    mfu               = training.carry.carried_mfu       carry='roofline': the prior's step rebuilt on the row's
+                                                         chip, fabric, model and layout (its data-parallel traffic
+                                                         one of its terms, so no dp_floor); not the default: held
+                                                         out on the public TRN rows it was worse (validation/README)
     FLOP/s per chip   = hfu · F                          Megatron's count includes the recomputed forward;
                       = mfu · F                          where the row says model FLOP/s
     tokens/s per chip = mfu · F / (6 · N_active + 3 · attn_fwd)       attn_fwd = 0 without the model's shapes
@@ -50,7 +54,7 @@ from .splits import compute_time
 
 __all__ = ["predict_training_row", "validate_training", "training_quantity", "is_training_row", "CARRY", "QUANTITIES"]
 
-CARRY = ("hfu", "mfu")
+CARRY = ("hfu", "mfu", "roofline")
 # what a training row can measure -> the summary's name for it
 QUANTITIES = {"mfu": "mfu", "hfu": "hfu", "flop_per_s": "tflops_per_gpu", "tokens_per_s": "tokens_per_s",
               "samples_per_s": "samples_per_s", "step_time": "step_time", "chip_hours": "gpu_hours", "time": "time"}
@@ -571,7 +575,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         if held_out else ()
     # hardware FLOP / model FLOP; without the model's shapes the attention share is neglected
     r_of = {"none": 1.0, "selective": 1.0, "full": R_FULL}
-    r_carry = r_of if carry == "hfu" else dict.fromkeys(r_of, 1.0)
+    r_carry = r_of if carry in ("hfu", "roofline") else dict.fromkeys(r_of, 1.0)
     rr = _row_recompute(row)
     text = f"{metric} | {unit}".lower()
     per_chip = bool(_PER_CHIP.search(text))
@@ -591,7 +595,7 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         if model is not None:
             try:
                 r = train(model, system, G=int(G or 1), tokens=tokens, S=int(S) if S else None,
-                          exclude_priors=exclude)
+                          exclude_priors=exclude, carry="roofline" if carry == "roofline" else "hfu")
             except InputError as e:
                 return refuse(str(e))
             hours = r.value("chip_hours") / (r.value("hfu_ratio") if carry == "mfu" else 1.0)
@@ -599,7 +603,11 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
         else:
             p, _ = select_prior(chip, G=G, S=S, N_active=N, moe=moe, exclude=exclude)
             out.update(prior=p.name, prior_row=p.row)
-            hours = 6 * N * tokens / (F * p.mfu * r_carry[p.recompute] / r_carry[rr]) / 3600
+            mfu_c = p.mfu * r_carry[p.recompute] / r_carry[rr]
+            if carry == "roofline":
+                mfu_c, notes = _roofline_mfu(row, p, system, None, model_text, N, G, S, rr)
+                out["assumptions"] += notes
+            hours = 6 * N * tokens / (F * mfu_c) / 3600
         tu = _time_unit(unit) or _time_unit(metric)
         per = 24.0 if q == "chip_hours" and _CHIP_DAYS.search(text) else 1.0  # chip-days: the row's unit is 24 h
         days_measured = measured * tu[1] / 86400 if q == "time" else measured * per / (G or 1) / 24
@@ -615,8 +623,14 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     flop_tok = 6 * N
     if model is not None:
         flop_tok += 3 * arch.attention_flop_per_token(model, int(S or p.seq_len), "prefill")
-    k_dp, why_dp = dp_floor(row, system, float(arch.param_counts(model).total) if model is not None else N,
-                            flop_tok, G, S, mfu * F)
+    k_dp, why_dp = 1.0, None
+    if carry == "roofline":  # the step rebuilt on the row's setup: its data-parallel traffic is one of the terms
+        mfu, notes = _roofline_mfu(row, p, system, model, model_text, N, G, S, rr)
+        hfu_p = mfu * r_carry[rr]
+        out["assumptions"] += notes
+    else:
+        k_dp, why_dp = dp_floor(row, system, float(arch.param_counts(model).total) if model is not None else N,
+                                flop_tok, G, S, mfu * F)
     if why_dp:
         hfu_p, mfu = hfu_p * k_dp, mfu * k_dp
         out["why"].append(why_dp)
@@ -655,6 +669,37 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
     scale = {"k": 1e3, "m": 1e6}[prefix.group(1)] if prefix else 1.0
     per_sample = S if q == "samples_per_s" else 1.0
     return done(mfu * F / flop_tok * (1 if per_chip else G) / per_sample / scale)
+
+
+def _roofline_mfu(row: dict, p, system, model, model_text: str, N: float, G, S, rr: str) -> tuple[float, list[str]]:
+    """The row's MFU by the roofline carry from prior p (training.carry): the prior's step split into matmuls,
+    non-matmul bytes, tensor- and data-parallel traffic and its bubble, the residual share carried to the row's
+    chip, fabric, model and layout; what the row leaves out is the prior's (said)."""
+    from .carry import Setup, carried_mfu, read_layout, setup_of_prior, shapes
+    from .runs import recompute_ratio
+
+    ps = setup_of_prior(p)
+    notes = []
+    if not G:
+        G = ps.G
+        notes.append(f"chips not stated: the prior's {ps.G:g}")
+    if not S:
+        S = ps.S
+        notes.append(f"sequence length not stated: the prior's {ps.S:g}")
+    B = _row_batch(row, system, G, S)
+    if not B:
+        B = ps.B * ps.S / S
+        notes.append(f"global batch not stated: the prior's {ps.B * ps.S:,.0f} tokens")
+    L, D, N_total, how = shapes(model, model_text, N)
+    attn = float(arch.attention_flop_per_token(model, int(S), "prefill")) if model is not None else 0.0
+    lay = read_layout(f"{_split_text(row)}; {row.get('notes', '')}", G, system.domain_chips, ps.layout,
+                      f"the prior {p.name}'s")
+    r = float(recompute_ratio(rr, N, attn))
+    target = Setup(row.get("id", "the row"), system, float(G), N, N_total, L, D, attn, float(S), float(B), r, rr,
+                   lay, how)
+    mfu, _, _, more, rho = carried_mfu(ps, p.mfu, target)
+    return float(mfu), [f"roofline carry from {p.name}: residual share {100 * rho:.1f} % of its step", *notes,
+                        *more]
 
 
 def validate_training(rows: list[dict], held_out: bool = True, carry: str = "hfu") -> dict:
