@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
         carry: str = typer.Option("hfu", "--carry",
                                   help="What carries from the published run: 'hfu' (default: its hardware-FLOP "
                                        "utilisation unchanged), 'roofline' (its step rebuilt on this chip, fabric, "
-                                       "model and split, its unexplained share carried); --validate also 'mfu'."),
+                                       "model and split, its unexplained share carried: held out on the published "
+                                       "runs it errs more than 'hfu', validation/README.md); --validate also 'mfu'."),
         explain: bool = EXPLAIN_OPTION,
         as_json: bool = JSON_OPTION,
         set_: list[str] = SET_OPTION,
