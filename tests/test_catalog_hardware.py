@@ -285,7 +285,7 @@ def test_gguf_blocks_multiply_at_the_int8_rate():
     both at the INT8 rate where a chip lists one (not the W4A16 16-bit rate of AWQ/GPTQ), else the 16-bit one."""
     for name in ("l40s", "t4", "rtx-4090"):
         chip = load_chip(name)
-        want = chip.peak("int8") if "int8" in chip.peak_flop_per_s else chip.peak("bf16")
+        want = chip.peak("w8a8") if "int8" in chip.peak_flop_per_s else chip.peak("bf16")
         assert chip.peak("gguf_q4_0") == chip.peak("gguf_q8_0") == want, name
 
 
@@ -509,7 +509,7 @@ def test_the_l40_is_not_the_l40s():
     tensor rates (181.05 BF16, 362 FP8), 300 W; its 8-card server is the L40S's."""
     c, s = load_chip("l40"), load_chip("l40s")
     assert c.peak("bf16") == pytest.approx(181.05e12) and c.peak("fp8") == pytest.approx(362e12)
-    assert c.peak("int8") == c.peak("fp8") and c.peak("fp32") == pytest.approx(90.5e12) and c.power_w == 300
+    assert c.peak("w8a8") == c.peak("fp8") and c.peak("fp32") == pytest.approx(90.5e12) and c.power_w == 300
     assert (c.hbm_capacity_bytes, c.hbm_bandwidth_bytes_per_s) == (s.hbm_capacity_bytes, s.hbm_bandwidth_bytes_per_s)
     assert c.peak("bf16") == pytest.approx(s.peak("bf16") / 2, rel=0.001) and c.priors == s.priors == "default"
     node, ref = load_system("pcie-l40-8"), load_system("pcie-l40s-8")
@@ -683,7 +683,7 @@ def test_rtx_3090_is_ga102_at_the_fp32_accumulate_rate_and_its_ti_is_another_boa
     it, no FP8: an FP8 checkpoint runs as W8A16 at the BF16 rate, never at the INT8 one; the Ti is refused."""
     from tokenmath.measure.validate.match import Aliases
     chip = load_chip("rtx-3090")
-    assert (chip.peak("bf16"), chip.peak("int8")) == (pytest.approx(71e12), pytest.approx(284e12))
+    assert (chip.peak("bf16"), chip.peak("w8a8")) == (pytest.approx(71e12), pytest.approx(284e12))
     assert "fp8" not in chip.peak_flop_per_s and chip.hbm_bandwidth_bytes_per_s == pytest.approx(936e9)
     assert chip.peak("fp8") == chip.peak("bf16") and load_chip("t4").peak("fp8") == load_chip("t4").peak("fp16")
     assert Aliases().system("NVIDIA GeForce RTX 3090")[0].name == "pcie-rtx-3090-8"
@@ -814,14 +814,14 @@ def test_apple_china_market_cpu_and_jetson_figures():
               "m4-pro": 1.578e9}
     for apple, clock in clocks.items():
         c = load_chip(apple)
-        assert set(c.peak_flop_per_s) == {"fp16", "fp32"} and c.peak("fp8") == c.peak("int8") == c.peak("fp16"), apple
+        assert set(c.peak_flop_per_s) == {"fp16", "fp32"} and c.peak("fp8") == c.peak("int8") == c.peak("w8a8") == c.peak("fp16"), apple
         cores = int(re.search(r"(\d+)-core GPU", c.display_name).group(1))
         assert c.peak("fp32") == pytest.approx(cores * 128 * 2 * clock, rel=0.01), apple
     # channels x transfer rate x 8 bytes; AMX 1,024 BF16 flop per cycle per core at the 2.0 GHz base
     assert load_chip("xeon-8480p").hbm_bandwidth_bytes_per_s == pytest.approx(8 * 4800e6 * 8)
     assert load_chip("epyc-9654").hbm_bandwidth_bytes_per_s == pytest.approx(12 * 4800e6 * 8)
     assert load_chip("xeon-6980p").peak("bf16") == pytest.approx(128 * 2.0e9 * 1024, rel=1e-3)
-    assert load_chip("xeon-8480p").peak("int8") == pytest.approx(2 * load_chip("xeon-8480p").peak("bf16"))
+    assert load_chip("xeon-8480p").peak("w8a8") == pytest.approx(2 * load_chip("xeon-8480p").peak("bf16"))
     h800p, h100p = load_chip("h800-pcie"), load_chip("h100-pcie")
     assert h800p.peak_flop_per_s == h100p.peak_flop_per_s and h800p.priors == h100p.priors == "default"
     assert {load_chip(n).priors for n in ("a800-pcie", "a800-pcie-40gb")} == {"a100-80gb-kernels"}

@@ -437,7 +437,7 @@ def test_probe10d_an_integer_gemm_in_tops():
     assert unit_scale("TOPS") == 1e12 and unit_scale("POPS") == 1e15
     l4 = predict_row(_row("Q-506", "throughput", "200", "TOPS", "L4", model="cuBLASLt INT8 GEMM", precision="int8",
                           notes="M=N=K=8192"), Aliases())
-    assert l4.kind == "gemm" and l4.spec == pytest.approx(242) and "int8" in l4.why[0]
+    assert l4.kind == "gemm" and l4.spec == pytest.approx(242) and "w8a8" in l4.why[0]
     a100 = _row("Q-507", "throughput", "550", "TOPS", "A100 80GB SXM4", model="cuBLASLt INT8 GEMM", precision="int8",
                 notes="M=N=K=8192")
     assert "no INT8 peak" in predict_row(a100, Aliases()).reason

@@ -44,7 +44,9 @@ EXPLAIN_OPTION = typer.Option(False, "--explain", help=EXPLAIN_HELP)
 SET_OPTION = typer.Option([], "--set", help=SET_HELP)
 ON_OPTION = typer.Option(..., "--on", help="System (e.g. gb200-nvl72, hgx-h100), chip, or profile YAML.")
 CHIPS_OPTION = typer.Option(None, "--chips", "-G", help="Chips per replica (default: one scale-up domain).")
-PRECISION_OPTION = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4 (default: model's).")
+PRECISION_OPTION = typer.Option(None, "--precision", help="Weights and matmuls: fp8, bf16, fp4; int8 is weight-only "
+                                "(W8A16, at the 16-bit rate), w8a8 INT8 weights and activations (SmoothQuant, at the "
+                                "INT8 peak) (default: model's).")
 KV_DTYPE_OPTION = typer.Option(None, "--kv-dtype", help="KV-cache element type (default: model's).")
 BASIS_OPTION = typer.Option("prior", "--basis", help="'prior' (efficiency priors) or 'spec' (peaks: a bound).")
 ALLOW_EXTRAPOLATION_OPTION = typer.Option(False, "--allow-extrapolation", help="With a calibrated profile: predict a "

@@ -65,7 +65,8 @@ Key map (config.json -> Model field), with the aliases older families use:
   layer, Qwen2/3 use_sliding_window above max_window_layers.
 - Weight formats, per module kind (Model.weight_dtypes): quantization_config names the quantised
   format of the linear layers (fp8; mxfp4 at 4.25 bits with its scales; ModelOpt NVFP4 at 4.5 bits;
-  int4/int8 from bits or bitsandbytes; compressed-tensors config_groups); the embedding tables and the
+  int4/int8 from bits or bitsandbytes, weight-only; compressed-tensors config_groups, whose 8-bit integer weights
+  beside 8-bit integer input_activations, as ModelOpt's INT8_SQ, are w8a8: core/units.py); the embedding tables and the
   MoE routers stay in torch_dtype (quantisers leave them, e.g. DeepSeek-V3's FP8 checkpoint), and so does
   every module `modules_to_not_convert` / `ignore` names (gpt-oss: attention, router, embeddings -> BF16,
   MXFP4 experts). Without quantization_config every module is in torch_dtype / dtype. KV dtype is bf16
@@ -192,6 +193,7 @@ class _Scheme(BaseModel):
 class _Group(BaseModel):
     model_config = ConfigDict(extra="ignore")
     weights: _Scheme | None = None
+    input_activations: _Scheme | None = None
     targets: list[StrictStr] | None = None
 
 
@@ -757,7 +759,7 @@ def _formats(c: _Cfg, top: _Fields, mlp_beside_experts: bool = False) -> tuple[s
         for group in q.config_groups.values():
             w = group.weights
             if w and w.num_bits:
-                store = _scheme_format(w)
+                store = _scheme_format(w, group.input_activations)
                 break
         compute = {"nvfp4": "fp4", "mxfp4": "fp4"}.get(store or "", store)
     if store is None and q.bits in (4, 8):
@@ -779,12 +781,16 @@ def _formats(c: _Cfg, top: _Fields, mlp_beside_experts: bool = False) -> tuple[s
 # MXFP8 (MiniMax-M3's NVIDIA release): 8-bit values with an E8M0 scale per 32, read as FP8 (scales, 3 % of the
 # bytes, left out)
 _ALGO_FORMAT = {"MXFP8": "fp8", "FP8": "fp8", "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "W4A8_NVFP4_FP8": "nvfp4", "MXFP4": "mxfp4",
-                "W4A16_AWQ": "int4_g128", "W4A8_AWQ": "int4_g128", "INT8_SQ": "int8"}
+                "W4A16_AWQ": "int4_g128", "W4A8_AWQ": "int4_g128", "INT8_SQ": "w8a8"}
 
 
-def _scheme_format(w: _Scheme) -> str | None:
+def _scheme_format(w: _Scheme, a: _Scheme | None = None) -> str | None:
+    """A compressed-tensors weight scheme's format; 8-bit integer weights beside 8-bit integer activations are W8A8
+    (the INT8 tensor-core rate), without them weight-only INT8 (the 16-bit rate)."""
     if w.type == "float":
         return {8: "fp8", 4: {16: "nvfp4", 32: "mxfp4"}.get(w.group_size or 0, "fp4")}.get(w.num_bits or 0)
+    if w.num_bits == 8 and a is not None and a.num_bits == 8 and a.type != "float":
+        return "w8a8"
     return {8: "int8", 4: "int4"}.get(w.num_bits or 0)
 
 
@@ -796,7 +802,7 @@ def _mixed(q: _Quant, base: str) -> dict[str, str] | None:
     if q.quantized_layers:
         named = [(name, _ALGO_FORMAT.get((layer.quant_algo or "").upper())) for name, layer in q.quantized_layers.items()]
     elif q.config_groups and any(g.targets and "Linear" not in g.targets for g in q.config_groups.values()):
-        named = [(t, _scheme_format(g.weights) if g.weights else None)
+        named = [(t, _scheme_format(g.weights, g.input_activations) if g.weights else None)
                  for g in q.config_groups.values() for t in (g.targets or [])]
     if not named:
         return None

@@ -147,8 +147,10 @@ class Chip(Record):
     _SIBLING = {"fp16": "bf16", "bf16": "fp16"}
 
     def peak_precision(self, precision: str) -> str:
-        """The precision whose peak `peak(precision)` uses: its own, its 16-bit sibling, else the best wider one
-        (for FP8 and FP4, the best wider floating-point one)."""
+        """The peak that `peak(precision)` uses for a storage format (a --precision value): the format its matmuls run
+        at (core/units.py COMPUTE_FORMAT: weight-only 'int8' at the 16-bit rate, 'w8a8' and GGUF at the INT8 one),
+        else its 16-bit sibling, else the best wider one (for FP8 and FP4, the best wider floating-point one; for
+        W8A8 on a chip that lists no INT8 peak, the 16-bit one)."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
         if precision == "int4" and precision not in self.peak_flop_per_s:
@@ -169,9 +171,14 @@ class Chip(Record):
 
     def widened_note(self, precision: str) -> str | None:
         """How a floating-point format this chip has no tensor cores for is carried (FP4 on Hopper, FP8 on Ampere:
-        weight-only kernels, roofline.kernel_format), or None where the chip multiplies it natively."""
+        weight-only kernels, roofline.kernel_format), or an INT8 one whose peak the catalog does not list (W8A8, GGUF),
+        or None where the chip multiplies it natively."""
         p = COMPUTE_FORMAT.get(precision, precision)
-        wide = self.peak_precision(p)
+        wide = self.peak_precision(precision)
+        if p == "int8" and wide != p:
+            return (f"the catalog lists no INT8 peak for {self.name}: its {precision} matmuls (8-bit integer weights "
+                    f"times 8-bit activations) are carried at its {wide.upper()} rate (an assumption: INT8 tensor "
+                    f"cores the catalog does not list would run them faster)")
         if p not in ("fp4", "fp8") or wide == p:
             return None
         return (f"{self.name} has no {p.upper()} tensor cores: the {p.upper()} weights are read at their own width "

@@ -222,13 +222,16 @@ def kernel_format(m: Model, prec: str, pri: Priors, chip=None) -> str:
     """The format whose measured GEMM curves a step's matmuls read: block-scaled FP8 ('fp8_block') for a
     model whose FP8 checkpoint scales weights per block (Model.fp8_block_size: DeepSeek-V3, Kimi K2, the
     Qwen3 FP8 releases) or when asked for, where the priors measured it apart; a storage format's compute
-    format (NVFP4 and MXFP4: fp4); a floating-point format the chip has no tensor cores for, the format it is
-    multiplied at (`Chip.peak_precision`: FP4 on Hopper at FP8, FP8 on Ampere at 16 bits) where the priors
-    measured that one, as that model runs it — its weights are dequantised inside that format's GEMM, which they
-    cannot outrun (before 2026-11-29 FP4 on an H100 ran at eta_flop, above the FP8 GEMM's measured rate: a
-    prefill 31 % faster than FP8's); else the precision itself."""
-    prec = prec if prec == "fp8_block" else COMPUTE_FORMAT.get(prec, prec)
-    wide = chip.peak_precision(prec) if chip is not None and prec in ("fp4", "fp8") else prec
+    format (NVFP4 and MXFP4: fp4; weight-only INT8: bf16, the GEMM it is dequantised into; W8A8 and GGUF: int8);
+    a format the chip has no tensor cores for, the format it is multiplied at (`Chip.peak_precision`: FP4 on Hopper
+    at FP8, FP8 on Ampere and W8A8 on a chip without an INT8 peak at 16 bits) where the priors measured that one,
+    as that model runs it — its weights are dequantised inside that format's GEMM, which they cannot outrun (before
+    2026-11-29 FP4 on an H100 ran at eta_flop, above the FP8 GEMM's measured rate: a prefill 31 % faster than
+    FP8's); else the precision itself."""
+    c = prec if prec == "fp8_block" else COMPUTE_FORMAT.get(prec, prec)
+    # (the storage name goes to peak_precision: COMPUTE_FORMAT maps once, and its 'int8' is a peak, not weight-only)
+    wide = chip.peak_precision(prec) if chip is not None and c in ("fp4", "fp8", "int8") else c
+    prec = c
     if wide != prec and any(k.split("@")[0] == f"eta_mm.{wide}" for k in pri.curves):
         return kernel_format(m, wide, pri)  # (a model whose FP8 is block-scaled: its block-scaled kernels)
     if prec == "fp8_block" or (prec == "fp8" and m.fp8_block_size):
@@ -488,7 +491,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         attn_pt = with_image(attn_pt.renamed("a_ctx") if isinstance(attn_pt, Q) else attn_pt,
                              arch.image_flop_per_sequence(m, explain), g("S", S, "tok", "prompt tokens"))
     kv = kv_dtype or m.kv_dtype
-    extrapolated = False if spec else check_formats(pri, prec, kv)  # a profile answers only for what it measured
+    # a profile answers only for the formats it multiplied (calibrate's 'int8' is torch._int_mm, W8A8's GEMM)
+    extrapolated = False if spec else check_formats(pri, COMPUTE_FORMAT.get(prec, prec), kv)
     F_mm = g("F_mm", chip.peak(prec), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(prec)}"))
     att = kv if pri.formats and kv in chip.peak_flop_per_s else "bf16"  # a profile measured attention at kv
     F_attn = g("F_attn", chip.peak(att), "FLOP/s", chip.source_of(f"peak_flop_per_s.{chip.peak_precision(att)}"))

@@ -43,18 +43,29 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # group quantisation, recalled, not re-read here: estimate) 4-bit weights with a UINT8 scale and a UINT4 zero per group
 # of 128 under a per-channel FP16 scale (negligible), 4 + 12/128 bits, multiplied at the INT8 rate (its GEMM widens the
 # weights to INT8 in registers and takes INT8 activations).
+# 8-bit integer weights are multiplied one of two ways, and the format's name says which (one rule for every chip,
+# whichever peaks its catalog entry lists):
+#   'int8' — weight-only, W8A16 (TensorRT-LLM int8_wo, gpt-fast's int8, bitsandbytes LLM.int8()'s weights, GPTQ/AWQ-style
+#            8-bit): the weights are dequantised to 16 bits inside the GEMM and multiplied at the chip's 16-bit rate;
+#   'w8a8' — 8-bit weights and activations (SmoothQuant, TensorRT-LLM int8_sq, vLLM's INT8 W8A8): the chip's INT8
+#            tensor-core peak, the catalog's peak_flop_per_s.int8. A chip that lists none carries them at its 16-bit
+#            rate, and says so (Chip.widened_note).
+# GGUF blocks and W4A8 multiply 8-bit integers too (llama.cpp's q8_1 activations; QServe's INT8 GEMM): W8A8's rate.
+# So COMPUTE_FORMAT's values are peak names, not storage names: 'int8' there is the INT8 tensor-core peak, which the
+# storage format 'int8' (weight-only) does not reach. Map a storage format through it once.
 _GGUF_K_MIX_GIB_7B = {"gguf_q2_k": 2.63, "gguf_q3_k_s": 2.75, "gguf_q3_k_m": 3.06, "gguf_q3_k_l": 3.35,
                       "gguf_q4_k_s": 3.59, "gguf_q4_k_m": 3.80, "gguf_q5_k_s": 4.33, "gguf_q5_k_m": 4.45}
-PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
+PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "w8a8": 1.0, "fp4": 0.5, "int4": 0.5,
                    "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8_block": 1.0 + 4.0 / (128 * 128),
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8, "int3_g128": (3 + 19 / 128) / 8,
                    "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8, "w4a8_g128": (4 + 12 / 128) / 8,
                    "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
-# storage formats -> the tensor-core format whose peak their matmuls run at
-COMPUTE_FORMAT = {"mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4", "int4_g128": "int4",
-                  "int4_g64": "int4", "int8_g64": "int8", "int3_g128": "int4", "w4a8_g128": "int8",
+# storage formats -> the tensor-core format whose peak their matmuls run at (weight-only INT8, MLX's 8-bit groups
+# among them, at the 16-bit one; the weight-only INT4 formats' 'int4' is widened to 16 bits by Chip.peak_precision)
+COMPUTE_FORMAT = {"int8": "bf16", "w8a8": "int8", "mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4",
+                  "int4_g128": "int4", "int4_g64": "int4", "int8_g64": "bf16", "int3_g128": "int4", "w4a8_g128": "int8",
                   "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import arch
 from ..core.derive import given
 from ..core.roofline import hardware_ratio, latency_floor, optimal_batch
-from ..core.units import fmt
+from ..core.units import COMPUTE_FORMAT, fmt
 from .claim import IDENTITY, OFF, REPRODUCED, Finding, check_text, claim, judge, need, within
 from .common import bstar, chip_W, drain_time, mfu, model_or_skip, ratio, ref, said_q, solve_increasing, spec_step, v
 
@@ -165,7 +165,8 @@ def r5(ctx):
 def _ratio_of(ctx, name, precision):
     c = ctx.chip(name)
     if precision == "lowest":
-        precision = next((x for x in ("fp4", "fp8", "int8", "bf16") if x in c.peak_flop_per_s), "bf16")
+        precision = next((x for x in ("fp4", "fp8", "w8a8", "bf16") if COMPUTE_FORMAT.get(x, x) in c.peak_flop_per_s),
+                         "bf16")
     return hardware_ratio(given("F", c.peak(precision), "FLOP/s", c.source_of(f"peak_flop_per_s.{c.peak_precision(precision)}")),
                           given("W", c.hbm_bandwidth_bytes_per_s, "B/s", c.source_of("hbm_bandwidth_bytes_per_s")),
                           given("b_w", arch.bytes_per(precision), "B", f"{precision} weights"))

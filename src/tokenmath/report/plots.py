@@ -18,7 +18,7 @@ from ..lecture.claim import NotComputable
 from ..lecture.common import bstar, drain_time, ref
 from ..core.roofline import hardware_ratio, step
 from ..serving.serve import usd_per_mtok
-from ..core.units import fmt
+from ..core.units import COMPUTE_FORMAT, fmt
 
 __all__ = ["PLOTS", "draw_all"]
 
@@ -142,7 +142,8 @@ def hardware_generations(ctx, out: Path) -> tuple[str, str]:
         nvidia = c.vendor.lower().startswith("nvidia")
         col = _GREEN if nvidia else (_BLUE if "google" in c.vendor.lower() else _GREY)
         r_bf16 = hardware_ratio(c.peak("bf16"), c.hbm_bandwidth_bytes_per_s, 2.0)
-        low = next(p for p in ("fp4", "fp8", "int8", "bf16", "fp16") if p in c.peak_flop_per_s)  # V100: fp16 only
+        low = next(p for p in ("fp4", "fp8", "w8a8", "bf16", "fp16")  # V100: fp16 only
+                   if COMPUTE_FORMAT.get(p, p) in c.peak_flop_per_s)
         r_low = hardware_ratio(c.peak(low), c.hbm_bandwidth_bytes_per_s, arch.bytes_per(low))
         ax1.scatter([x], [r_bf16], color=col, s=40, zorder=3)
         if abs(r_low - r_bf16) > 1:

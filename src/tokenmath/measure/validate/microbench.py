@@ -116,19 +116,19 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         prec, pnote = _precision(row, al)
         if prec is None:
             return Unexpressed(rid, g, pnote)
-        if prec == "int8" and chip.peak_precision("int8") != "int8" and not re.search(
-                r"weight[\s_-]*only|\bw8a16\b", f"{row['precision']} {row['model']} {row['notes']}", re.I):
-            # the catalog's INT8 peak is left out where 8-bit weights are dequantised to the 16-bit rate (weight-only
-            # serving); a GEMM of INT8 operands runs on INT8 tensor cores, at a rate the catalog does not hold
+        if prec == "w8a8" and chip.peak_precision(prec) != "int8":
+            # a GEMM of INT8 operands measures the INT8 tensor cores' rate itself: carried at the 16-bit rate (as a
+            # serving step's W8A8 matmuls are, Chip.widened_note) it would predict another kernel's rate
             return Unexpressed(rid, g, f"a GEMM of INT8 operands, but the catalog holds no INT8 peak for {chip.name} "
-                                       f"(it lists {', '.join(chip.peak_flop_per_s)}; INT8 weights there run at the "
-                                       "16-bit rate, as weight-only kernels dequantise them)")
+                                       f"(it lists {', '.join(chip.peak_flop_per_s)}; weight-only INT8 would run at "
+                                       "its 16-bit rate)")
         if not row["precision"].strip():
             notes.append(pnote)
         b = arch.bytes_per(prec)
+        b_in = 2.0 if prec == "int8" else b  # weight-only: 16-bit activations
         F, W = chip.peak(prec), chip.hbm_bandwidth_bytes_per_s
         flop = kernels.gemm_flop(M, N, K, groups)
-        byts = kernels.gemm_bytes(M, N, K, b, b, 2.0, groups)
+        byts = kernels.gemm_bytes(M, N, K, b_in, b, 2.0, groups)
 
         law_key = next((f for f in (prec, "fp8" if prec == "fp8_block" else None) if f in pri.matmul_k_law_fmt), None)
         eta_inf, k_half = pri.matmul_k_law_fmt[law_key] if law_key else (pri.eta_flop, 0.0)
@@ -363,13 +363,23 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     return None
 
 
-_PRECISION_WORD = r"\b(nvfp4|mxfp4|fp4|fp8|bf16|fp16|int8|tf32|fp32)\b"
+_PRECISION_WORD = r"\b(nvfp4|mxfp4|fp4|fp8|bf16|fp16|int8|w8a8|tf32|fp32)\b"
 _FP8 = r"fp8|float8|\be4m3|\be5m2"  # FP8 as a format's name or its bits (FlashAttention-3's 'e4m3')
 
 
 def _precision(row, al: Aliases) -> tuple[str | None, str]:
-    """The GEMM's format: the precision column, else a format the metric or model names ('dense fp8 gemm'). A TF32
-    GEMM is refused: it runs on the tensor cores at the TF32 rate, which the catalog does not hold."""
+    """The GEMM's format: the precision column, else a format the metric or model names ('dense fp8 gemm'). A GEMM
+    whose format reads as INT8 multiplies INT8 operands ('w8a8', the INT8 tensor-core rate) unless the row says it is
+    weight-only ('W8A16', 'weight-only': 'int8', dequantised to the 16-bit rate). A TF32 GEMM is refused: it runs on
+    the tensor cores at the TF32 rate, which the catalog does not hold."""
+    prec, note = _named_precision(row, al)
+    if prec == "int8" and not re.search(r"weight[\s_-]*only|\bw8a16\b|int8[\s_-]*wo\b",
+                                        f"{row['precision']} {row['model']} {row['notes']}", re.I):
+        return "w8a8", note + ("; " if note else "") + "a GEMM of INT8 operands (W8A8: the INT8 tensor-core rate)"
+    return prec, note
+
+
+def _named_precision(row, al: Aliases) -> tuple[str | None, str]:
     m = re.search(_PRECISION_WORD, f"{row['metric']} {row['model']} {row['notes']}", re.I)
     if re.search(r"tf32", row["precision"] if row["precision"].strip() else (m.group(1) if m else ""), re.I):
         return None, ("a TF32 GEMM runs on the tensor cores at the TF32 rate, which the catalog does not hold (its "

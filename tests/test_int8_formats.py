@@ -1,0 +1,110 @@
+"""INT8 read one way on every chip: weight-only 'int8' (W8A16) multiplies at the chip's 16-bit rate, 'w8a8'
+(SmoothQuant, GGUF's q8_1 activations, W4A8) at its INT8 peak, whichever peaks a chip's catalog entry lists
+(core/units.py COMPUTE_FORMAT; probe 11D found H100 PCIe listing an INT8 peak and the H100 SXM none, so that the PCIe
+card prefilled INT8 Llama-2-7B faster than the SXM part)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokenmath.core import roofline
+from tokenmath.core.load import load_chip, load_model, load_priors, load_system, names
+from tokenmath.core.units import COMPUTE_FORMAT, PRECISION_BYTES
+from tokenmath.measure.validate import COLUMNS, Aliases, predict_row
+
+
+def _chips():
+    return [load_chip(n) for n in names("hardware")]
+
+
+def test_weight_only_int8_multiplies_at_the_16_bit_rate_on_every_chip():
+    """Even where the chip lists an INT8 peak (L40S 733 TOPS, H100 PCIe 1,513): the weights are dequantised inside a
+    16-bit GEMM. W8A8 reaches the INT8 peak where one is listed, else the 16-bit rate."""
+    for c in _chips():
+        assert c.peak("int8") == c.peak("bf16"), c.name
+        assert c.peak_precision("int8") == c.peak_precision("bf16"), c.name
+        want = c.peak_flop_per_s["int8"] if "int8" in c.peak_flop_per_s else c.peak("bf16")
+        assert c.peak("w8a8") == c.peak("gguf_q8_0") == want, c.name
+
+
+def test_compute_format_names_peaks_and_storage_names_go_through_it_once():
+    """COMPUTE_FORMAT's values are peak names: its 'int8' is the INT8 tensor-core peak, reached from W8A8's storage
+    formats only; every storage format maps to a peak name a chip can list."""
+    peaks = {"fp4", "fp8", "int8", "int4", "bf16", "fp16", "fp32"}
+    assert set(PRECISION_BYTES) >= set(COMPUTE_FORMAT)
+    for s in PRECISION_BYTES:
+        assert COMPUTE_FORMAT.get(s, s) in peaks, s
+    to_int8 = {s for s in PRECISION_BYTES if COMPUTE_FORMAT.get(s, s) == "int8"}
+    assert "int8" not in to_int8 and {"w8a8", "w4a8_g128", "gguf_q8_0", "gguf_q4_0"} <= to_int8
+    assert PRECISION_BYTES["w8a8"] == PRECISION_BYTES["int8"] == 1.0
+
+
+def test_w8a8_on_a_chip_without_an_int8_peak_is_carried_at_16_bits_and_says_so():
+    m2 = load_chip("m2-ultra")  # Apple's GPUs: no INT8 rate of their own
+    note = m2.widened_note("w8a8")
+    assert note and "no INT8 peak" in note and "FP16" in note
+    assert load_chip("l40s").widened_note("w8a8") is None and load_chip("l40s").widened_note("int8") is None
+
+
+def test_kernel_format_of_weight_only_int8_is_the_16_bit_gemm():
+    """A weight-only INT8 GEMM reads the 16-bit GEMM's measured curves (its weights are dequantised into it), a W8A8
+    one the INT8 kernels' (none measured: eta_flop), never the other's."""
+    m, chip = load_model("llama-2-7b"), load_chip("h100-sxm")
+    pri = load_priors(chip.priors)
+    assert roofline.kernel_format(m, "int8", pri, chip) == "bf16"
+    assert roofline.kernel_format(m, "int8_g64", pri, chip) == "bf16"
+    l40s = load_chip("l40s")
+    assert roofline.kernel_format(m, "w8a8", load_priors(l40s.priors), l40s) == "int8"
+
+
+def test_weight_only_int8_prefill_is_never_faster_than_bf16_by_more_than_its_bytes():
+    """H100 PCIe lists INT8 at twice its BF16 rate: a weight-only INT8 prefill (compute-bound at 2,048 tokens) was
+    1.9x faster than BF16 there (37 vs 70 ms) and faster than the SXM part's; now it is the BF16 prefill's time."""
+    m = load_model("llama-2-7b")
+
+    def t(system, prec):
+        return float(roofline.step(m, load_system(system), G=1, B=1, S=2048, phase="prefill", precision=prec).t_step)
+
+    for name in ("h100-pcie", "l40s", "rtx-3090", "t4"):
+        assert t(name, "int8") == pytest.approx(t(name, "bf16"), rel=0.02), name
+        assert t(name, "w8a8") < 0.75 * t(name, "int8"), name
+
+
+def _gemm_row(id, hardware, precision, unit="TOPS", value="500"):
+    base = {c: "" for c in COLUMNS}
+    base.update({"id": id, "source": "microbench", "metric": "throughput", "value": value, "unit": unit,
+                 "hardware": hardware, "n_chips": "1", "confidence": "high", "model": "cuBLASLt INT8 GEMM",
+                 "precision": precision, "notes": "M=N=K=8192"})
+    return base
+
+
+def test_a_gemm_of_int8_operands_is_w8a8_and_a_weight_only_one_runs_at_16_bits():
+    """A microbenchmark's 'INT8 GEMM' multiplies INT8 operands (the INT8 peak); said weight-only, it is a 16-bit GEMM
+    that reads 8-bit weights, even on a chip that lists an INT8 peak (L40S: 733 TOPS; BF16 362)."""
+    al = Aliases()
+    sq = predict_row(_gemm_row("Q-1", "L40S", "int8"), al)
+    wo = predict_row(_gemm_row("Q-2", "L40S", "int8 weight-only", unit="TFLOPS"), al)
+    assert sq.kind == wo.kind == "gemm"
+    assert sq.spec == pytest.approx(733) and wo.spec == pytest.approx(362.05)
+    assert "w8a8" in sq.why[0] and "int8" in wo.why[0]
+
+
+def test_compressed_tensors_w8a8_and_modelopt_int8_sq_read_as_w8a8(tmp_path):
+    """compressed-tensors' INT8 W8A8 (RedHatAI '-quantized.w8a8': 8-bit integer weights and input_activations) is
+    w8a8; its W8A16 (weights only) is weight-only int8."""
+    base = json.loads((__import__("pathlib").Path(__file__).parent.parent / "validation" / "llama-1b-config.json")
+                      .read_text())
+
+    def read(q):
+        p = tmp_path / "c.json"
+        p.write_text(json.dumps({**base, "quantization_config": q}))
+        return load_model(str(p)).weight_dtype
+
+    int8 = {"num_bits": 8, "type": "int"}
+    assert read({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": int8,
+                 "input_activations": int8, "targets": ["Linear"]}}}) == "w8a8"
+    assert read({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": int8,
+                 "targets": ["Linear"]}}}) == "int8"
+    assert read({"quant_method": "bitsandbytes", "load_in_8bit": True}) == "int8"
