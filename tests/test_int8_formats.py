@@ -108,3 +108,33 @@ def test_compressed_tensors_w8a8_and_modelopt_int8_sq_read_as_w8a8(tmp_path):
     assert read({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": int8,
                  "targets": ["Linear"]}}}) == "int8"
     assert read({"quant_method": "bitsandbytes", "load_in_8bit": True}) == "int8"
+
+
+@pytest.mark.parametrize("text, prec", [
+    ("INT8", "int8"), ("int8 weight-only", "int8"), ("INT8 weight only", "int8"), ("int8_wo", "int8"),
+    ("W8A16", "int8"), ("weight-only INT8", "int8"), ("GPTQ-Int8", "int8"), ("bnb 8bit", "int8"),
+    ("W8A8", "w8a8"), ("INT8 (W8A8)", "w8a8"), ("SmoothQuant", "w8a8"), ("INT8 (SQ)", "w8a8"), ("int8_sq", "w8a8"),
+    ("INT8 SQ", "w8a8"), ("Q8_0", "w8a8"), ("q6_K", "w8a8"), ("W4A8", "w8a8"), ("FP8 W8A8", "fp8"),
+])
+def test_validation_reads_int8_by_what_it_multiplies(text, prec):
+    """A bare 'INT8' is weight-only (as TensorRT-LLM's perf tables, gpt-fast and bitsandbytes run it); a row says
+    W8A8, SmoothQuant or SQ for the INT8 tensor-core rate; GGUF and W4A8 multiply 8-bit activations."""
+    assert Aliases().precision(text)[0] == prec
+
+
+def _serving_row(**kw):
+    base = {c: "" for c in COLUMNS}
+    base.update({"id": "X-1", "source": "probe", "model": "Llama-2-7B", "hardware": "L40S", "n_chips": "1",
+                 "batch": "1", "input_len": "2048", "output_len": "1", "metric": "prefill throughput",
+                 "unit": "tokens/s", "value": "10000", "confidence": "high", **kw})
+    return base
+
+
+def test_a_bare_int8_row_states_its_reading_as_an_assumption_and_w8a8_outruns_it():
+    al = Aliases()
+    bare = predict_row(_serving_row(precision="INT8"), al)
+    sq = predict_row(_serving_row(precision="INT8 SmoothQuant"), al)
+    wo = predict_row(_serving_row(precision="INT8 weight-only"), al)
+    assert any("read as weight-only" in a for a in bare.assumptions)
+    assert not any("read as weight-only" in a for a in wo.assumptions + sq.assumptions)
+    assert bare.predicted == pytest.approx(wo.predicted) and sq.predicted > 1.3 * wo.predicted

@@ -1280,7 +1280,7 @@ def test_three_bit_and_w4a8_checkpoints_store_what_they_say():
     al = Aliases()
     assert al.precision("3-bit GPTQ")[:2] == ("int4", "bf16") and al.storage("3-bit GPTQ")["linear"] == "int3_g128"
     assert al.storage("GPTQ")["linear"] == "int4_g128"  # the 4-bit default unchanged
-    assert al.precision("W4A8KV4")[:2] == ("int8", "int4") and al.storage("W4A8KV4")["linear"] == "w4a8_g128"
+    assert al.precision("W4A8KV4")[:2] == ("w8a8", "int4") and al.storage("W4A8KV4")["linear"] == "w4a8_g128"
     assert COMPUTE_FORMAT["w4a8_g128"] == "int8" and PRECISION_BYTES["int3_g128"] < PRECISION_BYTES["int4_g128"]
     row = _p10(model="OPT-175B", precision="3-bit GPTQ", hardware="A100 80GB", n_chips="1", batch="1",
                input_len="128", output_len="128", metric="per-token latency", value="71", unit="ms")

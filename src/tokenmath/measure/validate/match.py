@@ -381,6 +381,12 @@ class Aliases:
             return None, None, f"precision {text!r} matches no rule in {self.file}"
         return rule["precision"], rule.get("kv_dtype"), rule.get("note", "")
 
+    def precision_assumed(self, text: str) -> bool:
+        """Whether the matching precision rule chooses between readings the string leaves open (its `assumed: true`:
+        a bare 'INT8', weight-only or W8A8), so that its note is the row's assumption, not just how it was read."""
+        rule = self._match("precision", text)
+        return bool(rule is not None and rule.get("assumed"))
+
     def storage(self, text: str) -> dict[str, str] | None:
         """The checkpoint's storage format per module kind that the matching precision rule names (its
         `storage:` block: 'linear' for every matmul weight, or a module kind), else None."""

@@ -268,7 +268,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if hit:
         assumptions.append(f"a prefix cache in HBM serves {hit:.0%} of each prompt ({hit_words!r}): only the rest is "
                            "prefilled, after the cached tokens (whose KV each request holds whole, shared with none)")
-    if not row["precision"].strip():
+    if not row["precision"].strip() or (pnote and al.precision_assumed(ptext)):
         notes.remove(pnote)
         assumptions.append(pnote)
         row = {**row, "precision": ptext}  # the name's precision read on as the column's (weight-only kernels, KV rules)
