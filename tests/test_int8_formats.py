@@ -138,3 +138,27 @@ def test_a_bare_int8_row_states_its_reading_as_an_assumption_and_w8a8_outruns_it
     assert any("read as weight-only" in a for a in bare.assumptions)
     assert not any("read as weight-only" in a for a in wo.assumptions + sq.assumptions)
     assert bare.predicted == pytest.approx(wo.predicted) and sq.predicted > 1.3 * wo.predicted
+
+
+# the INT8 dense peaks listed in probe 11D, each from a source already in the repository: aiconfigurator-core's
+# system files, or the figure the chip's own entry stated while leaving it out (A40, MI210, MI250, A800); the RTX
+# 4090's from its cited whitepaper, as recalled (its other figures' provenance)
+LISTED = {"h100-sxm": (1978e12, "systems/h100_sxm.yaml"), "h200": (1978e12, "systems/h200_sxm.yaml"),
+          "h800": (1978e12, "systems/h100_sxm.yaml"), "b200": (4500e12, "systems/b200_sxm.yaml"),
+          "gb200": (5000e12, "systems/gb200.yaml"), "b300": (153.5e12, "systems/b300_sxm.yaml"),
+          "gb300": (165e12, "systems/gb300.yaml"), "a100-80gb": (624e12, "systems/a100_sxm.yaml"),
+          "a100-40gb": (624e12, "systems/a100_sxm.yaml"), "a100-pcie": (624e12, "systems/a100_pcie.yaml"),
+          "a800": (624e12, "A800 datasheet"), "a800-pcie": (624e12, "systems/a100_pcie.yaml"),
+          "a800-pcie-40gb": (624e12, "systems/a100_pcie.yaml"), "a30": (330e12, "systems/a30.yaml"),
+          "b60": (197e12, "systems/b60.yaml"), "a40": (299.3e12, "A40 datasheet"), "mi210": (181.0e12, "MI210 data sheet"),
+          "mi250-gcd": (181.05e12, "MI250 data sheet"), "rtx-4090": (660.6e12, "Ada Lovelace architecture whitepaper")}
+
+
+@pytest.mark.parametrize("name", sorted(LISTED))
+def test_int8_dense_peaks_listed_with_their_source(name):
+    value, cited = LISTED[name]
+    c = load_chip(name)
+    assert c.peak_flop_per_s["int8"] == pytest.approx(value)
+    src = c.source_of("peak_flop_per_s.int8")
+    assert cited in src and "dense" in src, src
+    assert c.peak_precision("fp8") != "int8"  # FP8 never borrows the INT8 peak
