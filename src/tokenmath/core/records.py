@@ -150,9 +150,15 @@ class Chip(Record):
         """The peak that `peak(precision)` uses for a storage format (a --precision value): the format its matmuls run
         at (core/units.py COMPUTE_FORMAT: weight-only 'int8' at the 16-bit rate, 'w8a8' and GGUF at the INT8 one),
         else its 16-bit sibling, else the best wider one (for FP8 and FP4, the best wider floating-point one; for
-        W8A8 on a chip that lists no INT8 peak, the 16-bit one)."""
+        W8A8 on a chip that lists no INT8 peak or one below its 16-bit peak, the 16-bit one)."""
         order = ["fp4", "fp8", "int8", "bf16", "fp16", "fp32"]
         precision = COMPUTE_FORMAT.get(precision, precision)
+        if precision == "int8" and precision in self.peak_flop_per_s:
+            wide = self.peak_precision("bf16")
+            if self.peak_flop_per_s.get(wide, 0.0) > self.peak_flop_per_s["int8"]:
+                # Blackwell Ultra (B300: INT8 153.5 TOPS beside BF16 2,250): 8-bit weights dequantised to the 16-bit
+                # GEMM outrun its INT8 one, as weight-only kernels do
+                return wide
         if precision == "int4" and precision not in self.peak_flop_per_s:
             # 4-bit integer weights (AWQ, GPTQ, gpt-fast) are dequantised inside the kernel and multiplied
             # with 16-bit activations (W4A16: Marlin, Machete, AWQ's GEMM): the 16-bit tensor-core rate, not FP8's
@@ -175,6 +181,10 @@ class Chip(Record):
         or None where the chip multiplies it natively."""
         p = COMPUTE_FORMAT.get(precision, precision)
         wide = self.peak_precision(precision)
+        if p == "int8" and wide != p and p in self.peak_flop_per_s:
+            return (f"{self.name}'s INT8 peak is below its {wide.upper()} one: its {precision} matmuls are carried at "
+                    f"the {wide.upper()} rate, the 8-bit weights dequantised as a weight-only kernel does (an "
+                    f"assumption: an engine running the INT8 tensor cores there would be slower)")
         if p == "int8" and wide != p:
             return (f"the catalog lists no INT8 peak for {self.name}: its {precision} matmuls (8-bit integer weights "
                     f"times 8-bit activations) are carried at its {wide.upper()} rate (an assumption: INT8 tensor "

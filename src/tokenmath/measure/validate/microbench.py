@@ -65,7 +65,7 @@ def _peak_share(row, kind: str, al: Aliases, system: System, hw_note: str, measu
         return out
     if kind in ("gemm", "kernel"):
         fmt = _precision(row, al)[0] if kind == "gemm" else _attention_format(row)
-        key = chip.peak_precision(fmt)
+        key = "int8" if fmt == "w8a8" else chip.peak_precision(fmt)  # INT8 operands: the INT8 peak itself
         if key not in chip.peak_flop_per_s or arch.bytes_per(key) != arch.bytes_per(fmt):
             return Unexpressed(rid, g, f"a share of the {fmt} peak, but the catalog holds no {fmt} peak for {chip.name} "
                                        f"(it lists {', '.join(chip.peak_flop_per_s)})")
@@ -116,7 +116,7 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         prec, pnote = _precision(row, al)
         if prec is None:
             return Unexpressed(rid, g, pnote)
-        if prec == "w8a8" and chip.peak_precision(prec) != "int8":
+        if prec == "w8a8" and "int8" not in chip.peak_flop_per_s:
             # a GEMM of INT8 operands measures the INT8 tensor cores' rate itself: carried at the 16-bit rate (as a
             # serving step's W8A8 matmuls are, Chip.widened_note) it would predict another kernel's rate
             return Unexpressed(rid, g, f"a GEMM of INT8 operands, but the catalog holds no INT8 peak for {chip.name} "
@@ -126,7 +126,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
             notes.append(pnote)
         b = arch.bytes_per(prec)
         b_in = 2.0 if prec == "int8" else b  # weight-only: 16-bit activations
-        F, W = chip.peak(prec), chip.hbm_bandwidth_bytes_per_s
+        # (a GEMM of INT8 operands runs the INT8 tensor cores even where they are slower than the 16-bit ones: B300)
+        F = chip.peak_flop_per_s["int8"] if prec == "w8a8" else chip.peak(prec)
+        W = chip.hbm_bandwidth_bytes_per_s
         flop = kernels.gemm_flop(M, N, K, groups)
         byts = kernels.gemm_bytes(M, N, K, b_in, b, 2.0, groups)
 
