@@ -115,6 +115,7 @@ def test_compressed_tensors_w8a8_and_modelopt_int8_sq_read_as_w8a8(tmp_path):
     ("W8A16", "int8"), ("weight-only INT8", "int8"), ("GPTQ-Int8", "int8"), ("bnb 8bit", "int8"),
     ("W8A8", "w8a8"), ("INT8 (W8A8)", "w8a8"), ("SmoothQuant", "w8a8"), ("INT8 (SQ)", "w8a8"), ("int8_sq", "w8a8"),
     ("INT8 SQ", "w8a8"), ("Q8_0", "w8a8"), ("q6_K", "w8a8"), ("W4A8", "w8a8"), ("FP8 W8A8", "fp8"),
+    ("Q4_0", "w8a8"), ("Q4_K_M", "w8a8"), ("GGUF Q3_K_S", "w8a8"), ("q4f16_1", "int4"),
 ])
 def test_validation_reads_int8_by_what_it_multiplies(text, prec):
     """A bare 'INT8' is weight-only (as TensorRT-LLM's perf tables, gpt-fast and bitsandbytes run it); a row says
@@ -214,3 +215,16 @@ def test_blackwell_ultra_w8a8_is_dequantised_to_its_faster_bf16_gemm_but_an_int8
     assert b300.peak("w8a8") == b300.peak("bf16") and "below its BF16" in b300.widened_note("w8a8")
     gemm = predict_row(_gemm_row("Q-3", "B300", "int8"), Aliases())
     assert gemm.kind == "gemm" and gemm.spec == pytest.approx(153.5)
+
+
+def test_a_llama_cpp_4_bit_row_multiplies_at_the_int8_rate_as_serve_does():
+    """llama-bench's 'llama 7B Q4_0' pp512 on an RTX 4090: the validation row multiplies at the INT8 peak, as
+    `serve --precision gguf_q4_0` does (it read the file as int4: the 16-bit rate, 3.6x slower than its own
+    COMPUTE_FORMAT said); MLC's q4f16 dequantises to FP16 and keeps the 16-bit rate."""
+    al = Aliases()
+    row = _serving_row(model="llama 7B Q4_0", precision="", hardware="RTX 4090", input_len="", output_len="",
+                       batch="", metric="pp512", unit="t/s", value="10000")
+    q4 = predict_row(row, al)
+    q8 = predict_row({**row, "model": "llama 7B Q8_0"}, al)
+    assert q4.kind == q8.kind == "prefill" and q4.predicted == pytest.approx(q8.predicted, rel=0.1)
+    assert q4.predicted > 2 * predict_row({**row, "model": "llama 7B F16"}, al).predicted
