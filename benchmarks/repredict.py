@@ -18,6 +18,7 @@ import numpy as np
 
 from tokenmath.core.load import load_model, load_system
 from tokenmath.core.roofline import step
+from tokenmath.measure.checklocal import as_built
 
 
 def main() -> None:
@@ -33,7 +34,7 @@ def main() -> None:
     by: dict = {}
     for r in rows:
         cfg, prec = r.get("config") or a.config, r.get("precision") or a.precision
-        m = load_model(cfg)
+        m = as_built(load_model(cfg))  # the stack check-local measured: its own op inventory
         B, S, meas = int(r["batch"]), int(r["context"]), float(r["measured_s"])
         st = step(m, system, G=1, B=B, S=S, phase="decode", precision=prec, kv_dtype=prec)
         p = float(st.v("t_step"))

@@ -231,7 +231,7 @@ def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg, kind):
     torch = pytest.importorskip("torch")
     from torch.overrides import TorchFunctionMode
 
-    from tokenmath.measure.checklocal import _DecodeModel
+    from tokenmath.measure.checklocal import _DecodeModel, as_built
 
     class Count(TorchFunctionMode):
         n = gemm = 0
@@ -243,7 +243,7 @@ def test_the_eager_inventory_counts_the_ops_check_local_runs(cfg, kind):
                 Count.gemm += name == "linear"
             return func(*args, **(kwargs or {}))
 
-    m = _variant(cfg, kind)
+    m = as_built(_variant(cfg, kind))
     dm = _DecodeModel(m, "fp32", "cpu")
     cache, tok = dm.kv_cache(1, 8), torch.zeros(1, dtype=torch.long)
     with torch.inference_mode(), Count():

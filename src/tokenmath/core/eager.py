@@ -31,7 +31,13 @@ Per step: the token embedding (a gather of T·D), the rotary angles, the final n
     t_host_visible = (1 − o_host)·t_host + o_host·max(0, t_host − t_device)
 
 `o_host` = 0 on a CPU (one thread dispatches and computes), 1 on a GPU (kernels queue behind the host).
-The counts are the ones a test reads off `check-local`'s decode step with a TorchFunctionMode.
+
+The host calls (`host_calls`) are counted per modelling code (`catalog/eager/ops.yaml`): the code a model's family
+runs in transformers 4.57.1 (tests/test_eager_hf.py pins them to its measured steps: Llama's for Llama, Qwen2/3,
+Mistral, Mixtral, Qwen3-MoE; Gemma 2/3's norms; Phi-3's and GPT-NeoX's fused projections; OLMoE's loop over every
+expert; gpt-oss's batched experts; DeepSeek-V3's MLA), or check-local's own stack (`checklocal.as_built`), whose
+counts a test reads off its step with a TorchFunctionMode. The elementwise kernels' bytes above are Llama's for
+every code.
 """
 
 from __future__ import annotations
@@ -42,26 +48,22 @@ import numpy as np
 
 from . import arch
 from .derive import formula
+from .errors import InputError
+from .load import load_eager_ops
 from .records import Model
 
 __all__ = ["EagerOps", "eager_ops", "kernels_time", "host_time", "host_visible_time", "gemms_per_step", "gemm_rows_per_step",
            "gemm_rows_time", "gemm_widths", "width_share_ratio",
-           "expert_rows", "eager_overhead_time", "eager_step_time", "HOST_OPS"]
+           "expert_rows", "eager_overhead_time", "eager_step_time", "counts", "host_calls"]
 
-# torch calls per unit of the step (Hugging Face's eager modules; see the module docstring)
-HOST_OPS = {
-    "norm": 8,            # to, pow, mean, add, rsqrt, mul, to, mul
-    "rope": 16,           # unsqueeze cos, sin; per tensor q, k: slice, slice, neg, cat, mul, mul, add
-    "attn": 16,           # q/k/v linear, view, transpose (9); 2 cache writes (getitem, copy_); sdpa; transpose, reshape
-    "attn_out": 1,        # o linear
-    "residual": 2,
-    "mlp": 5,             # gate, up, silu, mul, down (a plain 2-matrix MLP: up, activation, down — 3)
-    "moe_route": 16,      # view, router, softmax, topk, sum, div_, to, zeros, one_hot, permute, sum, gt, nonzero,
-                          # flatten, tolist; view back
-    "moe_expert": 12,     # getitem, where, gather, gate, up, silu, mul, down, getitem, mul, to, index_add_ (10 plain)
-    "step": 14,           # token slice, embedding; rotary angles (full, slice, expand, ×, float, cat, cos, to, sin,
-                          # to); last-token slice, head (the final norm's 8 counted apart)
-}
+def counts(m: Model) -> dict:
+    """Torch calls of each part of the eager step `m` runs (catalog/eager/ops.yaml): its `eager_code`, else the code
+    its family runs in transformers, else Llama's."""
+    codes, families = load_eager_ops()
+    code = m.eager_code or families.get(m.family, "llama")
+    if code not in codes:
+        raise InputError(f"{m.name}: eager_code {code!r} is not one of {', '.join(sorted(codes))} (catalog/eager/ops.yaml)")
+    return codes[code]
 
 
 @dataclass(frozen=True)
@@ -90,13 +92,18 @@ def expert_rows(m: Model, T):
 
 
 def _mm(m: Model) -> int:
-    """An MLP's GEMMs: gate, up, down (mlp_matrices 3) or up, down (2)."""
+    """An MLP's weight matrices: gate, up, down (mlp_matrices 3) or up, down (2)."""
     return 3 if m.mlp_matrices == 3 else 2
 
 
-def mlp_host_ops(m: Model) -> int:
-    """torch calls of one MLP: gate, up, silu, mul, down; a plain one up, activation, down."""
-    return HOST_OPS["mlp"] if _mm(m) == 3 else 3
+def _mm_calls(m: Model, c: dict) -> int:
+    """A dense MLP's GEMM calls: its matrices, or 2 where gate and up are one fused weight (Phi-3's gate_up_proj)."""
+    return c["gemms_mlp_gated"] if _mm(m) == 3 else 2
+
+
+def mlp_calls(m: Model, c: dict) -> int:
+    """torch calls of one MLP: gate, up, act, mul, down; a plain one up, activation, down (as its code writes them)."""
+    return c["mlp_gated"] if _mm(m) == 3 else c["mlp_plain"]
 
 
 def shared_width(m: Model) -> int:
@@ -106,18 +113,21 @@ def shared_width(m: Model) -> int:
 
 
 def gemms_per_step(m: Model, T):
-    """(GEMM calls with T rows, GEMM calls with an expert's rows) of one eager step: 4 + mm per dense layer
-    (mm = 3 gated, 2 plain MLP matrices); router + mm for the shared experts' MLP at T rows and mm per
-    expert hit at its rows; the head."""
+    """(GEMM calls with T rows, GEMM calls with an expert's rows) of one eager step: per layer the attention's
+    projections (q, k, v, o; 2 where qkv is fused) and a dense layer's MLP (gate, up, down; 2 fused or plain);
+    an MoE layer's router, the shared experts' MLP at T rows and mm per expert hit at its rows (or two batched
+    matmuls over every expert); the head."""
+    c = counts(m)
     L_moe = arch.n_moe_layers(m)
-    mm = _mm(m)
+    mm, mm_e = _mm_calls(m, c), _mm(m)
     T = np.asarray(T, dtype=float)
-    n = 4 * m.n_layers + mm * (m.n_layers - L_moe) + 1 + 0 * T
+    n = c["gemms_attention"] * m.n_layers + mm * (m.n_layers - L_moe) + 1 + 0 * T
     n_e = 0 * T
     if L_moe:
         _, hit = expert_rows(m, T)
-        n = n + L_moe * (1 + mm * bool(m.moe.n_shared_experts))
-        n_e = L_moe * mm * hit
+        batched = c["moe_experts"] == "batched"
+        n = n + L_moe * (1 + mm * bool(m.moe.n_shared_experts) + 2 * batched)
+        n_e = 0 * T if batched else L_moe * mm_e * hit
     return n, n_e
 
 
@@ -180,6 +190,31 @@ def gemm_rows_time(n_row, t_row, n_row_e, t_row_e):
     return n_row * t_row + n_row_e * t_row_e
 
 
+def host_calls(m: Model, T):
+    """(layer and step calls, MoE routing calls, expert calls) of one eager step carrying T tokens, as its code
+    (counts) writes them. Per layer: its norms (2, 1 for GPT-J; 2 more each for sandwich norms and q/k norms), the
+    attention block, the residual adds, a dense layer's MLP, a sliding layer's extra; per MoE layer the routing,
+    per expert hit its glue and MLP (every expert's where the code loops over all), the shared experts' MLP and
+    glue; per step the embedding, rotary angles, head and final norm."""
+    c = counts(m)
+    L, T = m.n_layers, np.asarray(T, dtype=float)
+    L_moe = arch.n_moe_layers(m)
+    mlp = mlp_calls(m, c)
+    norms = c["norms"] + 2 * m.qk_norm + 2 * m.sandwich_norms
+    n_host = L * (norms * c["norm"] + c["attention"] + c["residual"]) + (L - L_moe) * mlp + \
+        m.n_sliding_layers * c["sliding"] + c["step"] + c["norm"] + 0 * T
+    n_route = n_expert = 0 * T
+    if L_moe:
+        e = m.moe
+        _, hit = expert_rows(m, T)
+        loop = c["moe_experts"]
+        n_route = L_moe * c["moe_route"] + 0 * T
+        per_hit = 0 if loop == "batched" else c["moe_hit"] + mlp * (loop == "hit")
+        n_expert = L_moe * (hit * per_hit + e.n_routed_experts * (c["moe_expert"] + mlp * (loop == "all")))
+        n_host = n_host + L_moe * bool(e.n_shared_experts) * (mlp + c["shared"])  # the shared MLP and its glue
+    return n_host, n_route, n_expert
+
+
 def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     """The inventory of one decode step carrying T tokens with activations in `act_dtype`."""
     L, D, N, K, H, F = m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.head_dim, m.d_ff
@@ -210,17 +245,11 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
     gated = _mm(m) == 3
     elt += [(L_dense, 2 * b * T * F)] + ([(L_dense, 3 * b * T * F)] if gated else [])  # activation, gate product
     route: list = []
-    n_route = n_expert = 0.0
-    mlp = mlp_host_ops(m)
-    n_host = L * ((2 + 2 * m.qk_norm + 2 * m.sandwich_norms) * HOST_OPS["norm"] + HOST_OPS["rope"] + HOST_OPS["attn"] + HOST_OPS["attn_out"]
-                  + HOST_OPS["residual"]) + L_dense * mlp + HOST_OPS["step"] + HOST_OPS["norm"]
+    n_host, n_route, n_expert = host_calls(m, T)
     if L_moe:
         e = m.moe
         Fe, E, k = e.d_ff_expert, e.n_routed_experts, e.experts_per_token
         rows, hit = expert_rows(m, T)
-        n_route = L_moe * HOST_OPS["moe_route"] + 0 * T
-        n_expert = L_moe * hit * (HOST_OPS["moe_expert"] - HOST_OPS["mlp"] + mlp)
-        n_host = n_host + L_moe * bool(e.n_shared_experts) * (mlp + 1)  # the shared MLP and its add
         # softmax, top-k, sum, div_, to, zeros, one-hot, mask sum, greater, nonzero
         route += [(L_moe, (4 + b) * T * E), (L_moe, 4 * T * E + 12 * T * k), (2 * L_moe, 4 * T * k),
                   (L_moe, (4 + b) * T * k), (L_moe, b * T * D), (L_moe, 8 * T * k * E), (L_moe, 8 * T * k * E + 8 * E),
@@ -232,7 +261,7 @@ def eager_ops(m: Model, T, act_dtype: str) -> EagerOps:
             Fs = shared_width(m)
             elt += [(L_moe, 2 * b * T * Fs)] + ([(L_moe, 3 * b * T * Fs)] if gated else []) + [(L_moe, 3 * b * T * D)]
     n_gemm, n_gemm_e = gemms_per_step(m, T)
-    return EagerOps(n_host=n_host + 0 * T, n_host_route=n_route + 0 * T, n_host_expert=n_expert + 0 * T, n_gemm=n_gemm, n_gemm_expert=n_gemm_e, elt=tuple(elt), route=tuple(route))
+    return EagerOps(n_host=n_host, n_host_route=n_route, n_host_expert=n_expert, n_gemm=n_gemm, n_gemm_expert=n_gemm_e, elt=tuple(elt), route=tuple(route))
 
 
 @formula("t_kernels = Σ n_op · t_op", unit="s")

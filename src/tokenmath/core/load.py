@@ -66,7 +66,7 @@ def set_catalog_dirs(paths: list[str | Path]) -> None:
             raise CatalogError(f"catalog directory {p} does not exist")
     if [Path(p) for p in paths] != _extra_dirs:
         _extra_dirs[:] = [Path(p) for p in paths]
-        for cached in (_index, _load_cached, _engine_cached, _other_names):
+        for cached in (_index, _load_cached, _engine_cached, _other_names, load_eager_ops):
             cached.cache_clear()
 
 
@@ -465,6 +465,38 @@ def load_alias_model(name: str) -> Model | None:
     """
     f = _alias_path(f"models/{name}.yaml")
     return None if f is None else load_entry("models", f)  # type: ignore[return-value]
+
+
+_EAGER_KEYS = {"norm", "norms", "attention", "sliding", "residual", "mlp_gated", "mlp_plain", "gemms_attention",
+               "gemms_mlp_gated", "moe_route", "moe_hit", "moe_expert", "shared", "step"}
+_EAGER_LOOPS = ("hit", "all", "batched")
+
+
+@lru_cache(maxsize=1)
+def load_eager_ops() -> tuple[dict, dict]:
+    """({code: torch calls of its eager step's parts}, {family: code}) from `catalog/eager/ops.yaml`; each code
+    lists what differs from llama's."""
+    found = [d / "eager" / "ops.yaml" for d in catalog_dirs() if (d / "eager" / "ops.yaml").is_file()]
+    if not found:
+        raise CatalogError("no eager op inventory (catalog/eager/ops.yaml)")
+    f = found[-1]
+    data = read_entry(f)
+    raw, fams = data.get("codes"), data.get("families") or {}
+    if not isinstance(raw, dict) or "llama" not in raw or not isinstance(fams, dict):
+        raise CatalogError(f"{f}: needs 'codes' with a 'llama' entry and a 'families' map")
+    codes = {}
+    for name, c in raw.items():
+        c = {**raw["llama"], **(c or {})}
+        bad = [k for k, v in c.items() if not (k in _EAGER_KEYS and isinstance(v, int) and v >= 0 or
+                                               k == "moe_experts" and v in _EAGER_LOOPS)]
+        if bad or set(c) != _EAGER_KEYS | {"moe_experts"}:
+            raise CatalogError(f"{f}: code {name!r}: {', '.join(map(str, bad)) or 'missing fields'} (counts are "
+                               f"whole numbers ≥ 0; moe_experts one of {', '.join(_EAGER_LOOPS)})")
+        codes[str(name)] = c
+    unknown = sorted(str(v) for v in fams.values() if v not in codes)
+    if unknown:
+        raise CatalogError(f"{f}: families name unknown codes {', '.join(unknown)}")
+    return codes, {str(k): str(v) for k, v in fams.items()}
 
 
 def read_table(path: str | Path) -> list[dict[str, str]]:

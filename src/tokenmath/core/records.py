@@ -434,6 +434,9 @@ class Model(Record):
     attention_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (Qwen3-Next / Qwen3.5)
     qk_norm: bool = False  # an RMSNorm of q and of k before RoPE (Qwen3, Gemma 3, OLMo 2): host calls and small kernels
     sandwich_norms: bool = False  # a norm after attention and after the MLP as well as before each (Gemma 2/3: four)
+    # the modelling code an eager step runs (a code of catalog/eager/ops.yaml: its torch calls per step, core.eager);
+    # None: the one its family runs in transformers (Llama's where the family is not listed)
+    eager_code: str | None = None
     n_dense_mlp_layers: int | None = None  # layers with a dense MLP where not every non-MoE layer has one (Nemotron-H)
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
     weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs

@@ -692,7 +692,7 @@ def _tiny_models(fmt: str):
     from ..core.records import Model, MoE
 
     kw = dict(n_layers=2, d_model=64, n_heads=4, n_kv_heads=2, head_dim=16, d_ff=128, vocab_size=256,
-              weight_dtype=fmt, kv_dtype=fmt)
+              weight_dtype=fmt, kv_dtype=fmt, eager_code="check-local")
     return (Model(name="calibrate-tiny-dense", **kw),
             Model(name="calibrate-tiny-moe", moe=MoE(n_routed_experts=8, experts_per_token=2, d_ff_expert=64), **kw))
 
@@ -744,7 +744,8 @@ def _fit_dispatch(be: Backend, timer: "Timer", cal: "Calibration", tick) -> None
         rows = []
         for m, B in runs:
             ops = eager.eager_ops(m, B, fmt)
-            n_exp = 0.0 if m.moe is None else hits[B] * m.n_layers * eager.HOST_OPS["moe_expert"]
+            c = eager.counts(m)  # check-local's: per expert hit its glue and its MLP
+            n_exp = 0.0 if m.moe is None else hits[B] * m.n_layers * (c["moe_hit"] + c["mlp_gated"])
             rows.append((res[(m.name, B)][0], device_time(m, B), float(ops.n_host), float(ops.n_host_route), n_exp))
     (t_d, dev_d, n_d, _, _), (t_1, dev_1, n_1, r_1, e_1), (t_32, dev_32, n_32, r_32, e_32) = rows
     d = max((t_d - dev_d) / n_d, 0.3 * cal.dispatch_s)

@@ -42,7 +42,7 @@ from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import step
 
-__all__ = ["LocalPoint", "LocalCheck", "check_local", "plan", "truncate", "model_dtype"]
+__all__ = ["LocalPoint", "LocalCheck", "check_local", "plan", "truncate", "model_dtype", "as_built"]
 
 
 @dataclass(frozen=True)
@@ -322,6 +322,13 @@ def plan(m: Model, memory_bytes: float, *, batches, contexts, layers: int | None
     return mt
 
 
+def as_built(m: Model) -> Model:
+    """The model as check-local builds it, for its prediction: every weight in one format (not the checkpoint's
+    mixed ones) and its own stack's op inventory (core.eager code 'check-local': Llama's modules and Mixtral's
+    MoE block, whatever the family's modelling code)."""
+    return m.evolve(weight_dtypes={}, eager_code="check-local")  # type: ignore[return-value]
+
+
 def model_dtype(m: Model) -> str:
     """The precision a config asks for (its torch_dtype) when PyTorch can run it, else bf16."""
     return m.weight_dtype if m.weight_dtype in ("fp32", "bf16", "fp16") else "bf16"
@@ -340,8 +347,7 @@ def check_local(m: Model, system: System, *, batches=(1, 4, 16, 64), contexts=(2
     """
     torch = _torch()
     dtype = dtype or model_dtype(m)
-    if m.weight_dtypes:  # every weight is built in `dtype`: price them so, not in the checkpoint's mixed formats
-        m = m.evolve(weight_dtypes={})
+    m = as_built(m)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     mt = plan(m, system.chip.hbm_capacity_bytes, batches=batches, contexts=contexts, layers=layers, dtype=dtype,
               memory_fraction=memory_fraction, where=system.name)
