@@ -4,7 +4,8 @@ U clients (the concurrency) keep one request each in the system (prompt I, outpu
 `roofline.step` (with speculation, serving/speculative.py: t_d = t_spec, tau tokens per step):
 
     kv_pool  = f_kv · (G · C − W_all)                  what the engine leaves for KV (C: HBM per chip)
-    B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences whose whole KV fits (kv_held at I + O)
+    B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences whose whole KV fits (kv_held at I + O); B_max the
+                                                       engine's cap × dp (each attention-DP rank's scheduler its own)
     B        = min(U, B_cap)                           sequences decoding
     n_d      = (O − 1) / tau                           decode steps per request (the first token is the prefill's)
     n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget;
@@ -264,9 +265,12 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     held = np.asarray(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)
     if spec:
         held = held + np.asarray(spec.extra_kv_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)
-    B_max = float(max_batch or eng["max_batch"])
+    dp = float(lay.dp(G_d))  # attention data parallelism: each rank's scheduler fills its own token budget and batch
+    # the engine's batch cap is each attention-DP rank's, as the simulator's (sim/run.py); a --max-batch the replica's
+    B_max = float(max_batch or float(eng["max_batch"]) * dp)
     B_cap = engine_batch(pool, g("kv_held", held, "B", f"KV of one request at I + O tokens ({kv_dtype})"),
-                         g("B_max", B_max, "seq", "given: --max-batch" if max_batch else eng_src("max_batch")))
+                         g("B_max", B_max, "seq", "given: --max-batch" if max_batch else eng_src("max_batch")
+                           + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else "")))
     if np.any(value_of(B_cap) < 1):
         raise InputError(f"one request of {I_arr.max():g} + {O_arr.max():g} tokens does not fit in the KV pool on "
                          f"{G_d} × {system.chip.name}")
@@ -275,7 +279,6 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     tau = g("tau", spec.tokens_per_step if spec else 1.0, "tok", "speculation: (1 − α^(K+1)) / (1 − α)" if spec else
             "one token per decode step")
     n_d = decode_steps(O, tau)
-    dp = float(lay.dp(G_d))  # attention data parallelism: each rank's scheduler fills its own token budget
     budget = g("budget", float(eng["max_num_tokens"]) * dp, "tok", eng_src("max_num_tokens")
                + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else "")) if max_num_tokens is None \
         else g("budget", np.asarray(max_num_tokens, dtype=float) * dp, "tok", "given: max_num_tokens"
