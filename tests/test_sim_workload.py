@@ -208,3 +208,23 @@ def test_workload_line_prints_lengths_in_full():
     w = closed_loop(4, 8, 1_000_000, 10)
     assert "mean ISL 1,000,000 / OSL 10" in w.describe() and "fixed ISL 1,000,000 / OSL 10" in w.describe()
     assert "1e+06" not in poisson(1.0, 8, 1_000_000, 10).describe()
+
+
+def test_an_open_loop_past_what_it_serves_says_it_is_saturated():
+    """Poisson arrivals at several times what one H100 serves: the wait for the first token grows through the run (by
+    λ/μ − 1 seconds a second), so the run says it is saturated rather than reporting a steady state (probe 11G: it
+    printed a mean TTFT that grew with --requests and said nothing). Below saturation it says nothing; under
+    --max-concurrency the wait before a request is sent counts (the benchmark does not time it, but it grows)."""
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h100")
+    kw = dict(G=1, requests=1500, isl=2000, osl=500)
+    over = simulate(m, s, rate=60.0, **kw)
+    assert over.settings["saturated"] and any(n.startswith("saturated") for n in over.notes)
+    assert over["queue_growth"] == pytest.approx(60.0 / over["requests_per_s"] - 1, rel=0.25)
+    under = simulate(m, s, rate=4.0, **kw)
+    assert not under.settings["saturated"] and abs(under["queue_growth"]) < 0.02 and not under.notes
+    capped = simulate(m, s, rate=60.0, max_concurrency=64, **kw)
+    assert capped.settings["saturated"] and "before it is sent" in capped.notes[0]
+    assert "concurrency" not in over.settings and "saturated" not in simulate(m, s, concurrency=8, **kw).settings
+    out = run("simulate", "llama-3.1-8b", "--on", "h100", "--chips", "1", "--rate", "60", "--isl", "2000", "--osl",
+              "500", "--requests", "1500")
+    assert out.exit_code == 0 and "saturated: the offered" in out.output

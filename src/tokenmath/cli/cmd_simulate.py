@@ -147,6 +147,8 @@ def _print(r) -> None:
                   f"in flight {m['in_flight_mean']:.1f}"
                   + (f" ({st['batch_limit_by']} holds {st['batch_limit']:,} at once: the rest queue)"
                      if "batch_limit" in st and m['in_flight_mean'] > st['batch_limit'] + 0.5 else ""), markup=False)
+    for note in r.notes:
+        console.print(f"  {note}", markup=False)
     if "goodput" in m:
         console.print(f"  goodput {fmt(m['goodput'])} req/s meeting the SLOs ({m['slo_attainment']:.1%} of requests)",
                       markup=False)

@@ -14,6 +14,15 @@ Over the run (duration D from the first arrival to the last token):
     mean_batch            = Σ_steps B / steps (sequences per decode step)
     kv_utilisation        = ∫ KV reserved dt / (D · KV pool)
 
+An open loop past what the deployment serves has no steady state: the queue, and each request's wait for its first
+token, grow through the run. The run measures that growth on the requests in arrival order, over the last half of the arrivals
+(third against last quarter: the state as the arrivals end, so a queue still building from the empty start counts;
+t_sched: the arrival as drawn, before any wait under --max-concurrency):
+
+    queue_growth = Δ mean(t_first − t_sched) / Δ mean(t_sched)    (≈ λ/μ − 1 past saturation, ≈ 0 below it)
+
+and above SATURATED (the offered rate λ ≥ 1.1 × the served rate μ) says the run is saturated.
+
 Inter-token latencies (one per output token after the first, a stall for a prefill included in the
 gap it lengthens) go into a log-spaced histogram (0.58 % bins), so their percentiles cost no memory
 per token; with speculation a step's tau tokens each count t_step / tau.
@@ -28,9 +37,10 @@ import numpy as np
 from ...core.derive import plain, value_of
 from ...core.units import fmt
 
-__all__ = ["Recorder", "SimResult", "stats"]
+__all__ = ["Recorder", "SimResult", "stats", "queue_growth", "SATURATED"]
 
 _EDGES = np.logspace(-7, 4, 4401)  # 100 ns .. 10,000 s
+SATURATED = 0.1  # queue growth above which an open loop is saturated (λ ≥ 1.1 μ; below saturation it is ~0)
 
 
 def stats(x) -> dict:
@@ -41,6 +51,20 @@ def stats(x) -> dict:
         return {}
     p = np.percentile(a, [50, 90, 95, 99])
     return {"mean": float(a.mean()), "p50": float(p[0]), "p90": float(p[1]), "p95": float(p[2]), "p99": float(p[3])}
+
+
+def queue_growth(sched_at, first_at) -> float:
+    """The growth of the wait for the first token as the arrivals end: seconds more wait per second later an arrival
+    comes (third against last quarter of the requests in arrival order); 0 for runs of fewer than 8 requests."""
+    t, w = np.asarray(sched_at, dtype=float), np.asarray(first_at, dtype=float) - np.asarray(sched_at, dtype=float)
+    q = len(t) // 4
+    if q < 2:
+        return 0.0
+    order = np.argsort(t, kind="stable")
+    t, w = t[order], w[order]
+    third = slice(len(t) - 2 * q, len(t) - q)
+    span = t[-q:].mean() - t[third].mean()
+    return float((w[-q:].mean() - w[third].mean()) / span) if span > 0 else 0.0
 
 
 class Recorder:

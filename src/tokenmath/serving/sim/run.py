@@ -28,7 +28,7 @@ from ..speculative import Speculation
 from .engine import Engine
 from ..engine_memory import kv_pool_engine
 from .fastpath import cadence_period, steady_state
-from .metrics import Recorder, SimResult, stats
+from .metrics import SATURATED, Recorder, SimResult, queue_growth, stats
 from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
 from .steps import StepTimes
 from .workload import Workload, closed_loop, poisson, read_trace, with_prefix_hits
@@ -337,6 +337,15 @@ def _summarise(m, system, wl, rec, run, settings, pool, slo_ttft, slo_tpot, spec
     else:
         settings["rate_per_s"] = wl.n / max(float(wl.arrival_s[-1]), 1e-30) if wl.n > 1 else None
         settings["max_concurrency"] = wl.max_in_flight
+        growth = queue_growth(wl.arrival_s, rec.first_at)
+        metrics["queue_growth"] = growth
+        settings["saturated"] = growth > SATURATED
+        if settings["saturated"]:
+            notes.append(f"saturated: the offered {settings['rate_per_s']:.3g} requests/s exceed the "
+                         f"~{metrics['requests_per_s']:.3g} served, so the queue grows through the run (each request "
+                         f"waits {growth:.2g} s longer for its first token per second later it arrives"
+                         + (", before it is sent" if wl.max_in_flight else "") + "); the means are no steady state "
+                         "and grow with --requests: lower --rate")
     if spec:
         settings["speculation"] = {"draft_tokens": spec.K, "acceptance": spec.alpha, "draft": spec.kind,
                                    "tokens_per_step": spec.tokens_per_step}
