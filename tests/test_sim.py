@@ -271,3 +271,30 @@ def test_simulate_says_when_the_pool_holds_fewer_than_are_in_flight():
     d = json.loads(cli("simulate", "llama-3.1-8b", "--on", "h200", "--concurrency", "2000", "--isl", "2000",
                         "--osl", "2000", "--requests", "3000", "--json").output)
     assert d["batch_limit_by"] == "the KV pool" and 100 < d["batch_limit"] < 1000
+
+
+def test_under_attention_dp_a_prompt_chunk_stays_whole_on_its_group():
+    """A mixed step's prompt chunk belongs to one attention-DP group (its request's); the step was priced as n
+    sequences each adding T / n tokens, which spread a 4,000-token chunk over the groups once a few decodes ran
+    beside it, so the step got faster with more load and an open loop's mean TTFT fell as its rate rose (probe 11G:
+    Qwen3-235B FP8 TP1 attention-DP4 EP4 on 4×H200, vLLM's chunked steps, 259 → 143 ms; DeepSeek-V3 DEP8 299 → 102). Now a chunk beside decodes is never priced below
+    the chunk alone, and TTFT does not fall with the rate; without DP the step is as before."""
+    from tokenmath.core.roofline import Layout
+    from tokenmath.serving.sim.steps import mixed_time
+
+    m, s = load_model("qwen3-235b-a22b"), load_system("hgx-h200")
+    kw = dict(G=4, precision="fp8", kv_dtype="fp8", basis="prior", priors=None)
+    one = dict(n_pre=1, T_pre=4000.0, ctx_pre=2000.0, c_max=4000.0)
+    dep, tp = Layout(tp=1, ep=4), Layout(tp=4, ep=4)
+    alone = mixed_time(m, s, None, n_dec=0, ctx_dec=0.0, layout=dep, **one, **kw)
+    beside = mixed_time(m, s, None, n_dec=7, ctx_dec=7 * 5000.0, layout=dep, **one, **kw)
+    assert beside >= alone
+    even = mixed_time(m, s, None, n_dec=7, ctx_dec=7 * 5000.0, layout=dep, **{**one, "c_max": None}, **kw)
+    assert even < 0.8 * beside  # (the even spread it was)
+    assert mixed_time(m, s, None, n_dec=7, ctx_dec=7 * 5000.0, layout=tp, **one, **kw) == \
+        mixed_time(m, s, None, n_dec=7, ctx_dec=7 * 5000.0, layout=tp, **{**one, "c_max": None}, **kw)
+    run = dict(G=4, requests=300, isl=4000, osl=1000, layout=dep, precision="fp8", kv_dtype="fp8", engine="vllm",
+               policy="chunked")
+    X = simulate(m, s, concurrency=8, **run)["requests_per_s"]
+    low, high = (simulate(m, s, rate=f * X, **run)["ttft_s"]["mean"] for f in (0.02, 0.6))
+    assert low <= high < 1.1 * low  # (it was 259 → 143 ms)

@@ -5,6 +5,7 @@ With Layout(tp, ep) on G chips, attention and every non-expert weight (dense MLP
   embeddings) are split tp ways and replicated over dp = G / tp data-parallel groups; the routed
   experts are split ep ways (each expert G / ep ways). Per chip:
       B_dp  = max(B / dp, min(B, 1)),  T_dp = B_dp · S_new   sequences and tokens of its DP group
+      (a step of prompt pieces and decodes: a piece stays whole on its group, T_dp ≥ c_max + T_dec / dp)
       W_dense  = N_dense · b_w / tp                            every chip reads its replica's shard
       FLOP_body = 2 · (N_dense_mm − N_head) · T_dp / tp,  FLOP_attn = T_dp · attn_per_token / tp
       FLOP_head = 2 · N_head · R_head / tp                     the LM head (V·D) multiplies only the rows whose
@@ -34,7 +35,7 @@ import numpy as np
 from .derive import formula
 
 __all__ = [
-    "blom_z", "dp_batch", "dp_tokens", "dense_matmul_params", "dense_bytes_chip", "body_flop_chip",
+    "blom_z", "dp_batch", "dp_tokens", "piece_group_tokens", "dp_tokens_pieces", "dense_matmul_params", "dense_bytes_chip", "body_flop_chip",
     "head_flop_chip",
     "attention_flop_chip", "busiest_rank_load", "busiest_rank_experts", "expert_rows", "expert_flop_chip",
     "expert_bytes_chip", "dense_head_gemm_time", "expert_gemm_time", "attention_time_chip", "dense_weight_time",
@@ -57,6 +58,18 @@ def dp_batch(B, dp):
 @formula("T_dp = B_dp · S_new", unit="tok")
 def dp_tokens(B_dp, S_new):
     return B_dp * S_new
+
+
+@formula("T_piece = c_max + T_dec / dp", unit="tok")
+def piece_group_tokens(c_max, T_dec, dp):
+    """The new tokens of the DP group that holds a step's largest prompt piece: the piece whole (a request is one
+    group's, its prompt never split across groups) and that group's share of the decodes' tokens."""
+    return c_max + T_dec / dp
+
+
+@formula("T_dp = max(B_dp · S_new, T_piece)", unit="tok")
+def dp_tokens_pieces(T_even, T_piece):
+    return np.maximum(T_even, T_piece)
 
 
 @formula("N_dense_mm = N_matmul − L_moe·k·N_expert", unit="params")

@@ -73,6 +73,7 @@ from .critical_path import (
     dense_weight_time,
     dp_batch,
     dp_tokens,
+    dp_tokens_pieces,
     expert_bytes_chip,
     expert_flop_chip,
     expert_gemm_time,
@@ -408,7 +409,7 @@ class Step:
 def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", precision: str | None = None,
          kv_dtype: str | None = None, basis: str = "prior", priors: Priors | None = None,
          layout: Layout | None = None, ideal: bool | None = None, explain: bool = False, S_new=None,
-         sampled=None, S_attn=None) -> Step:
+         sampled=None, S_attn=None, T_piece=None) -> Step:
     """Time of one prefill or decode step of B sequences at context S on G chips of `system`.
 
     Decode: each of the B sequences adds S_new tokens (default one; K + 1 when verifying K draft
@@ -419,6 +420,8 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     S_attn: the context the step's new tokens attend over, weighted by tokens (default S): a mixed step's decodes at
     their contexts and each prompt piece of c tokens after `done` at done + c/2, whose attention FLOP the mean
     context S of all its sequences would overcount (64 decodes at 3k beside a 2k-token chunk: 2.8×).
+    T_piece: under attention data parallelism, the new tokens of the group holding a mixed step's largest prompt piece
+    (critical_path.piece_group_tokens); the busiest group carries at least these, not an even share of the step.
     ideal: True spreads every FLOP and byte evenly over the G chips (the lecture's idealised bound);
     False follows the layout to its busiest chip (module docstring). Default: ideal for basis 'spec',
     the layout's critical path for 'prior'.
@@ -428,7 +431,7 @@ def step(m: Model, system: System, *, G: int, B, S, phase: str = "decode", preci
     """
     layout = layout or default_layout(m, G)
     kw = dict(G=G, B=B, S=S, phase=phase, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors,
-              ideal=ideal, explain=explain, S_new=S_new, sampled=sampled, S_attn=S_attn)
+              ideal=ideal, explain=explain, S_new=S_new, sampled=sampled, S_attn=S_attn, T_piece=T_piece)
     critical = not (basis == "spec" if ideal is None else ideal)
     if layout.adaptive and critical and np.any(np.asarray(value_of(B), dtype=float) * 2 <= layout.dp(G)):
         return _faster(_step(m, system, layout=replace(layout, adaptive=False), **kw), _step(m, system, layout=layout, **kw))
@@ -458,7 +461,7 @@ def _faster(idle: Step, joined: Step) -> Step:
 
 def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str | None, kv_dtype: str | None,
           basis: str, priors: Priors | None, layout: Layout, ideal: bool | None, explain: bool, S_new,
-          sampled=None, S_attn=None) -> Step:
+          sampled=None, S_attn=None, T_piece=None) -> Step:
     """`step` for one layout (see there)."""
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}")
@@ -702,7 +705,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else eta_attn_for, eta_kv_for, c, pri, kf_exp, spec, explain,
             kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf, phase=phase,
-            kf_head=kf_head, F_head=F_head, sampled=sampled)
+            kf_head=kf_head, F_head=F_head, sampled=sampled, T_piece=T_piece)
         extras.update(more)
 
     if spec:
@@ -711,7 +714,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         overlap = g("overlap", 1.0, "", "spec")
         t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
     else:
-        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new)
+        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new, T_piece)
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
         kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri, chip) if native else kf
@@ -872,7 +875,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
                    kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None,
                    attn_kf: str = "bf16", phase: str = "decode", kf_head: str | None = None, F_head=None,
-                   sampled=None):
+                   sampled=None, T_piece=None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -882,6 +885,9 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     if dp > 1:
         B_dp = dp_batch(Bq, g("dp", dp, "", "layout: attention data-parallel groups = G / tp"))
         T_dp = dp_tokens(B_dp, S_new)
+        if T_piece is not None:  # a mixed step: its largest prompt piece stays whole on one group
+            T_dp = dp_tokens_pieces(T_dp, g("T_piece", T_piece, "tok", "the group holding the largest prompt piece: "
+                                                                      "c_max + T_dec / dp"))
     else:
         B_dp, T_dp = Bq, T
     L_moe = arch.n_moe_layers(m)
@@ -981,7 +987,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
 
 
 def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool,
-               ideal: bool = True, Bq=None, S_new=None):
+               ideal: bool = True, Bq=None, S_new=None, T_piece=None):
     """Collective time per step for the layout, on the tier each collective crosses.
 
     Idealised: each chip sends T/G tokens. Critical path: a DP group's all-reduce carries its T_dp tokens
@@ -995,6 +1001,8 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         T_ar, T_chip = T, g("T_chip", T_v / G, "tok", "T / G: tokens per chip")
     else:
         T_dp = dp_batch(value_of(Bq), dp) * value_of(S_new)
+        if T_piece is not None:
+            T_dp = dp_tokens_pieces(T_dp, value_of(T_piece))
         T_ar = g("T", T_dp, "tok", "B_dp · S_new: the busiest DP group's tokens")
         T_chip = g("T_chip", T_dp / tp, "tok", "T_dp / tp: tokens each chip dispatches")
     dom = system.domain_chips

@@ -22,7 +22,8 @@ import bisect
 import numpy as np
 
 from ...core.records import Model, Priors, System
-from ...core.roofline import Layout, step
+from ...core.critical_path import piece_group_tokens
+from ...core.roofline import Layout, default_layout, step
 from ..speculative import Speculation, speculative_step
 
 __all__ = ["StepTimes", "mixed_time", "batch_grid", "context_grid"]
@@ -62,6 +63,7 @@ class StepTimes:
         self._rows: dict[float, np.ndarray] = {}
         self._mixed: dict[tuple, np.ndarray] = {}
         self.rho = prompt_key_share(m)
+        self.dp = float((layout or default_layout(m, G)).dp(G))
         self.calls = 0
 
     # ---- decode ------------------------------------------------------------------------------
@@ -137,13 +139,15 @@ class StepTimes:
         T = n_dec * per_dec + T_pre
         r = (per_dec * ctx_dec + self.rho * sum(c * (done + c / 2) for c, done in chunks)) / max(T * S, 1e-9)
         r_bin = round(float(np.log(max(r, 1e-6)) / np.log(MIXED_ATTN_BIN)))
-        key = (n_dec, len(chunks), round(T_pre), r_bin)
+        c_max = round(max((c for c, _ in chunks), default=0.0)) if self.dp > 1 else None  # (whole on its DP group)
+        key = (n_dec, len(chunks), round(T_pre), r_bin, c_max)
         row = self._mixed.get(key)
-        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens, r)
+        if row is None:  # one roofline call over the context grid per (decodes, chunks, prompt tokens, r, piece)
             self.calls += 1
             row = mixed_time(self.m, self.system, self.spec, n_dec=n_dec, ctx_dec=n_dec * self.S, n_pre=len(chunks),
                              T_pre=T_pre, ctx_pre=len(chunks) * self.S,
-                             attn_ctx=MIXED_ATTN_BIN ** r_bin * (n_dec * per_dec + T_pre) * self.S, **self.kw)
+                             attn_ctx=MIXED_ATTN_BIN ** r_bin * (n_dec * per_dec + T_pre) * self.S,
+                             c_max=c_max or None, **self.kw)
             self._mixed[key] = row
         t = float(np.interp(S, self.S, row))
         return t
@@ -161,7 +165,7 @@ def prompt_key_share(m: Model) -> float:
 
 def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx_dec, n_pre, T_pre, ctx_pre, G: int,
                precision: str, kv_dtype: str, basis: str, priors: Priors | None, layout: Layout | None,
-               attn_ctx=None):
+               attn_ctx=None, c_max=None):
     """One step carrying n_dec decodes and n_pre prompt pieces (T_pre tokens) — one roofline.step, vectorised.
 
     The step is taken as n = n_dec + n_pre sequences at their mean context, each adding T / n new
@@ -173,6 +177,9 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
     pieces of equal size, T_pre/n_pre tokens each at ctx_pre/n_pre, in units of a decode token's FLOP per key:
     prompt_key_share), S_attn = attn_ctx / T. With speculation the
     decoding sequences also pay the draft's K one-token steps.
+    c_max: the step's largest prompt piece, where the step is one (the simulator's); under attention data
+    parallelism it stays whole on one group beside that group's share of the decodes (piece_group_tokens), which the
+    busiest group carries at least. None: the pieces spread evenly (the cadence train's step, an average of steps).
     """
     per_dec = spec.K + 1 if spec else 1
     n = np.asarray(n_dec + n_pre, dtype=float)
@@ -181,8 +188,10 @@ def mixed_time(m: Model, system: System, spec: Speculation | None, *, n_dec, ctx
         attn_ctx = per_dec * np.asarray(ctx_dec, dtype=float) + prompt_key_share(m) * T_pre * np.asarray(
             ctx_pre, dtype=float) / np.maximum(n_pre, 1e-9)
     kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=priors)
+    dp = (layout or default_layout(m, G)).dp(G)
+    T_piece = piece_group_tokens(c_max, n_dec * per_dec, dp) if c_max is not None and dp > 1 else None
     t = np.asarray(step(m, system, B=n, S=np.maximum((ctx_dec + ctx_pre) / n, 1.0), phase="decode", S_new=T / n,
-                        sampled=n_dec * per_dec + n_pre, layout=layout,
+                        sampled=n_dec * per_dec + n_pre, layout=layout, T_piece=T_piece,
                         S_attn=np.maximum(attn_ctx / np.maximum(T, 1e-9), 1.0), **kw).v("t_step"), dtype=float)
     if spec is not None and not spec.lookup:  # (an n-gram lookup runs no draft)
         d = spec.draft_model(m)
