@@ -298,3 +298,23 @@ def test_under_attention_dp_a_prompt_chunk_stays_whole_on_its_group():
     X = simulate(m, s, concurrency=8, **run)["requests_per_s"]
     low, high = (simulate(m, s, rate=f * X, **run)["ttft_s"]["mean"] for f in (0.02, 0.6))
     assert low <= high < 1.1 * low  # (it was 259 → 143 ms)
+
+
+def test_a_disaggregated_first_token_comes_after_the_kv_transfer():
+    """The user reads a disaggregated answer from the decode worker (SGLang's and vLLM's P/D, Dynamo), so its first
+    token comes after the prompt's KV reaches it: TTFT = the prefill + the transfer, TTFT + TPOT · (OSL − 1) = E2E, and
+    the closed form's TTFT is T_resp − t_life (it subtracted t_x from TTFT and E2E alike; the simulator charged the
+    transfer to TPOT). Probe 11G: at concurrency 1 a disagg TTFT equalled the aggregated one, transfer left out."""
+    from tokenmath.serving.sim import steady_state
+
+    s = load_system("hgx-h200")
+    kw = dict(G=8, isl=8000, osl=200, precision="fp8", kv_dtype="fp8")
+    pool = dict(policy="disagg", prefill_chips=8, decode_chips=8)  # 16 chips: the KV crosses the scale-out link
+    one = simulate(M70, s, concurrency=1, requests=10, **kw, **pool)
+    t_x = one.settings["kv_transfer_s_mean"]
+    agg = simulate(M70, s, concurrency=1, requests=10, policy="continuous", **kw)
+    assert t_x > 1e-3 and one["ttft_s"]["mean"] == pytest.approx(agg["ttft_s"]["mean"] + t_x, rel=1e-6)
+    assert one["e2e_s"]["mean"] == pytest.approx(one["ttft_s"]["mean"] + one["tpot_s"]["mean"] * 199, rel=1e-9)
+    ss = steady_state(M70, s, concurrency=1, **kw, **pool)
+    assert float(ss["ttft_s"]) + float(ss["tpot_s"]) * 199 == pytest.approx(float(ss["e2e_s"]), rel=1e-9)
+    assert float(ss["ttft_s"]) == pytest.approx(one["ttft_s"]["mean"], rel=0.02)

@@ -29,7 +29,8 @@ point, 6 rounds):
 
     X        = min(U / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)
                                                        clients, decode seats, prefill capacity
-    tpot     = n_d · t_d / (O − 1),   ttft = T_resp − t_x − n_d · t_d
+    tpot     = n_d · t_d / (O − 1),   ttft = T_resp − n_d · t_d   (the KV transfer comes before the first token:
+                                                       the decode worker streams the answer)
 
 cadence (a train of B_cap seats departs every t_c; a request boards the next train, its prompt rides
 it and its first token comes one step later). The period is one step of the seats decoding plus the
@@ -129,11 +130,6 @@ def ttft_closed_loop(T_resp, t_life):
     return T_resp - t_life
 
 
-@formula("ttft = T_resp − t_x − t_life", unit="s")
-def ttft_disagg(T_resp, t_x, t_life):
-    return T_resp - t_x - t_life
-
-
 @formula("tokens_per_s = X · O", unit="tok/s")
 def output_rate(X, O):
     return X * O
@@ -209,7 +205,7 @@ def _disagg(m, system, spec, ex, g, U, I_arr, S_dec, n_d, B_cap, n_b, G_p, G_d, 
     X = disagg_rate(U, t_p, t_x, n_d, t_d, B_cap, n_b)
     life = stall_free_life(n_d, t_d)
     T_resp = littles_law_time(U, X)
-    ttft = ttft_disagg(T_resp, t_x, life)
+    ttft = ttft_closed_loop(T_resp, life)  # (t_x inside: the first token comes from the decode worker)
     more = {"decode_step_s": t_d, "prefill_step_s": t_p, "prefill_batch": n_b, "kv_transfer_s": t_x}
     return X, life, T_resp, ttft, B_d, more
 

@@ -9,7 +9,7 @@
   step is one roofline.step (steps.StepTimes.mixed).
 - disagg: prefill and decode on separate pools (DistServe, Splitwise; serving/disagg.py): the
   prefill pool batches prompts, the KV moves over the link tier, and the decode pool admits it by
-  KV and never stalls for a prefill. Each pool may hold several workers (xPyD: x prefill workers
+  KV and never stalls for a prefill; the user's first token is the decode worker's, after the transfer. Each pool may hold several workers (xPyD: x prefill workers
   sharing one queue, y decode workers; a request goes to the decode worker with the fewest seats taken).
 - cadence: the lecture's fixed cadence (serving/batching.py): a train of `seats` departs every
   t_step whether full or not; a request boards the next departure and its first token arrives one
@@ -246,10 +246,16 @@ class Disagg(DecidesAtInstantEnd):
     def _prefilled(self, batch: list) -> None:
         now = self.run.engine.now
         for r, d in batch:
-            self.run.rec.first(r, now)
-            if self.run.wl.osl[r] <= 1:
+            if self.run.wl.osl[r] <= 1:  # the prefill worker's one token is the whole answer
+                self.run.rec.first(r, now)
                 d.finish(r)
             else:
-                self.run.engine.at(now + self.transfer_s[r], d.arrive, r)
+                self.run.engine.at(now + self.transfer_s[r], self._delivered, r, d)
         self.free += 1
         self.next()
+
+    def _delivered(self, r: int, d: _DecodePool) -> None:
+        """r's KV reached its decode worker, which streams the answer from its first token on (SGLang's and vLLM's
+        P/D, Dynamo: the client reads the decode worker), so the first token comes after the transfer."""
+        self.run.rec.first(r, self.run.engine.now)
+        d.arrive(r)
