@@ -318,3 +318,17 @@ def test_a_disaggregated_first_token_comes_after_the_kv_transfer():
     ss = steady_state(M70, s, concurrency=1, **kw, **pool)
     assert float(ss["ttft_s"]) + float(ss["tpot_s"]) * 199 == pytest.approx(float(ss["e2e_s"]), rel=1e-9)
     assert float(ss["ttft_s"]) == pytest.approx(one["ttft_s"]["mean"], rel=0.02)
+
+
+def test_the_batch_limit_counts_every_decode_worker_of_a_disaggregated_deployment():
+    """batch_limit is what the deployment holds decoding at once; with three decode workers it was one worker's (141
+    of 423 seats), so 240 clients read as 'the KV pool holds 141 at once: the rest queue' (probe 11G)."""
+    s = load_system("hgx-h200")
+    kw = dict(G=2, concurrency=240, requests=240, isl=8000, osl=1000, policy="disagg", prefill_chips=2, decode_chips=2,
+              precision="fp8", kv_dtype="fp8")
+    one = simulate(M70, s, **kw).settings
+    three = simulate(M70, s, decode_workers=3, **kw).settings
+    assert one["batch_limit_by"] == "the KV pool" and one["batch_limit"] < 240
+    assert three["batch_limit_by"] == "the concurrency" and three["batch_limit"] == 240
+    wide = simulate(M70, s, decode_workers=3, **{**kw, "concurrency": 2000, "requests": 2000}).settings
+    assert wide["batch_limit_by"] == "the KV pool" and wide["batch_limit"] == 3 * one["batch_limit"]

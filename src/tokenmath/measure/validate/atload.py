@@ -437,7 +437,8 @@ def predict_under_load(row: dict, su, regime: LoadRegime, spec: Speculation | No
                           f"TTFT {r['ttft_s']['mean'] * 1e3:.3g} ms")
             why[1:1] = r.notes  # (a rate past what the deployment serves: the run says it is saturated)
             if U is not None and U > r.settings["batch_limit"]:
-                why.insert(1, f"{r.settings['batch_limit_by']} holds {r.settings['batch_limit']} sequences a replica: "
+                why.insert(1, f"{r.settings['batch_limit_by']} holds {r.settings['batch_limit']} sequences a "
+                              f"{'replica' if pools is None else 'group'}: "
                               f"of its {U} clients the rest queue, and their wait is in TTFT")
             mode = "concurrency"
         else:

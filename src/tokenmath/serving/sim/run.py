@@ -174,11 +174,8 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     notes: list[str] = []
     settings = {"policy": policy, "engine": engine, "split": lay.words(G_d),
                 "chips": G_p + G_d if policy == "disagg" else G,
-                # the most sequences decoding at once, and what sets it: beyond it requests queue (their wait is TTFT)
-                "batch_limit": int(B_max), "batch_limit_by": "the KV pool" if np.floor(pool / need.min()) < cap
-                else "the concurrency" if (wl.concurrency or wl.max_in_flight) and cap == (wl.concurrency or
-                                                                                          wl.max_in_flight)
-                else "the engine's batch cap"}
+                **_batch_limit(np.floor(pool / need.min()), float(max_batch or float(eng["max_batch"]) * lay.dp(G_d)),
+                               wl.concurrency or wl.max_in_flight, int(decode_workers) if policy == "disagg" else 1)}
     ahead = eng.get("schedule_ahead")
     sched = dict(ahead=None if ahead is None else int(ahead))
     run.client_after_step = ahead is not None
@@ -228,6 +225,16 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
         result.decode_step = (B_bar, S_bar, step(m, system, B=B_bar, S=S_bar, phase="decode", explain=True,
                                                  **dec.kw).t_step)
     return result
+
+
+def _batch_limit(pool_seats: float, engine_cap: float, clients: int | None, workers: int) -> dict:
+    """The most sequences decoding at once over the deployment's decoding replicas (`workers` of them: disagg's decode
+    workers), and what sets it — beyond it requests queue, and their wait is TTFT. Ties go to the clients, then the
+    engine's cap."""
+    limits = {"the concurrency": clients} if clients else {}
+    limits.update({"the engine's batch cap": engine_cap * workers, "the KV pool": max(1.0, pool_seats) * workers})
+    by = min(limits, key=lambda k: (limits[k], list(limits).index(k)))
+    return {"batch_limit": int(limits[by]), "batch_limit_by": by}
 
 
 def _engine_tokens(eng: dict, system: System, key: str) -> float:
