@@ -190,3 +190,45 @@ def test_fp4_without_fp4_tensor_cores_never_multiplies_faster_than_fp8(name, sys
         assert float(np.asarray(fp4.t_weights).max()) <= float(np.asarray(fp8.t_weights).max()) * (1 + 1e-9)
     assert s.chip.widened_note("fp4") and "FP8 rate" in s.chip.widened_note("fp4")
     assert s.chip.widened_note("fp8") is None and load_system("hgx-b200").chip.widened_note("fp4") is None
+
+
+def _kv_share_by_hand(parts, tp):
+    """Σ bytes · max(1/tp, 1/heads) / Σ bytes over (bytes, heads) written out by hand."""
+    return sum(b * max(1 / tp, 1 / h) for b, h in parts) / sum(b for b, _ in parts)
+
+
+def test_probe11q_each_attention_group_splits_by_its_own_kv_heads():
+    """Probe 11Q: Gemma 4 31B's 10 global layers keep 4 KV heads (512 wide, keys and values), its 50 sliding ones 16;
+    on 8 tensor-parallel chips the global layers' heads are each held by two chips. The chip's share was the model's
+    one K (16: 1/8 for every layer), so 64 sequences of 32k decoded on 8 H100 below the bytes the chip must read."""
+    m, S = load_model("gemma-4-31b"), 32768
+    sliding = 50 * 1024 * 16 * (256 + 256) * 2
+    full = 10 * S * 4 * (512 + 512) * 2
+    assert float(arch.kv_read_bytes(m, S)) == pytest.approx(sliding + full)
+    share = _kv_share_by_hand([(sliding, 16), (full, 4)], 8)
+    assert float(arch.kv_tp_share(m, S, None, 8)) == pytest.approx(share)
+    st = step(load_model("gemma-4-31b"), load_system("hgx-h100"), G=8, B=64, S=S, phase="decode", precision="fp8")
+    W = load_system("hgx-h100").chip.hbm_bandwidth_bytes_per_s
+    assert float(st.t_kv) >= 64 * (sliding + full) * share / W  # no faster than the chip's bytes at the full rate
+
+
+def test_probe11q_a_recurrent_state_splits_by_its_value_heads():
+    """A hybrid's linear-attention state divides over its value heads under tensor parallelism, not over the
+    attention's KV heads (Qwen3.5: 2, so the state was held at 1/2 on each of 8 chips) nor, beside MLA, not at all
+    (Kimi K3's KDA state was read whole on every chip)."""
+    for name, tp in (("qwen3.5-397b-a17b", 8), ("kimi-k3", 8), ("nemotron-3-nano-30b-a3b", 4)):
+        m = load_model(name)
+        state = 2 * arch.state_bytes_per_sequence(m)
+        attn = float(arch.kv_read_bytes(m, 4096)) - state
+        K = 1 if m.mla is not None else m.n_kv_heads
+        share = _kv_share_by_hand([(attn, K), (state, m.linear_attention.value_heads)], tp)
+        assert float(arch.kv_tp_share(m, 4096, None, tp)) == pytest.approx(share), name
+
+
+def test_probe11q_one_cache_part_keeps_its_share_exactly():
+    """A plain GQA or MLA cache: the share is max(1/tp, 1/K) (MLA: 1) to the last bit, as before the parts."""
+    for name in ("llama-3.1-70b", "qwen3-32b", "deepseek-v3", "deepseek-v3.2"):
+        m = load_model(name)
+        for tp in (1, 2, 8, 16):
+            want = 1.0 if m.mla is not None else max(1 / tp, 1 / m.n_kv_heads)
+            assert float(arch.kv_tp_share(m, 4096, None, tp)) == want, (name, tp)

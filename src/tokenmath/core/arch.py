@@ -74,7 +74,7 @@ from .records import MODULE_KINDS, Model
 from .units import PRECISION_BYTES
 
 __all__ = [
-    "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes",
+    "ParamCounts", "param_counts", "kv_bytes_per_token", "kv_read_bytes", "kv_stored_bytes", "kv_parts", "kv_tp_share",
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
     "is_native", "n_linear_layers", "attention_layers", "recurrent_flop_per_token", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
@@ -229,19 +229,20 @@ def _group_entry_bytes(g, b: float) -> float:
     return g.n_kv_heads * (g.head_dim + (0 if g.one_kv_vector else g.h_v)) * b
 
 
-def _group_kv(m: Model, S, kv_dtype: str | None, read: bool):
-    """KV bytes held (read=False) or read by one decode step (read=True) for one sequence at context S, summed
-    over the attention groups, plus each group's fixed per-sequence buffers (held only)."""
+def _group_kv_parts(m: Model, S, kv_dtype: str | None, read: bool) -> list:
+    """Each attention group's KV bytes held (read=False) or read by one decode step (read=True) for one sequence at
+    context S, with its fixed per-sequence buffers (held only), as (bytes, K_g) pairs: a group's entries, index keys and
+    buffers divide over its own K_g KV heads under tensor parallelism."""
     S = np.asarray(S, dtype=float)
     b = bytes_per(kv_dtype or m.kv_dtype)
-    out = 0.0
+    out = []
     for g in m.attention_groups:
         e = _group_entry_bytes(g, b)
         win = np.minimum(S, g.window) if g.window else 0.0
         body = S / g.compress_ratio if g.compress_ratio else (0.0 * S if g.window else S)
         kept = np.minimum(body, g.topk) if read and g.topk else body
-        out = out + g.n_layers * (e * (win + kept) + g.index_bytes_per_entry * body
-                                  + (0.0 if read else g.state_bytes))
+        out.append((g.n_layers * (e * (win + kept) + g.index_bytes_per_entry * body
+                                  + (0.0 if read else g.state_bytes)), g.n_kv_heads))
     return out
 
 
@@ -493,40 +494,51 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
                         lift(explain, "idx_layer", idx, "B/tok", "sparse-attention indexer key (FP8 + scale)"))
 
 
-def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
-    """KV bytes held for one sequence of S tokens: sliding layers keep only their window; a hybrid's
-    linear-attention layers hold their fixed state whatever S, cross-attention layers the image's cache."""
+def kv_parts(m: Model, S, kv_dtype: str | None = None, read: bool = False) -> list:
+    """A sequence's KV bytes at context S, held (read=False) or read by one decode step (read=True), as (bytes, heads)
+    pairs: the bytes divide over `heads` ways under tensor parallelism (KV heads; a linear-attention state's value
+    heads; 1 where every chip of the group reads them whole: MLA's latent, a sparse indexer's one key per token).
+
+    Held: full layers keep all S tokens, sliding layers min(S, W); a hybrid's linear-attention layers their fixed
+    state whatever S, cross-attention layers the image's cache. Read: sparse attention reads its top-k tokens plus the
+    indexer's key for every token; a linear-attention layer reads its state and writes it back (2 × state bytes)."""
     S = np.asarray(S, dtype=float)
+    state = state_bytes_per_sequence(m) * (2 if read else 1)
+    la = m.linear_attention
+    parts = [(state if state else 0.0, la.value_heads if la else 1)]
     if m.attention_groups:
-        state = state_bytes_per_sequence(m)
-        return _group_kv(m, S, kv_dtype, read=False) + (state if state else 0.0)
+        return _group_kv_parts(m, S, kv_dtype, read) + parts
     full, sliding = layer_kinds(m)
     per = _kv_per_attention_layer(m, kv_dtype)
-    idx = m.sparse_attention.index_bytes_per_token_layer if m.sparse_attention else 0.0
-    held = full * S + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    state = state_bytes_per_sequence(m) + cross_kv_bytes(m, kv_dtype)
-    return per * held + idx * _n_index_layers(m) * S + (state if state else 0.0)
+    S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention and read else S
+    kept = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
+    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) * S if m.sparse_attention else 0.0
+    cross = cross_kv_bytes(m, kv_dtype)  # the image's cache: read whole, never rewritten
+    return [(per * kept, 1 if m.mla is not None else m.n_kv_heads), (idx, 1), *parts,
+            (cross if cross else 0.0, m.n_kv_heads)]
+
+
+def kv_stored_bytes(m: Model, S, kv_dtype: str | None = None):
+    """KV bytes held for one sequence of S tokens (kv_parts, held)."""
+    return sum(b for b, _ in kv_parts(m, S, kv_dtype, read=False))
 
 
 def kv_read_bytes(m: Model, S, kv_dtype: str | None = None):
-    """KV bytes one decode step reads for one sequence at context S.
+    """KV bytes one decode step reads for one sequence at context S (kv_parts, read)."""
+    return sum(b for b, _ in kv_parts(m, S, kv_dtype, read=True))
 
-    Full layers read all S tokens, sliding layers min(S, W); sparse attention reads its top-k tokens
-    plus the indexer's key for every token; a linear-attention layer reads its state and writes it back
-    (2 × state bytes, whatever S); cross-attention layers read the image's whole cache.
-    """
-    S = np.asarray(S, dtype=float)
-    if m.attention_groups:
-        state = state_bytes_per_sequence(m)
-        return _group_kv(m, S, kv_dtype, read=True) + (2 * state if state else 0.0)
-    full, sliding = layer_kinds(m)
-    per = _kv_per_attention_layer(m, kv_dtype)
-    S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention else S
-    read = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) * S if m.sparse_attention else 0.0
-    state = state_bytes_per_sequence(m)
-    cross = cross_kv_bytes(m, kv_dtype)  # the image's cache: read whole, never rewritten
-    return per * read + idx + (2 * state if state else 0.0) + (cross if cross else 0.0)
+
+def kv_tp_share(m: Model, S, kv_dtype: str | None, tp, read: bool = True):
+    """The share of a sequence's KV bytes one chip of a tp-way tensor-parallel group reads (read) or holds: each
+    part's max(1/tp, 1/heads) (a part replicated where tp exceeds its heads), weighted by the part's bytes; written as
+    f_main + Σ b·(f − f_main)/Σ b about the main cache's share (max(1/tp, 1/K), MLA 1), so a cache of one part is
+    that share exactly."""
+    tp = np.asarray(tp, dtype=float)
+    f_main = 1.0 if m.mla is not None else np.maximum(1.0 / tp, 1.0 / m.n_kv_heads)
+    parts = kv_parts(m, S, kv_dtype, read)
+    total = sum(np.asarray(b, dtype=float) for b, _ in parts)
+    dev = sum(np.asarray(b, dtype=float) * (np.maximum(1.0 / tp, 1.0 / h) - f_main) for b, h in parts)
+    return f_main + np.where(total > 0, dev / np.where(total > 0, total, 1.0), 0.0)
 
 
 # ---- FLOP ------------------------------------------------------------------------------------

@@ -562,7 +562,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                 g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
                 c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq))
 
-    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None):
+    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None, state_share=None):
         """KV streaming: the kernel's law (GQA by G over its (sequence, KV head) pairs; MLA by query heads per
         chip h over its sequences; a Gated DeltaNet hybrid, GQA's over its attention layers and the GDN kernels'
         over its linear ones), else a curve by bytes per kernel, else by context."""
@@ -574,7 +574,10 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             # a hybrid (Gated DeltaNet): its attention layers' KV at the attention law, its linear layers' state at theirs
             hv = value_heads(heads)
             state = 2 * arch.state_bytes_per_sequence(m)  # read and written
-            f_kv = np.asarray(pairs, dtype=float) / np.maximum(np.asarray(seqs, dtype=float) * m.n_kv_heads, 1e-300)
+            # the share of each sequence's state the chip's bytes hold: its value heads' (a tensor-parallel group's
+            # chip), else the attention's, as an even split of every byte counts it
+            f_kv = state_share if state_share is not None else \
+                np.asarray(pairs, dtype=float) / np.maximum(np.asarray(seqs, dtype=float) * m.n_kv_heads, 1e-300)
             return hybrid_decode_eta(
                 g("kv_a", np.maximum(np.asarray(kv_chip_bytes, dtype=float) - np.asarray(seqs) * state * f_kv, 0.0),
                   "B", "KV bytes the attention layers read on the chip"),
@@ -705,7 +708,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             m, layout, G, Bq, S_new, T, pc, attn_pt, F_mm, F_attn, W, bq, native, kv_seq, eta_mm_at,
             eta_attn if not prefill_curve else eta_attn_for, eta_kv_for, c, pri, kf_exp, spec, explain,
             kf_dense=kf_dense, F_dense=F_dense, kf_moe=kf_moe, F_moe=F_moe, attn_kf=attn_kf, phase=phase,
-            kf_head=kf_head, F_head=F_head, sampled=sampled, T_piece=T_piece)
+            kf_head=kf_head, F_head=F_head, sampled=sampled, T_piece=T_piece, S=S, kv_dtype=kv)
         extras.update(more)
 
     if spec:
@@ -875,7 +878,7 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
                    eta_mm_at, eta_attn, eta_kv_for, c, pri: Priors, prec: str, spec: bool, explain: bool,
                    kf_dense: str | None = None, F_dense=None, kf_moe: str | None = None, F_moe=None,
                    attn_kf: str = "bf16", phase: str = "decode", kf_head: str | None = None, F_head=None,
-                   sampled=None, T_piece=None):
+                   sampled=None, T_piece=None, S=None, kv_dtype: str | None = None):
     """The busiest chip's time terms under `layout` (module docstring): t_math, t_weights, t_kv, t_serial, extras."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     src_m = m.file or m.name
@@ -912,10 +915,11 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     flop_body = body_flop_chip(dense_matmul_params(pc.matmul, L_moeq, k, pc.expert), N_head, T_dp, tpq)
     flop_head = head_flop_chip(N_head, R_head, tpq)
     flop_attn = attention_flop_chip(T_dp, attn_pt, tpq)
-    f_kv = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
+    f_att = 1.0 if m.mla is not None else np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_kv_heads)
+    f_kv = arch.kv_tp_share(m, S, kv_dtype, tp, read=phase == "decode")  # each cache part split by its own heads
     if callable(eta_attn):  # prefill: flash attention's measured law on this chip's heads (roofline._step eta_attn_for)
         heads = m.n_heads * np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / m.n_heads)
-        eta_attn = eta_attn(flop_attn, B_dp, T_dp, heads, (m.n_kv_heads or m.n_heads) * f_kv)
+        eta_attn = eta_attn(flop_attn, B_dp, T_dp, heads, (m.n_kv_heads or m.n_heads) * f_att)
     kf_dense, F_dense = kf_dense or prec, F_mm if F_dense is None else F_dense
     eta_mm = eta_mm_at("eta_mm", T_dp, kf_dense)  # dense GEMMs: M = the DP group's tokens
     eta_bw = c("eta_bw", "eta_bw", kf_dense, T_dp)
@@ -928,9 +932,13 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     t_w_d = dense_weight_time(W_dense, W, eta_bw)
     t_attn = attention_time_chip(flop_attn, F_attn, eta_attn)
     f_kvq = g("f_kv", f_kv, "", "MLA: every chip reads the whole latent" if m.mla is not None else
-              f"KV heads per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)")
-    eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_kv,
-                        value_of(B_dp), m.n_heads / np.asarray(tp, dtype=float))
+              f"KV per chip: max(1/tp, 1/K) with K = {m.n_kv_heads} (replicated when tp > K)" + (
+                  "; each attention group, state or index part by its own heads (arch.kv_tp_share)"
+                  if m.attention_groups or m.linear_attention or m.sparse_attention else ""))
+    la = m.linear_attention
+    eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_att,
+                        value_of(B_dp), m.n_heads / np.asarray(tp, dtype=float),
+                        np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / la.value_heads) if la else None)
     t_kv = kv_time_chip(B_dp, kv_seq, f_kvq, W, eta_kv)
     extras: dict = {"B_dp": B_dp, "T_dp": T_dp, "W_dense": W_dense}
     moe_sum = False
