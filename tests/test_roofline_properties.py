@@ -232,3 +232,16 @@ def test_probe11q_one_cache_part_keeps_its_share_exactly():
         for tp in (1, 2, 8, 16):
             want = 1.0 if m.mla is not None else max(1 / tp, 1 / m.n_kv_heads)
             assert float(arch.kv_tp_share(m, 4096, None, tp)) == want, (name, tp)
+
+
+def test_probe11q_decode_attention_law_reads_the_chips_query_heads_per_kv_head():
+    """Probe 11Q: an MQA model on 8 tensor-parallel chips holds a copy of its one KV head and N/8 query heads on each,
+    so its decode kernel groups N/8 query heads per KV head, not N. The law was read at N/K: Falcon-7B (71 heads, 1 KV
+    head) at G = 71, where TensorRT-LLM's measured kernel rereads the cache per query head (eta 0.014 at G = 64), made
+    64 × 8k on 8 B200 43 ms of KV against the median engine's 1.0 ms."""
+    from tokenmath.core.load import load_priors
+    m, s = load_model("falcon-7b"), load_system("hgx-b200")
+    pri = load_priors(s.chip.priors)
+    t = {e: float(step(m, s, G=8, B=64, S=8192, phase="decode", priors=pri.for_engine(e)).t_kv)
+         for e in (None, "trtllm")}
+    assert t["trtllm"] < 1.5 * t[None]

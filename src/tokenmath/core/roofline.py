@@ -556,13 +556,16 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         return g("h_v", np.maximum(la.value_heads * np.asarray(heads, dtype=float) / m.n_heads, 1.0), "",
                  f"{src_m}: value heads of a linear-attention layer on the chip (as the query heads split)")
 
-    def gqa_law(pairs):  # the GQA decode law's terms at the model's N/K: t0, its work items and their cost, the rate
-        Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K")
+    def gqa_law(pairs, g_q=None):  # the GQA decode law's terms at G = N/K (or the chip's, g_q): t0, its work items
+        # and their cost, the rate
+        Gq = g("G_q", m.n_heads / m.n_kv_heads, "", f"{src_m}: query heads per KV head N/K") if g_q is None else \
+            g("G_q", g_q, "", f"{src_m}: query heads per KV head on the chip, max(N / max(K, tp), 1) (tp > K: each "
+              "chip holds a copy of a KV head and N/tp of the query heads)")
         return (c("t0_attn", "attn_dec_t0", kv, Gq, "s"),
                 g("n_pair", pairs, "", "(sequence, KV head) work items of one kernel on the chip"),
                 c("t_pair", "attn_dec_t_pair", kv, Gq, "s"), c("eta_dec", "attn_dec_eta", kv, Gq))
 
-    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None, state_share=None):
+    def eta_kv_for(eta_bw, kv_chip_bytes, pairs=None, seqs=None, heads=None, state_share=None, g_q=None):
         """KV streaming: the kernel's law (GQA by G over its (sequence, KV head) pairs; MLA by query heads per
         chip h over its sequences; a Gated DeltaNet hybrid, GQA's over its attention layers and the GDN kernels'
         over its linear ones), else a curve by bytes per kernel, else by context."""
@@ -583,7 +586,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                   "B", "KV bytes the attention layers read on the chip"),
                 g("kv_s", np.asarray(seqs) * state * value_of(hv) / la.value_heads, "B",
                   "recurrent state the linear-attention layers read and write on the chip"), W,
-                g("L_a", arch.attention_layers(m), "", f"{src_m}: attention layers"), *gqa_law(pairs),
+                g("L_a", arch.attention_layers(m), "", f"{src_m}: attention layers"), *gqa_law(pairs, g_q),
                 g("L_l", la.n_layers, "", f"{src_m}: linear-attention layers"),
                 c("t0_gdn", "gdn_t0", "fp32", hv, "s"), c("eta_gdn", "gdn_eta", "fp32", hv))
         terms, what = None, ""  # the decode law's (t0, work items, their cost, rate) and what one kernel reads
@@ -593,7 +596,7 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                      c("t_seq", "attn_mla_t_seq", kv, hq, "s"), c("eta_dec", "attn_mla_eta", kv, hq))
             what = "latent bytes one MLA decode kernel reads"
         elif phase == "decode" and m.mla is None and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
-            terms, what = gqa_law(pairs), "KV bytes one decode-attention kernel reads"
+            terms, what = gqa_law(pairs, g_q), "KV bytes one decode-attention kernel reads"
         if terms:
             t0, work, t_work, eta_dec = terms
             return decode_attention_eta(
@@ -938,7 +941,8 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     la = m.linear_attention
     eta_kv = eta_kv_for(eta_bw, value_of(B_dp) * value_of(kv_seq) * f_kv, value_of(B_dp) * m.n_kv_heads * f_att,
                         value_of(B_dp), m.n_heads / np.asarray(tp, dtype=float),
-                        np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / la.value_heads) if la else None)
+                        np.maximum(1.0 / np.asarray(tp, dtype=float), 1.0 / la.value_heads) if la else None,
+                        np.maximum(m.n_heads / np.maximum(m.n_kv_heads, np.asarray(tp, dtype=float)), 1.0))
     t_kv = kv_time_chip(B_dp, kv_seq, f_kvq, W, eta_kv)
     extras: dict = {"B_dp": B_dp, "T_dp": T_dp, "W_dense": W_dense}
     moe_sum = False
