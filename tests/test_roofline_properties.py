@@ -245,3 +245,17 @@ def test_probe11q_decode_attention_law_reads_the_chips_query_heads_per_kv_head()
     t = {e: float(step(m, s, G=8, B=64, S=8192, phase="decode", priors=pri.for_engine(e)).t_kv)
          for e in (None, "trtllm")}
     assert t["trtllm"] < 1.5 * t[None]
+
+
+def test_probe11q_one_vector_groups_decode_at_the_mla_kernels_law():
+    """DeepSeek-V4 caches one 512-wide vector per entry that all 128 query heads read as key and value: FlashMLA's
+    kind of kernel (the MLA law, by query heads per chip), not a GQA kernel at G = 128 — TensorRT-LLM's measured GQA
+    kernel at G = 128 (eta 0.008) made 64 × 8k on 8 B200 read its KV in 6.5 ms against the median engine's 0.7."""
+    from tokenmath.core.load import load_priors
+    m, s = load_model("deepseek-v4-pro"), load_system("hgx-b200")
+    pri = load_priors(s.chip.priors)
+    t = {e: float(step(m, s, G=8, B=64, S=8192, phase="decode", priors=pri.for_engine(e)).t_kv)
+         for e in (None, "trtllm", "sglang", "vllm")}
+    assert max(t.values()) < 1.5 * min(t.values())
+    d = step(m, s, G=8, B=64, S=8192, phase="decode", explain=True).t_kv.explain()
+    assert "latent bytes one MLA decode kernel reads" in d

@@ -590,12 +590,15 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
                 g("L_l", la.n_layers, "", f"{src_m}: linear-attention layers"),
                 c("t0_gdn", "gdn_t0", "fp32", hv, "s"), c("eta_gdn", "gdn_eta", "fp32", hv))
         terms, what = None, ""  # the decode law's (t0, work items, their cost, rate) and what one kernel reads
-        if phase == "decode" and m.mla is not None and seqs is not None and has("attn_mla_eta", kv):
+        # one cached vector per token that every query head reads as key and value (MLA's latent; DeepSeek-V4's
+        # one_kv_vector groups, whose 512-wide entries FlashMLA's kernels read): the MLA kernel's law, not GQA's at G = N
+        latent = m.mla is not None or bool(m.attention_groups) and all(gr.one_kv_vector for gr in m.attention_groups)
+        if phase == "decode" and latent and seqs is not None and has("attn_mla_eta", kv):
             hq = g("h_q", heads, "", "query heads per chip: N / tp (the latent is every head's)")
             terms = (c("t0_attn", "attn_mla_t0", kv, hq, "s"), g("n_seq", seqs, "", "sequences of one kernel on the chip"),
                      c("t_seq", "attn_mla_t_seq", kv, hq, "s"), c("eta_dec", "attn_mla_eta", kv, hq))
             what = "latent bytes one MLA decode kernel reads"
-        elif phase == "decode" and m.mla is None and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
+        elif phase == "decode" and not latent and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
             terms, what = gqa_law(pairs, g_q), "KV bytes one decode-attention kernel reads"
         if terms:
             t0, work, t_work, eta_dec = terms
