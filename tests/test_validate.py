@@ -1046,3 +1046,14 @@ def test_probe11a_a_training_rows_hours_in_millions_are_given_in_millions():
     base, m = predict_row(row, Aliases()), predict_row({**row, "value": "2.788", "unit": "M GPU-hours"}, Aliases())
     assert m.measured == pytest.approx(2.788) and m.predicted == pytest.approx(base.predicted / 1e6)
     assert m.error == pytest.approx(base.error)
+
+
+def test_a_part_named_between_per_and_what_it_counts():
+    """'output throughput per H800 node' is a rate per node and 'per H100 GPU' per GPU (both were totals: DeepSeek's
+    per-node decode rate read as the whole deployment's); 'per 8 GPUs' stays a total."""
+    from tokenmath.measure.validate.rows import unit_scope
+
+    assert unit_scope("tokens/s", "output throughput per H800 node") == "node"
+    assert unit_scope("tokens/s", "throughput per H100 GPU") == "gpu"
+    assert unit_scope("tokens/s", "throughput per MI300X GPU") == "gpu"
+    assert unit_scope("tokens/s", "throughput per 8 GPUs") == "total"

@@ -827,6 +827,9 @@ def unit_scope(unit: str, metric: str) -> str:
                     r"(?:/|per)\s*)?(?:user|u)\b|(?:tok(?:en)?s?\s*/\s*s(?:ec)?|\btps)\s*(?:/|per)\s*(?:user|u)\s*(?:≥|>=|>)\s*\d",
                     " ", metric, flags=re.I)
     metric = re.sub(r"\b(per|/)\s*(?:decode|prefill|decoding)\s+(?=gpu|chip|node)", r"\1 ", metric, flags=re.I)  # 'per decode GPU'
+    # a part's name between 'per' and what it counts: 'per H800 node', 'per H100 GPU', 'per MI300X GPU'
+    metric = re.sub(r"(?<![a-z])(per[\s_-])[a-z]+\d+[a-z0-9]*[\s_-](?=(?:gpu|chip|node|card|device|accelerator)s?\b)",
+                    r"\1", metric, flags=re.I)
     for text in (unit.lower(), metric.lower()):
         if re.search(r"/\s*user|(?<![a-z])per[\s_-]user", text):
             return "user"
