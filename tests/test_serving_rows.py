@@ -876,9 +876,39 @@ def test_disaggregated_pools_are_read_with_their_workers():
     assert (inst["prefill"][0], inst["prefill"][2], inst["decode"][0], inst["decode"][2]) == (4, 2, 1, 8)
     x = pools_of("1P4D; prefill TP4 EP4, decode DEP8")
     assert (x["prefill"][0], x["decode"][0]) == (1, 4) and split_of(x["decode"][1].lower()) == {"dep": 8}
-    assert pools_of("PD disaggregation, prefill EP32, decode EP72") is None
-    assert pools_of("TP8 (prefill) / TP4 (decode)") is None
-    assert pools_of("DEP8 prefill + TP8 decode") is None  # 'EP8 prefill': a split's number, not a count
+    # a role named with its own split and no count is one worker of it ('EP8 prefill': a split's number, not a count)
+    for text in ("PD disaggregation, prefill EP32, decode EP72", "TP8 (prefill) / TP4 (decode)",
+                 "DEP8 prefill + TP8 decode", "--disaggregation-mode prefill (TP1) + --disaggregation-mode decode (TP1)"):
+        assert [v[0] for v in pools_of(text).values()] == [1, 1], text
+    assert pools_of("PD disaggregation, prefill and decode on separate nodes") is None
+    assert pools_of("prefill and decode on the same GPUs") is None
+
+
+def test_disaggregated_pools_counted_after_their_role():
+    """A pool's count written after its role, as TensorRT-LLM, Dynamo and dashboards write it: 'ctx: 2 x TP4', 'prefill
+    2x TP8', 'prefill: TP4 ×2', 'ctx TP2 x2', 'prefill GPUs: 3', 'prefill workers 4', TensorRT-LLM's keys
+    'num_ctx_servers=2, ctx_tp_size=4'; a comma inside a pool's brackets stays in its clause ('prefill: 4 nodes (EP32,
+    DP32); decode: 18 nodes (EP144, DP144)' read the decode's DP32). These were read as aggregated replicas."""
+    from tokenmath.measure.validate.serving import pools_of
+
+    def counts(text):
+        p = pools_of(text)
+        return (p["prefill"][0], p["decode"][0], p["prefill"][3], split_of(p["prefill"][1].lower()),
+                split_of(p["decode"][1].lower()))
+
+    assert counts("ctx: 2 x TP4 (attention DP); gen: 1 x DEP12")[:2] == (2, 1)
+    assert counts("Dynamo SGLang disagg: prefill 2x TP8, decode 1x DEP8")[:2] == (2, 1)
+    assert counts("prefill: TP4 ×2, decode: DEP16")[:2] == (2, 1)
+    assert counts("ctx TP2 x2 + gen TP4 x1")[:2] == (2, 1)
+    assert counts("prefill GPUs: 3; decode GPUs: 1")[:3] == (3, 1, "chip")
+    assert counts("prefill workers 4 (TP4 each), decode workers 1 (DEP56)")[:2] == (4, 1)
+    assert counts("num_ctx_servers=2, ctx_tp_size=4; num_gen_servers=1, gen_tp_size=16, gen_enable_attention_dp=true") \
+        == (2, 1, "worker", {"tp": 4}, {"tp": 16, "dp_flag": True})
+    assert counts("prefill: 4 nodes (EP32, DP32); decode: 18 nodes (EP144, DP144)") == \
+        (4, 18, "node", {"ep": 32, "dp": 32}, {"ep": 144, "dp": 144})
+    inst = pools_of("prefill: 2 instances x 12 GPUs (EP12); decode: 1 instance x 32 GPUs (DEP32)")
+    assert (inst["prefill"][0], inst["prefill"][2], inst["decode"][0], inst["decode"][2]) == (2, 12, 1, 32)
+    assert split_of("tp_size=8") == {"tp": 8} and split_of("tp-size: 4") == {"tp": 4}
 
 
 def test_a_disaggregated_row_under_load_simulates_its_pools(monkeypatch):

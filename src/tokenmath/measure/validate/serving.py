@@ -784,7 +784,7 @@ def split_of(par: str) -> dict[str, int | bool]:
         p = re.sub(rf"\b{short}-degree\s*(?:=|:)?\s*(\d+)", rf"{short}\1", p)  # Neuron's 'tp_degree=32'
     p = re.sub(r"\b(\d+)\s*(?:independent\s+|data[- ]parallel\s+)?replicas\b", r"dp\1", p)  # 'TP1 x 8 replicas'
     p = re.sub(r"(?:--)?num-shards?\s*(?:=|:)?\s*(\d+)", r"tp\1", p)  # TGI's '--num-shard 8': tensor-parallel shards
-    num = r"\s*(?:=|:|-|size)?\s*(\d+)"
+    num = r"\s*(?:[-\s]?size\s*[=:]?|=|:|-)?\s*(\d+)"  # 'tp8', 'tp=8', 'tp_size=8', 'ctx_tp_size: 4'
     out: dict[str, int | bool] = {}
     for key, pat in (("moe_tp", rf"\b(?:moe|expert)[- ]?tp{num}"), ("dep", rf"\bdep{num}"), ("tep", rf"\btep{num}"),
                      ("tp", rf"(?<![a-z])(?<![a-z]-)(?:--)?tp{num}"), ("ep", rf"(?<![a-z])(?:--)?ep{num}"),
@@ -817,8 +817,18 @@ def role_split(par: str, phase: str | None) -> str:
     if phase not in _ROLE or not all(re.search(r, par, re.I) for r in _ROLE.values()):
         return par
     other = _ROLE["decode" if phase == "prefill" else "prefill"]
-    parts = re.split(r"(\s*(?:[;|,]|\s[+/]\s|\band\b)\s*)", par)
+    parts = _top_level(par, lambda t: re.split(rf"({_CLAUSES})", t))
     return "".join(p for p in parts if not (re.search(other, p, re.I) and not re.search(_ROLE[phase], p, re.I)))
+
+
+def _top_level(par: str, split) -> list[str]:
+    """`split` applied to a text outside its brackets only: 'prefill: 4 nodes (EP32, DP32); decode: …' keeps
+    '(EP32, DP32)' in the prefill's clause (a comma inside brackets is no clause of its own)."""
+    depth, held = 0, []
+    for ch in par:
+        depth += ch in "([" and 1 or (-1 if ch in ")]" and depth else 0)
+        held.append("\x00" if ch == "," and depth else ch)
+    return [p.replace("\x00", ",") for p in split("".join(held))]
 
 
 _WORKER = r"(?:workers?|instances?|nodes?|servers?|engines?|replicas?)"
@@ -845,24 +855,46 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
     decode nodes (DEP16)', '32 prefill GPUs (EP32) + 96 decode GPUs (EP96)', and 'xPyD' beside each role's split
     ('1P4D; prefill TP4, decode DEP8'); a clause that names neither role (a split or a flag for both) belongs to
     both, as in role_split."""
-    par = role_words(par)
+    par = role_words(par).replace("_", " ")  # TensorRT-LLM's keys: 'num_ctx_servers=2, ctx_tp_size=4'
     xpyd = re.search(r"(?<![\w.-])(\d+)\s*P\s*(\d+)\s*D\b", par, re.I)
     out = {}
     for i, (role, other) in enumerate((("prefill", "decode"), ("decode", "prefill"))):
-        own = " ".join(c for c in re.split(_CLAUSES, par)
+        own = " ".join(c for c in _top_level(par, lambda t: re.split(_CLAUSES, t))
                        if re.search(_ROLE[role], c, re.I) and not re.search(_ROLE[other], c, re.I))
         n = (re.search(rf"(?<![\w.-])(\d+)\s*(?:x\s*|×\s*)?(?:{_ROLE[role]})", own, re.I)
              or re.search(rf"(?<![\w.-])(\d+)\s*{_WORKER}\b", own, re.I))
-        workers = int(n.group(1)) if n else (int(xpyd.group(1 + i)) if xpyd else 0)
+        after = None if n else _count_after(own, role)
+        workers = int(n.group(1)) if n else after[0] if after else (int(xpyd.group(1 + i)) if xpyd else 0)
+        if workers < 1 and not xpyd and any(k in split_of(own) for k in _WAYS):
+            workers = 1  # a role named with its own split and no count: one worker ('prefill (TP1) + decode (TP1)')
         if workers < 1:
             return None
         chips = _WORKER_CHIPS.search(own)
         noun = re.match(rf"\s*(?:x\s*|×\s*)?(?:(?:{_ROLE[role]})\s*(?:pool\s*)?)?(?:(nodes?\b)|({_POOL_CHIPS})\b)?",
                         own[n.end(1):], re.I) if n else None
-        counts = "node" if noun and noun.group(1) else "chip" if noun and noun.group(2) else "worker"
+        counts = "node" if noun and noun.group(1) else "chip" if noun and noun.group(2) else \
+            after[1] if after else "worker"
         out[role] = (workers, role_split(par, role), int(next(c for c in chips.groups() if c)) if chips else None,
                      counts)
     return out
+
+
+def _count_after(own: str, role: str) -> tuple[int, str] | None:
+    """A pool's count written after its role (and what it counts): 'prefill 2x TP8', 'ctx: 2 x TP4', 'prefill:
+    TP4 ×2', 'ctx TP2 x2', 'prefill GPUs: 3', 'prefill workers 4', 'num ctx servers=2' (TensorRT-LLM's keys), or
+    None. A '× n' before a chip noun counts one worker's chips ('instances x 2 GB200'), not workers."""
+    r = _ROLE[role]
+    m = re.search(rf"(?:{r})\s*(?:pool\s*)?(?:({_WORKER}|servers?)|(nodes?)|({_POOL_CHIPS}))\s*[:=]?\s*(\d+)\b(?!\s*(?:x|×))",
+                  own, re.I)
+    if m:
+        return int(m.group(4)), "node" if m.group(2) else "chip" if m.group(3) else "worker"
+    m = re.search(rf"\bnum\s*(?:{r})\s*(?:servers?|{_WORKER})\s*[:=]\s*(\d+)", own, re.I)
+    if m:
+        return int(m.group(1)), "worker"
+    m = (re.search(rf"(?:{r})\s*(?:pool\s*)?[:=]?\s*(\d+)\s*(?:x|×)(?=\s*[a-z(])(?!\s*(?:gpus?|chips?|cards?)\b)", own, re.I)
+         or re.search(r"\b(?:tp|dep|tep|ep|dp)\s*\d+\s*(?:\([^()]*\)\s*)?(?:x|×)\s*(\d+)\b(?!\s*(?:gpus?|chips?|cards?|"
+                      r"[a-z]*\d))", own, re.I))
+    return (int(m.group(1)), "worker") if m else None
 
 
 # the chips of one worker beside its count: 'instances x 2 GB200', 'instances of 8 GPUs', 'instances (2 GB200 each)',
