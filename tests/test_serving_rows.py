@@ -911,6 +911,21 @@ def test_disaggregated_pools_counted_after_their_role():
     assert split_of("tp_size=8") == {"tp": 8} and split_of("tp-size: 4") == {"tp": 4}
 
 
+def test_a_row_that_gives_both_pools_is_disaggregated_without_the_word():
+    """'context: 1 instance TEP8, generation: 1 instance DEP8' at a concurrency is that deployment (it was two
+    aggregated replicas of 8); a disaggregated row under load whose pools have no counts is refused in one line (it
+    was simulated as aggregated replicas)."""
+    row = dict(id="X-D7", source="TensorRT-LLM disaggregated", model="DeepSeek-R1", precision="NVFP4", hardware="B200",
+               n_chips="16", parallelism="context: 1 instance TEP8, generation: 1 instance DEP8",
+               batch="concurrency 256", input_len="1024", output_len="1024", context_len="", metric="TPOT", value="22",
+               unit="ms", confidence="approximate", notes="")
+    p = predict_row(row, Aliases())
+    assert isinstance(p, Prediction) and "disagg" in p.why[0] and "1 prefill worker(s) of 8 chips" in p.why[0]
+    u = predict_row({**row, "id": "X-D8", "parallelism": "PD disaggregation, prefill and decode on separate nodes"},
+                    Aliases())
+    assert isinstance(u, Unexpressed) and "pools' workers are not stated" in u.reason
+
+
 def test_a_disaggregated_row_under_load_simulates_its_pools(monkeypatch):
     """A disaggregated row at a concurrency runs the disagg policy with its pools (it was an aggregated continuous run
     of 3 replicas of 4 chips for '1P (DEP4) + 1D (DEP8)' on 12 chips): the workers form gcd(n_p, n_d) groups, the

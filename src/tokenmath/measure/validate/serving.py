@@ -247,7 +247,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if _unsized_request_rate(row, metric):
         return Unexpressed(rid, g, "a request rate with no output length stated (nor the same run's tokens/s to divide): requests of unstated size (a dataset) "
                                    "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
-    split = disaggregated(row)
+    split = disaggregated(row) or pools_words(row["parallelism"])
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
         q = quantity_of(row["metric"], row["unit"])[0]
@@ -402,6 +402,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         if how_client:
             assumptions.append(how_client)
         pools = pools_of(row["parallelism"]) if split else None
+        if split and not pools and (regime.concurrency is not None or regime.rate_per_s is not None):
+            return Unexpressed(rid, g, f"prefill and decode disaggregated ({split!r}) under load, but the pools' "
+                                       "workers are not stated ('1P2D', '2 prefill (TP4) + 1 decode (TP8)'): the "
+                                       "deployment cannot be simulated, and aggregated replicas are another one")
         if pools:  # each pool's workers and split: the deployment simulated as prefill and decode workers
             n_rep, pools, G, layout, lnote = _pools_setup(row, pools, m, system, prec, al, assumptions)
         else:
@@ -877,6 +881,12 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
         out[role] = (workers, role_split(par, role), int(next(c for c in chips.groups() if c)) if chips else None,
                      counts)
     return out
+
+
+def pools_words(par: str) -> str:
+    """The parallelism text where it gives both pools, each its count or its own split ('context: 1 instance TEP8,
+    generation: 1 instance DEP8', 'ctx TP2 x2 + gen TP4 x1'): disaggregated without the word; else ''."""
+    return par.strip() if pools_of(par) else ""
 
 
 def _count_after(own: str, role: str) -> tuple[int, str] | None:
