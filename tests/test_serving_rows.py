@@ -911,6 +911,20 @@ def test_disaggregated_pools_counted_after_their_role():
     assert split_of("tp_size=8") == {"tp": 8} and split_of("tp-size: 4") == {"tp": 4}
 
 
+def test_a_whole_deployments_prefill_rate_counts_every_prefill_instance():
+    """'4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200' with a prefill rate in tokens/s (the deployment's)
+    is 4 instances' worth: 8 prefill chips at the per-GPU reading's rate (it was one instance's, 4× low)."""
+    row = dict(id="X-D9", source="vLLM blog", model="DeepSeek-R1", precision="NVFP4", hardware="GB200", n_chips="16",
+               parallelism="4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200; DP+EP", batch="",
+               input_len="2048", output_len="2048", context_len="", metric="prefill throughput", value="209600",
+               unit="tokens/s", confidence="paraphrased", notes="")
+    whole = predict_row(row, Aliases())
+    per_gpu = predict_row({**row, "id": "X-D10", "metric": "prefill_tokens_per_s_per_gpu", "value": "26200",
+                           "unit": "tokens/s/GPU"}, Aliases())
+    assert whole.kind == per_gpu.kind == "prefill"
+    assert whole.predicted == pytest.approx(8 * per_gpu.predicted, rel=1e-6)
+
+
 def test_a_row_that_gives_both_pools_is_disaggregated_without_the_word():
     """'context: 1 instance TEP8, generation: 1 instance DEP8' at a concurrency is that deployment (it was two
     aggregated replicas of 8); a disaggregated row under load whose pools have no counts is refused in one line (it

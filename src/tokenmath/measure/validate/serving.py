@@ -470,6 +470,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if chips_note:
         notes.append(f"chips: {chips_note}")
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al, assumptions)
+    if pools and G_row and G * n_rep < G_row:
+        # the whole pool's rate: every worker of it ('4 prefill instances x 2 GB200': 4 replicas of 2, not the one
+        # instance a rate per GPU is read off)
+        n_rep = G_row // G
     if B is not None and lnote and n_rep > 1:
         # a stated batch is the run's, not each replica's: with the split unstated, one replica over the row's chips
         # serves it, as for a latency at a stated batch (a batch of one request was read as one per replica)
