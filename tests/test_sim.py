@@ -150,6 +150,21 @@ def test_disagg_decodes_never_wait_for_a_prefill():
     assert d["itl_s"]["p99"] < c["itl_s"]["p99"] / 3
 
 
+def test_disagg_first_token_reaches_the_client_through_the_decode_worker():
+    """The client's stream is the decode worker's: a request's first token is out once its KV has landed and the decode
+    worker takes it at a step boundary (SGLang's disaggregation/decode.py). At concurrency 1 the decode worker is idle,
+    so the TTFT is the prefill step plus the KV transfer (it ended with the prefill); under load it waits for the step in
+    flight, at most one decode step more."""
+    kw = dict(G=8, policy="disagg", prefill_chips=8, decode_chips=8, isl=8000, osl=50)
+    one = simulate(M70, H100, concurrency=1, requests=4, **kw)
+    t_p = serve(M70, H100, G=8, B=1, S=8000).value("prefill.step_time_s")
+    t_x = one.settings["kv_transfer_s_mean"]
+    assert one.settings["link"] == "scale-out" and t_x > 1e-3  # 2.6 GB of KV over InfiniBand: milliseconds
+    assert one["ttft_s"]["mean"] == pytest.approx(t_p + t_x, rel=1e-2)
+    busy = simulate(M70, H100, concurrency=16, requests=64, **kw)
+    assert busy["ttft_s"]["p50"] >= t_p + t_x
+
+
 def test_disagg_workers_share_the_load_of_an_xpyd_deployment():
     """xPyD: y decode workers split the clients (2 decode workers at 2U run each at U's batch and TPOT, and the chips
     count both pools' workers); x prefill workers share one queue (a prefill-bound 1P1D waits less with 3P); one worker

@@ -29,8 +29,8 @@ point, 6 rounds):
 
     X        = min(U / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)
                                                        clients, decode seats, prefill capacity
-    tpot     = n_d · t_d / (O − 1),   ttft = T_resp − n_d · t_d   (the KV transfer comes before the first token:
-                                                       the decode worker streams the answer)
+    tpot     = n_d · t_d / (O − 1),   ttft = T_resp − n_d · t_d   (the first token leaves through the decode
+                                                       worker once the KV has landed: t_x is in the TTFT)
 
 cadence (a train of B_cap seats departs every t_c; a request boards the next train, its prompt rides
 it and its first token comes one step later). The period is one step of the seats decoding plus the

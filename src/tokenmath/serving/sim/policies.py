@@ -9,7 +9,8 @@
   step is one roofline.step (steps.StepTimes.mixed).
 - disagg: prefill and decode on separate pools (DistServe, Splitwise; serving/disagg.py): the
   prefill pool batches prompts, the KV moves over the link tier, and the decode pool admits it by
-  KV and never stalls for a prefill; the user's first token is the decode worker's, after the transfer. Each pool may hold several workers (xPyD: x prefill workers
+  KV and never stalls for a prefill; the first token reaches the client when the decode worker
+  takes the request at its next step boundary, after the KV has landed. Each pool may hold several workers (xPyD: x prefill workers
   sharing one queue, y decode workers; a request goes to the decode worker with the fewest seats taken).
 - cadence: the lecture's fixed cadence (serving/batching.py): a train of `seats` departs every
   t_step whether full or not; a request boards the next departure and its first token arrives one
@@ -177,7 +178,13 @@ class Cadence(Replica):
 
 
 class _DecodePool(Replica):
-    """One decode worker of a disaggregated deployment: requests arrive with their KV and join at once."""
+    """One decode worker of a disaggregated deployment: a request whose KV has landed joins at the worker's next step
+    boundary, and its first token (sampled by the prefill worker, sent with the KV) reaches the client then: the
+    client's stream is the decode worker's (SGLang 0.5.23 disaggregation/decode.py: pop_transferred moves a request
+    whose KV arrived to the waiting queue once per scheduler iteration, and get_next_disagg_decode_batch_to_run streams
+    its first token before the decode batch that carries it is launched; TensorRT-LLM's PyTorch executor answers a
+    generation-only request's first token when it first schedules it, as remembered). Its TTFT therefore holds the
+    KV transfer and the wait for the step in flight; it used to end with the prefill."""
 
     def __init__(self, run, steps, kv_pool, kv_need, max_batch, front):
         super().__init__(run, steps, kv_pool, kv_need, max_batch)
@@ -197,10 +204,14 @@ class _DecodePool(Replica):
             self.cut()
 
     def next(self) -> None:
-        while self.queue:
-            self.join(self.queue.popleft())
+        joined = list(self.queue)
+        self.queue.clear()
+        for r in joined:
+            self.join(r)
         if self.R.B:
             self.span()
+            for r in joined:  # the client's first token leaves through this worker, when it schedules r
+                self.run.rec.first(r, self.run.engine.now)
 
 
 class Disagg(DecidesAtInstantEnd):
@@ -256,6 +267,6 @@ class Disagg(DecidesAtInstantEnd):
 
     def _delivered(self, r: int, d: _DecodePool) -> None:
         """r's KV reached its decode worker, which streams the answer from its first token on (SGLang's and vLLM's
-        P/D, Dynamo: the client reads the decode worker), so the first token comes after the transfer."""
-        self.run.rec.first(r, self.run.engine.now)
+        P/D, Dynamo: the client reads the decode worker); the token leaves when the worker takes r at its next step
+        boundary (_DecodePool.next)."""
         d.arrive(r)
