@@ -938,6 +938,10 @@ def test_a_row_that_gives_both_pools_is_disaggregated_without_the_word():
     u = predict_row({**row, "id": "X-D8", "parallelism": "PD disaggregation, prefill and decode on separate nodes"},
                     Aliases())
     assert isinstance(u, Unexpressed) and "pools' workers are not stated" in u.reason
+    # a requests/s per GPU with no load: refused, and the reason no longer says the pools' counts are missing
+    rps = predict_row({**row, "id": "X-D11", "parallelism": "1P1D (prefill TP1, decode TP1)", "batch": "",
+                       "metric": "throughput", "value": "2.2", "unit": "requests/s/GPU"}, Aliases())
+    assert isinstance(rps, Unexpressed) and "maximum load" in rps.reason and "does not give" not in rps.reason
 
 
 def test_a_disaggregated_row_under_load_simulates_its_pools(monkeypatch):

@@ -253,7 +253,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         q = quantity_of(row["metric"], row["unit"])[0]
         if q in ("total_tokens_per_s", "requests_per_s"):
             return Unexpressed(rid, g, f"prefill and decode disaggregated ({split!r}): a {q.replace('_', ' ')} per "
-                                       f"{scope} mixes the two roles' chips, whose counts the row does not give")
+                                       f"{scope} mixes the two roles' chips, " + (
+                                           "whose counts the row does not give" if not pools_of(row["parallelism"])
+                                           else "at the deployment's maximum load, which is not run with separate "
+                                                "pools (a stated concurrency is simulated so)"))
         phase = "prefill" if q == "input_tokens_per_s" else "decode"
     hits = _CACHE_HITS.search(row_text(row, ("metric", "unit", "notes")))
     if hits and (phase == "prefill" or quantity_of(row["metric"], row["unit"])[0] in ("input_tokens_per_s",
