@@ -925,6 +925,18 @@ def test_a_whole_deployments_prefill_rate_counts_every_prefill_instance():
     assert whole.predicted == pytest.approx(8 * per_gpu.predicted, rel=1e-6)
 
 
+def test_a_users_speed_in_a_disaggregated_deployment_is_its_decode_workers():
+    """A tokens/s per user with both pools stated is a decode worker's speed, in the decode pool's split: 'prefill
+    workers 4 (TP4 each), decode workers 1 (DEP56)' is the DEP56 decode worker's (it ran TP4 EP56 on 224 chips)."""
+    row = dict(id="X-D12", source="Dynamo", model="DeepSeek-R1", precision="FP4", hardware="GB200 NVL72", n_chips="72",
+               parallelism="prefill workers 4 (TP4 each), decode workers 1 (DEP56)", batch="", input_len="8192",
+               output_len="1024", context_len="", metric="tokens/s per user", value="60", unit="tokens/s/user",
+               confidence="approximate", notes="")
+    pools = predict_row(row, Aliases())
+    alone = predict_row({**row, "id": "X-D13", "parallelism": "DEP56"}, Aliases())
+    assert pools.kind == alone.kind == "per_user" and pools.predicted == pytest.approx(alone.predicted, rel=1e-9)
+
+
 def test_a_row_that_gives_both_pools_is_disaggregated_without_the_word():
     """'context: 1 instance TEP8, generation: 1 instance DEP8' at a concurrency is that deployment (it was two
     aggregated replicas of 8); a disaggregated row under load whose pools have no counts is refused in one line (it

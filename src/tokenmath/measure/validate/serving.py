@@ -472,7 +472,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
                                    f"({row['hardware']!r})")
     if chips_note:
         notes.append(f"chips: {chips_note}")
-    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, phase, al, assumptions)
+    # a user's decode speed (or a decode at a stated batch) of a disaggregated deployment is its decode workers': their
+    # split, not both roles' ('prefill workers 4 (TP4 each), decode workers 1 (DEP56)' ran TP4 EP56 on 224 chips)
+    lay_phase = "decode" if phase is None and split and mode in ("per_user", "decode_fixed") and \
+        pools_of(row["parallelism"]) else phase
+    G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, lay_phase, al, assumptions)
     if pools and G_row and G * n_rep < G_row:
         # the whole pool's rate: every worker of it ('4 prefill instances x 2 GB200': 4 replicas of 2, not the one
         # instance a rate per GPU is read off)
