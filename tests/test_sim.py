@@ -152,9 +152,9 @@ def test_disagg_decodes_never_wait_for_a_prefill():
 
 def test_disagg_first_token_reaches_the_client_through_the_decode_worker():
     """The client's stream is the decode worker's: a request's first token is out once its KV has landed and the decode
-    worker takes it at a step boundary (SGLang's disaggregation/decode.py). At concurrency 1 the decode worker is idle,
-    so the TTFT is the prefill step plus the KV transfer (it ended with the prefill); under load it waits for the step in
-    flight, at most one decode step more."""
+    worker takes it at a step boundary (SGLang's disaggregation/decode.py). At concurrency 1 the decode worker is
+    idle, so the TTFT is the prefill step plus the KV transfer (it ended with the prefill); under load it waits for
+    the step in flight, at most one decode step more."""
     kw = dict(G=8, policy="disagg", prefill_chips=8, decode_chips=8, isl=8000, osl=50)
     one = simulate(M70, H100, concurrency=1, requests=4, **kw)
     t_p = serve(M70, H100, G=8, B=1, S=8000).value("prefill.step_time_s")

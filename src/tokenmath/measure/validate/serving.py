@@ -904,17 +904,17 @@ def _count_after(own: str, role: str) -> tuple[int, str] | None:
     """A pool's count written after its role (and what it counts): 'prefill 2x TP8', 'ctx: 2 x TP4', 'prefill:
     TP4 ×2', 'ctx TP2 x2', 'prefill GPUs: 3', 'prefill workers 4', 'num ctx servers=2' (TensorRT-LLM's keys), or
     None. A '× n' before a chip noun counts one worker's chips ('instances x 2 GB200'), not workers."""
-    r = _ROLE[role]
-    m = re.search(rf"(?:{r})\s*(?:pool\s*)?(?:({_WORKER}|servers?)|(nodes?)|({_POOL_CHIPS}))\s*[:=]?\s*(\d+)\b(?!\s*(?:x|×))",
-                  own, re.I)
+    r, chip = _ROLE[role], r"(?:gpus?|chips?|cards?)"
+    m = re.search(rf"(?:{r})\s*(?:pool\s*)?(?:({_WORKER}|servers?)|(nodes?)|({_POOL_CHIPS}))\s*[:=]?\s*(\d+)\b"
+                  r"(?!\s*(?:x|×))", own, re.I)  # 'prefill GPUs: 3', 'prefill workers 4'
     if m:
         return int(m.group(4)), "node" if m.group(2) else "chip" if m.group(3) else "worker"
-    m = re.search(rf"\bnum\s*(?:{r})\s*(?:servers?|{_WORKER})\s*[:=]\s*(\d+)", own, re.I)
+    m = re.search(rf"\bnum\s*(?:{r})\s*(?:servers?|{_WORKER})\s*[:=]\s*(\d+)", own, re.I)  # 'num ctx servers=2'
     if m:
         return int(m.group(1)), "worker"
-    m = (re.search(rf"(?:{r})\s*(?:pool\s*)?[:=]?\s*(\d+)\s*(?:x|×)(?=\s*[a-z(])(?!\s*(?:gpus?|chips?|cards?)\b)", own, re.I)
-         or re.search(r"\b(?:tp|dep|tep|ep|dp)\s*\d+\s*(?:\([^()]*\)\s*)?(?:x|×)\s*(\d+)\b(?!\s*(?:gpus?|chips?|cards?|"
-                      r"[a-z]*\d))", own, re.I))
+    m = (re.search(rf"(?:{r})\s*(?:pool\s*)?[:=]?\s*(\d+)\s*(?:x|×)(?=\s*[a-z(])(?!\s*{chip}\b)", own, re.I)
+         or re.search(rf"\b(?:tp|dep|tep|ep|dp)\s*\d+\s*(?:\([^()]*\)\s*)?(?:x|×)\s*(\d+)\b(?!\s*(?:{chip}|[a-z]*\d))",
+                      own, re.I))  # 'prefill 2x TP8', 'ctx: 2 x TP4'; 'prefill: TP4 ×2'
     return (int(m.group(1)), "worker") if m else None
 
 

@@ -10,8 +10,9 @@
 - disagg: prefill and decode on separate pools (DistServe, Splitwise; serving/disagg.py): the
   prefill pool batches prompts, the KV moves over the link tier, and the decode pool admits it by
   KV and never stalls for a prefill; the first token reaches the client when the decode worker
-  takes the request at its next step boundary, after the KV has landed. Each pool may hold several workers (xPyD: x prefill workers
-  sharing one queue, y decode workers; a request goes to the decode worker with the fewest seats taken).
+  takes the request at its next step boundary, after the KV has landed. Each pool may hold several
+  workers (xPyD: x prefill workers sharing one queue, y decode workers; a request goes to the decode
+  worker with the fewest seats taken).
 - cadence: the lecture's fixed cadence (serving/batching.py): a train of `seats` departs every
   t_step whether full or not; a request boards the next departure and its first token arrives one
   step later, so it waits at most 2 · t_step.
