@@ -168,3 +168,12 @@ def test_the_closed_forms_batch_cap_is_each_attention_dp_ranks_as_the_simulators
     assert max(p["concurrency"] for p in fr.points) > 2048
     tp = steady_state(m, s, concurrency=8192, policy="continuous", **{**kw, "layout": Layout(tp=8, ep=8)})
     assert float(tp["batch_cap"]) <= 2048  # one scheduler: the cap as the engine states it
+
+
+def test_given_concurrencies_leave_out_the_replicas_too_small_as_the_default_grid_does():
+    """`-C 1:512` (the option's own example) on a model that needs several chips: the swept replica sizes that cannot
+    hold the weights are left out with a note, as without -C (it was refused: 'does not fit on 1 × h100-sxm')."""
+    fr = frontier(M70, H100, isl=1000, osl=1000, concurrencies=[1, 64], confirm=False)
+    assert {p["chips"] for p in fr.points} == {2, 4, 8}
+    assert fr.notes and fr.notes[0].startswith("replicas of 1 chips left out")
+    one_line_error(run(*FR, "--chips", "1", "--concurrency", "1,64"), "does not fit")  # one size given: still refused

@@ -138,8 +138,14 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
     too_small: list[tuple[int, str]] = []
     for G in chips:
         for lay in _layouts(dict.fromkeys(layouts or ("default",)), m, G):
-            try:
+            try:  # a replica too small for the weights is left out, whether the concurrencies are given or not
                 C = _concurrencies(m, system, G, isl, osl, concurrencies, lay, kw, policy)
+                if policy in FAST_POLICIES:
+                    ss = steady_state(m, system, G=G, concurrency=C, isl=isl, osl=osl, policy=policy, layout=lay, **kw)
+                    cols = {k: np.broadcast_to(ss[k], C.shape) for k in _KEYS}
+                    chips_total = ss.chips
+                else:
+                    cols, chips_total = _simulated(m, system, G, C, isl, osl, policy, lay, requests, seed, kw)
             except InputError as e:
                 if len(chips) == 1:
                     raise
@@ -148,12 +154,6 @@ def frontier(m: Model, system: System, *, isl: float, osl: float, chips=None, la
                     break
                 notes.append(f"{G} chips {_name(lay)} left out: {e}")
                 continue
-            if policy in FAST_POLICIES:
-                ss = steady_state(m, system, G=G, concurrency=C, isl=isl, osl=osl, policy=policy, layout=lay, **kw)
-                cols = {k: np.broadcast_to(ss[k], C.shape) for k in _KEYS}
-                chips_total = ss.chips
-            else:
-                cols, chips_total = _simulated(m, system, G, C, isl, osl, policy, lay, requests, seed, kw)
             for i, c in enumerate(C):
                 points.append({"concurrency": int(c), "chips": int(chips_total), "layout": _name(lay),
                                **{k: float(cols[k][i]) for k in _KEYS}})
