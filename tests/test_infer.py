@@ -246,3 +246,15 @@ def test_cli_all_table_and_json():
 ])
 def test_cli_bad_input_is_one_line(args, needles):
     _one_line_error(run("infer", *args), *needles)
+
+
+def test_precisions_are_read_as_serve_reads_them():
+    """--precision names a storage format as every command does (README: 'int8' is weight-only at the 16-bit rate,
+    'w8a8' at the INT8 peak): `infer --precision w8a8` was refused ('none of h100-sxm, … has a peak at w8a8') and
+    'int8' read the INT8 peak."""
+    chips = ["h100-sxm", "b200"]
+    R = {p: [r for _, _, r in hardware_ratio_range(chips, [p])] for p in ("int8", "w8a8", "bf16", "mxfp4", "fp4")}
+    assert R["int8"] == R["bf16"]  # weight-only: dequantised to the 16-bit GEMM
+    assert R["w8a8"] == [2 * r for r in R["bf16"]]  # H100 and B200 list INT8 at twice BF16
+    assert R["mxfp4"] == R["fp4"] and len(R["fp4"]) == 1  # H100 has no FP4 peak: B200 only
+    assert run("infer", "--all", "--precision", "w8a8").exit_code == 0

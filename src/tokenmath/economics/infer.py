@@ -36,7 +36,7 @@ from ..core.load import CatalogError, load_assumptions, load_chip, load_model, l
 from ..serving.modes import batch_ratio, kv_share_for_multiples
 from ..core.pricing_records import InferenceAssumptions, LongContextBand, Offer, PriceSheet
 from ..core.roofline import hardware_ratio
-from ..core.units import PRECISION_BYTES, fmt
+from ..core.units import COMPUTE_FORMAT, PRECISION_BYTES, fmt
 
 __all__ = ["Inference", "Reading", "read_offer", "read_all", "kv_from_price_step", "decode_utilisation_relative",
            "holding_rate_from_write", "break_even_hold_s", "implied_usd_per_gb_hour", "cost_parity_context",
@@ -164,13 +164,17 @@ class Reading:
 # ---- the hardware ratio over the assumed chips and precisions ----------------------------------
 
 def hardware_ratio_range(chips: list[str], precisions: list[str]) -> list[tuple[str, str, float]]:
-    """(chip, precision, R) for each chip and each precision it has a native peak for; R = F / (2·W) per byte."""
+    """(chip, precision, R) for each chip and each precision whose matmul rate it has a native peak for (a storage
+    format read as serve reads it, units.COMPUTE_FORMAT: 'int8' weight-only at the 16-bit rate, 'w8a8' at the INT8
+    one, 'mxfp4' at FP4's); R = F / (2·W) per byte."""
     out = []
     for c in chips:
         chip = load_chip(c)
         for p in precisions:
-            if p in chip.peak_flop_per_s:
-                out.append((c, p, float(hardware_ratio(chip.peak_flop_per_s[p], chip.hbm_bandwidth_bytes_per_s, 1.0))))
+            peak = COMPUTE_FORMAT.get(p, p)
+            if peak in chip.peak_flop_per_s:
+                out.append((c, p, float(hardware_ratio(chip.peak_flop_per_s[peak], chip.hbm_bandwidth_bytes_per_s,
+                                                       1.0))))
     if not out:
         raise InputError(f"none of {', '.join(chips)} has a peak at {', '.join(precisions)} in the catalog")
     return out
