@@ -177,3 +177,12 @@ def test_given_concurrencies_leave_out_the_replicas_too_small_as_the_default_gri
     assert {p["chips"] for p in fr.points} == {2, 4, 8}
     assert fr.notes and fr.notes[0].startswith("replicas of 1 chips left out")
     one_line_error(run(*FR, "--chips", "1", "--concurrency", "1,64"), "does not fit")  # one size given: still refused
+
+
+def test_frontier_engine_keeps_the_policy_its_help_says():
+    """frontier --engine brings the engine's budget, cap, KV pool and kernels, not its policy (the closed form runs
+    --policy, continuous unless given); its help said 'that engine's scheduler defaults (… policy …)' as simulate's."""
+    d = json.loads(run(*FR, "--chips", "8", "--concurrency", "1,16", "--engine", "trtllm", "--no-confirm", "--json").stdout)
+    assert (d["engine"], d["policy"]) == ("trtllm", "continuous")  # trtllm.yaml's own policy is chunked
+    h = " ".join(run("frontier", "--help").output.split())
+    assert "the policy stays --policy's" in h and "policy, token budget" not in h

@@ -18,8 +18,8 @@ from .common import (
 )
 from .grid_args import parse_grid, parse_list
 from .serving_args import (
-    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, ENGINE_OPTION, MAX_BATCH_OPTION,
-    MTP_OPTION, PREFILL_CHIPS_OPTION, parse_seconds, speculation,
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DECODE_CHIPS_OPTION, DRAFT_OPTION, FRONTIER_ENGINE_OPTION,
+    MAX_BATCH_OPTION, MTP_OPTION, PREFILL_CHIPS_OPTION, parse_seconds, speculation,
 )
 
 
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         at_ttft: str = typer.Option(None, "--at-ttft", help="… and a mean TTFT at most T (e.g. 2s)."),
         concurrency: str = typer.Option(None, "--concurrency", "-C", help="Concurrencies to evaluate (default: 1 to the KV cap), e.g. 1:512."),
         policy: str = typer.Option("continuous", "--policy", help="continuous, disagg, cadence (closed form) or chunked (simulated)."),
-        engine: str = ENGINE_OPTION,
+        engine: str = FRONTIER_ENGINE_OPTION,
         max_batch: int = MAX_BATCH_OPTION,
         prefill_chips: int = PREFILL_CHIPS_OPTION,
         decode_chips: int = DECODE_CHIPS_OPTION,

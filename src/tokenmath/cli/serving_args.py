@@ -9,8 +9,8 @@ from ..core.load import load_engine, load_model
 from ..core.units import parse_quantity
 from ..serving.speculative import Speculation, acceptance_from_length
 
-__all__ = ["ENGINE_OPTION", "MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION", "DRAFT_OPTION", "MAX_BATCH_OPTION",
-           "PREFILL_CHIPS_OPTION", "DECODE_CHIPS_OPTION", "speculation", "parse_seconds"]
+__all__ = ["ENGINE_OPTION", "FRONTIER_ENGINE_OPTION", "MTP_OPTION", "ACCEPTANCE_OPTION", "ACCEPTANCE_LENGTH_OPTION",
+           "DRAFT_OPTION", "MAX_BATCH_OPTION", "PREFILL_CHIPS_OPTION", "DECODE_CHIPS_OPTION", "speculation", "parse_seconds"]
 
 MTP_OPTION = typer.Option(None, "--mtp", help="Draft tokens per step K (MTP or a draft model: speculative decoding).")
 ACCEPTANCE_OPTION = typer.Option(None, "--acceptance", help="Per-token acceptance rate α of the drafts, in [0, 1].")
@@ -24,6 +24,11 @@ ENGINE_OPTION = typer.Option(None, "--engine", help="trtllm, sglang or vllm: tha
                              "(catalog/engines/<engine>.yaml: policy, token budget, batch cap, KV pool) and the "
                              "attention, MoE and communication kernels measured on it (default: "
                              "catalog/engines/default.yaml and the engines' median kernels).")
+# frontier's closed form keeps its --policy (continuous unless given): the engine brings all else
+FRONTIER_ENGINE_OPTION = typer.Option(None, "--engine", help="trtllm, sglang or vllm: that engine's token budget, "
+                                      "batch cap and KV pool (catalog/engines/<engine>.yaml; the policy stays "
+                                      "--policy's) and the attention, MoE and communication kernels measured on it "
+                                      "(default: catalog/engines/default.yaml and the engines' median kernels).")
 
 
 def engine_policy(engine: str | None, policy: str | None) -> str:
