@@ -149,6 +149,17 @@ def test_catalog_list_and_show():
     _one_line_error(run("catalog", "show", "h100-sx"), "h100-sxm")
 
 
+def test_catalog_list_help_names_every_kind_it_takes():
+    """`catalog list KIND --help` named four kinds (hardware, systems, models, priors) of the ten it takes."""
+    from tokenmath.core.load import KINDS
+
+    h = " ".join(run("catalog", "list", "--help").output.split())
+    assert all(k in h for k in KINDS) and "Print the results" in h
+    for k in KINDS:
+        r = run("catalog", "list", k, "--json")
+        assert r.exit_code == 0 and list(json.loads(r.stdout)) == [k]
+
+
 GOLDEN_FLOOR = """\
 t_floor = N_total · b_w / (G · W)  = 1.31 ms
         = 671B params · 1.00 B / (64 chips · 8.00 TB/s)

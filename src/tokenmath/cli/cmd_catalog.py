@@ -9,7 +9,7 @@ from rich.table import Table
 from ..core import arch
 from ..core.load import KINDS, CatalogError, _index, load_entry, names, other_hardware_name, other_model_name, suggest
 from ..core.units import fmt
-from .common import console, emit_json, guard
+from .common import JSON_OPTION, console, emit_json, guard
 
 LABELS = {"hardware": "chips", "systems": "systems", "models": "models", "priors": "priors", "fabrics": "scale-out fabrics",
           "training": "training runs (MFU priors)"}
@@ -24,8 +24,8 @@ def register(app: typer.Typer) -> None:
 
     @cat.command("list")
     @guard
-    def list_cmd(kind: str = typer.Argument(None, help="hardware, systems, models, priors (default: all)."),
-                 as_json: bool = typer.Option(False, "--json")) -> None:
+    def list_cmd(kind: str = typer.Argument(None, help=f"{', '.join(KINDS)} (default: all)."),
+                 as_json: bool = JSON_OPTION) -> None:
         """Every entry name, by kind."""
         listing = list_entries(kind)
         if as_json:
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
     @cat.command("show")
     @guard
     def show_cmd(name: str = typer.Argument(..., help="Entry name, e.g. h100-sxm, gb200-nvl72, deepseek-v3."),
-                 as_json: bool = typer.Option(False, "--json")) -> None:
+                 as_json: bool = JSON_OPTION) -> None:
         """One entry: every field, and the source of each figure."""
         k, rec = find_entry(name)
         data = entry_json(k, rec)
