@@ -353,3 +353,9 @@ def test_serve_states_the_split_it_ran(args, split):
     assert r.exit_code == 0, r.output
     assert f"chips ({split})," in r.stdout
     assert json.loads(run("serve", *args, "--json").stdout)["split"] == split
+
+
+def test_the_header_counts_one_chip_in_the_singular():
+    """A new user's first line on one chip read '— 1 chips (TP1)'."""
+    assert "— 1 chip (TP1), batch" in run("serve", "llama-3.1-8b", "--on", "h100-sxm").output
+    assert "— 8 chips (TP8), batch" in run("serve", "llama-3.1-70b", "--on", "hgx-h100").output

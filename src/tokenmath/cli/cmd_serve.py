@@ -146,7 +146,8 @@ def warnings(r) -> list[str]:
 
 def _print(r) -> None:
     v = r.value
-    title = (f"{r.model.display_name or r.model.name} on {r.system.display_name or r.system.name} — {r.G} chips ({v('split')}), "
+    chips = f"{r.G} chip" + ("s" if r.G != 1 else "")
+    title = (f"{r.model.display_name or r.model.name} on {r.system.display_name or r.system.name} — {chips} ({v('split')}), "
              f"batch {fmt(r.B)}, context {fmt(r.S)} tok, {r.precision} weights, {r.kv_dtype} KV, {r.basis} basis")
     t = Table(title=title, title_justify="left")
     t.add_column("")
