@@ -199,8 +199,10 @@ def test_an_open_loop_capped_at_a_concurrency_sends_an_arrival_when_a_slot_frees
     assert capped["requests_per_s"] < 0.8 * free["requests_per_s"] and capped.settings["max_concurrency"] == 4
     loose = run(max_concurrency=10_000)
     assert loose["ttft_s"]["mean"] == pytest.approx(free["ttft_s"]["mean"], rel=1e-9)
-    with pytest.raises(InputError, match="open loop"):
-        simulate(m, s, G=1, concurrency=4, requests=20, isl=100, osl=10, max_concurrency=4)
+    with pytest.raises(InputError, match=r"open loop .*a closed loop's --concurrency \(4\) already"):
+        simulate(m, s, G=1, concurrency=4, requests=20, isl=100, osl=10, max_concurrency=8)  # it said '(got 8)'
+    with pytest.raises(InputError, match="whole number"):
+        run(max_concurrency=0)
 
 
 def test_workload_line_prints_lengths_in_full():

@@ -132,7 +132,10 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     pri = (priors or load_priors(system.chip.priors)).for_engine(kernel_engine(engine))
     wl = _workload(workload, concurrency, rate, requests, isl, osl, range_ratio, seed)
     if max_concurrency is not None:
-        if wl.arrival_s is None or not max_concurrency >= 1 or int(max_concurrency) != max_concurrency:
+        if wl.arrival_s is None:
+            raise InputError("--max-concurrency caps an open loop (--rate or a trace's arrivals); a closed loop's "
+                             f"--concurrency ({wl.concurrency}) already is its number in flight")
+        if not max_concurrency >= 1 or int(max_concurrency) != max_concurrency:
             raise InputError("--max-concurrency caps an open loop (--rate or a trace's arrivals) at a whole number "
                              f"≥ 1 of requests in flight (got {max_concurrency})")
         wl = dataclasses.replace(wl, max_in_flight=int(max_concurrency))
