@@ -78,3 +78,18 @@ def test_cadence_runs_in_each_form_the_table_gives_and_alone_says_what_it_needs(
     assert run("cadence", "llama-3.1-8b", "--on", "h100-sxm").exit_code == 0
     r = run("cadence")
     assert r.exit_code != 0 and "--step-ms" in r.stderr
+
+
+def test_the_step_formula_is_the_one_explain_prints():
+    """'The model' section's t_step is the derivation --explain unfolds (it left out t_serial)."""
+    formula = re.search(r"^ {4}(t_step = .+)$", README, re.M).group(1)
+    assert formula in run("serve", "llama-3.1-8b", "--on", "h100-sxm", "--explain").output
+
+
+def test_an_moes_default_split_spans_the_chips_given():
+    """'an MoE's default is TP1 attention-DP{G} EP{G}' (it read DP8 EP8, the 8-chip case, beside a 64-chip example)."""
+    import json
+
+    for G in (8, 64):
+        d = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", G, "--json").stdout)
+        assert d["split"] == f"TP1 attention-DP{G} EP{G}"
