@@ -93,3 +93,9 @@ def test_an_moes_default_split_spans_the_chips_given():
     for G in (8, 64):
         d = json.loads(run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--chips", G, "--json").stdout)
         assert d["split"] == f"TP1 attention-DP{G} EP{G}"
+
+
+def test_the_model_count_is_the_catalogs():
+    from tokenmath.core.load import names
+
+    assert f"The catalog holds {len(names('models'))} models" in " ".join(README.split())
