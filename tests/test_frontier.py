@@ -186,3 +186,10 @@ def test_frontier_engine_keeps_the_policy_its_help_says():
     assert (d["engine"], d["policy"]) == ("trtllm", "continuous")  # trtllm.yaml's own policy is chunked
     h = " ".join(run("frontier", "--help").output.split())
     assert "the policy stays --policy's" in h and "policy, token budget" not in h
+
+
+def test_the_confirming_simulations_length_is_the_one_its_help_gives():
+    """-n's default: 12 × the answer's concurrency, at least 400 (the help said '12 × concurrency': 96 at 8)."""
+    at = frontier(M70, H100, isl=1000, osl=1000, chips=[8], concurrencies=[8], at_user_speed=1).at
+    assert at["concurrency"] == 8 and at["simulated"]["requests"] == 400
+    assert "12 × the answer's concurrency, 400 to 20,000" in " ".join(run("frontier", "--help").output.split())

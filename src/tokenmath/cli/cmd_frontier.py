@@ -46,7 +46,9 @@ def register(app: typer.Typer) -> None:
         acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
         draft: str = DRAFT_OPTION,
         confirm: bool = typer.Option(True, "--confirm/--no-confirm", help="Simulate the answer's operating point."),
-        requests: int = typer.Option(None, "--requests", "-n", help="Requests per simulation (default: 12 × concurrency)."),
+        requests: int = typer.Option(None, "--requests", "-n", help="Requests per simulation (default: 12 × the "
+                                     "answer's concurrency, 400 to 20,000; under --policy chunked 8 × each point's, "
+                                     "200 to 4,000)."),
         precision: str = PRECISION_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
         basis: str = BASIS_OPTION,
