@@ -359,3 +359,11 @@ def test_the_header_counts_one_chip_in_the_singular():
     """A new user's first line on one chip read '— 1 chips (TP1)'."""
     assert "— 1 chip (TP1), batch" in run("serve", "llama-3.1-8b", "--on", "h100-sxm").output
     assert "— 8 chips (TP8), batch" in run("serve", "llama-3.1-70b", "--on", "hgx-h100").output
+
+
+def test_kv_dtype_refuses_a_weight_only_format():
+    """A KV cache is stored per element (engines' kv_cache_dtype): a matmul format such as w8a8 or a GGUF block is
+    refused for --kv-dtype in one line (probe 11R: it was accepted and priced)."""
+    for bad in ("w8a8", "gguf_q4_0", "int4_g128"):
+        _one_line_error(run("serve", "llama-3.1-8b", "--on", "h100", "--kv-dtype", bad), "--kv-dtype")
+    assert run("serve", "llama-3.1-8b", "--on", "h100", "--kv-dtype", "fp8").exit_code == 0

@@ -240,3 +240,14 @@ def test_cli_json_and_table():
 ])
 def test_cli_bad_input_is_one_line(args, needles):
     _one_line_error(run("price", *args), *needles)
+
+
+def test_price_holds_the_weights_serve_holds_and_names_its_split():
+    """DeepSeek-V3 FP8 under its default split (attention data-parallel: every chip holds the non-expert weights)
+    does not fit on 8 H100 — `serve` refuses it — so `price` rents two domains, not one whose HBM counted a single
+    copy of the weights; and it names the split it priced (probe 11R)."""
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.economics.pricing import price_workload
+    m, s = load_model("deepseek-v3"), load_system("hgx-h100")
+    r = price_workload(m, s, input_len=1000, output_len=200, offers=[])
+    assert r.G == 16 and r.to_dict()["serving"]["split"] == "TP1 attention-DP16 EP16"

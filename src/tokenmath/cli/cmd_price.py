@@ -66,7 +66,7 @@ def _print(r) -> None:
     v = r.value
     w = (f"{v('workload.input_tokens'):,} in ({v('workload.cache_hit'):.0%} cached) + {v('workload.output_tokens'):,} "
          f"out, {v('workload.utilisation'):.0%} utilised")
-    t = Table(title=f"{r.model.display_name or r.model.name} on {r.G} × {r.system.chip.name} — {w}",
+    t = Table(title=f"{r.model.display_name or r.model.name} on {r.G} × {r.system.chip.name} ({v('serving.split')}) — {w}",
               title_justify="left")
     t.add_column("serving on rented hardware")
     t.add_column("prefill (uncached input)", justify="right")

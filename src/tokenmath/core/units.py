@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import TokenmathError
 
-__all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES", "COMPUTE_FORMAT"]
+__all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISION_BYTES", "COMPUTE_FORMAT", "KV_FORMATS"]
 
 # Bytes per element of each number format that weights, KV cache and activations are stored in.
 # Block-scaled 4-bit formats carry their scales: MXFP4 is 4-bit values with one 8-bit (E8M0) scale per
@@ -61,6 +61,10 @@ PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.
                    "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8, "w4a8_g128": (4 + 12 / 128) / 8,
                    "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
+
+# element formats a KV cache is stored in (a weight format that names its kernels — w8a8, GGUF blocks, grouped INT4 — is
+# not one: KV quantisation is per element or per head, as engines' kv_cache_dtype options list it)
+KV_FORMATS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4", "nvfp4", "int4")
 
 # storage formats -> the tensor-core format whose peak their matmuls run at (weight-only INT8, MLX's 8-bit groups
 # among them, at the 16-bit one; the weight-only INT4 formats' 'int4' is widened to 16 bits by Chip.peak_precision)

@@ -34,8 +34,8 @@ from ..core.errors import InputError
 from ..core.load import load_offer, load_priors
 from ..core.pricing_records import Offer, PriceSheet
 from ..core.records import Model, System
-from ..core.roofline import step
-from ..serving.serve import check_inputs, usd_per_mtok
+from ..core.roofline import default_layout, step
+from ..serving.serve import check_inputs, held_weights_bytes, usd_per_mtok
 
 __all__ = ["PriceReport", "price_workload", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
@@ -79,15 +79,22 @@ def check_workload(*, input_len, output_len, cache_hit, utilisation) -> None:
 
 
 def replica_chips(m: Model, system: System, *, precision: str, kv_dtype: str, S: float) -> int:
-    """The fewest whole scale-up domains whose HBM holds the weights plus one sequence's KV at context S."""
-    need = arch.param_counts(m).total * arch.bytes_per(precision) + float(arch.kv_stored_bytes(m, S, kv_dtype))
-    per_domain = system.domain_chips * system.chip.hbm_capacity_bytes
-    return system.domain_chips * max(1, math.ceil(need / per_domain))
+    """The fewest whole scale-up domains whose HBM holds the weights the default split holds on them (as `serve`
+    counts them: an MoE's attention groups each hold the non-expert weights) plus one sequence's KV at context S."""
+    kv = float(arch.kv_stored_bytes(m, S, kv_dtype))
+    n = 1
+    while n < 4096:
+        G = system.domain_chips * n
+        if held_weights_bytes(m, G, precision) + kv <= G * system.chip.hbm_capacity_bytes:
+            return G
+        n = max(n + 1, math.ceil(n * (held_weights_bytes(m, G, precision) + kv) / (G * system.chip.hbm_capacity_bytes)))
+    return system.domain_chips * n
 
 
 def max_batch(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float) -> int:
-    """Sequences of context S whose KV fits in G chips' HBM beside the weights (0 if none)."""
-    room = G * system.chip.hbm_capacity_bytes - arch.param_counts(m).total * arch.bytes_per(precision)
+    """Sequences of context S whose KV fits in G chips' HBM beside the weights the default split holds there, as
+    `serve` counts them (0 if none)."""
+    room = G * system.chip.hbm_capacity_bytes - held_weights_bytes(m, G, precision)
     per_seq = float(arch.kv_stored_bytes(m, S, kv_dtype))
     return max(0, int(room // per_seq)) if per_seq > 0 else 10**9
 
@@ -215,7 +222,7 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
     numbers: dict = {
         "workload.input_tokens": input_len, "workload.output_tokens": output_len, "workload.cache_hit": cache_hit,
         "workload.utilisation": utilisation,
-        "serving.chips": G, "serving.decode_batch": B_dec, "serving.prefill_batch": B_pre,
+        "serving.chips": G, "serving.split": default_layout(m, G).words(G), "serving.decode_batch": B_dec, "serving.prefill_batch": B_pre,
         "serving.decode_context": S_dec, "serving.max_batch_fits": B_fit,
         "serving.prefill_usd_per_mtok": c_pre, "serving.decode_usd_per_mtok": c_dec,
         "serving.prefill_bound": st_pre.bound, "serving.decode_bound": st_dec.bound,

@@ -32,10 +32,10 @@ from ..core.errors import CatalogError, InputError, not_one_of
 from ..core.load import load_intervals, load_priors
 from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio, latency_floor, optimal_batch, step
-from ..core.units import PRECISION_BYTES
+from ..core.units import KV_FORMATS, PRECISION_BYTES
 from .speculative import Speculation, speculative_step
 
-__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "interval_phase", "interval_scale", "tokens_per_s", "usd_per_mtok"]
+__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "held_weights_bytes", "interval_phase", "interval_scale", "tokens_per_s", "usd_per_mtok"]
 
 
 @formula("tokens_per_s = T / t_step", unit="tok/s")
@@ -99,9 +99,9 @@ def check_inputs(*, G=None, B=None, S=None, precision=None, kv_dtype=None, basis
         raise InputError(f"--context must be ≥ 0 tokens (got {_shown(S, np.min)})")
     if S is not None and np.any(np.asarray(S) > 1e9):
         raise InputError(f"--context {_shown(S, np.max)} is absurd (more than a billion tokens)")
-    for name, p in (("--precision", precision), ("--kv-dtype", kv_dtype)):
-        if p is not None and p not in PRECISION_BYTES:
-            raise not_one_of(name, p, PRECISION_BYTES)
+    for name, p, ok in (("--precision", precision, PRECISION_BYTES), ("--kv-dtype", kv_dtype, KV_FORMATS)):
+        if p is not None and p not in ok:
+            raise not_one_of(name, p, ok)
     if basis is not None and basis not in BASES:
         raise InputError(f"--basis must be one of {', '.join(BASES)} (got {basis!r})")
 
@@ -153,6 +153,14 @@ def check_split(G: int, layout: Layout | None) -> None:
         if ways < 1 or ways > G_s or G_s % ways:
             raise InputError(f"{ways} {name} ways do not divide the {G_s} chip(s) of a stage "
                              f"({G} chips{f' in {layout.pp} stages' if layout.pp > 1 else ''})")
+
+
+def held_weights_bytes(m: Model, G: int, precision: str, layout: Layout | None = None) -> float:
+    """The weights G chips hold together under `layout` (the model's default split if None), each module kind in
+    its checkpoint's format: what `serve`'s memory fit counts (an MoE's attention data-parallel groups each hold the
+    non-expert weights)."""
+    W_all = arch.model_weight_bytes(m, precision)
+    return float(value_of(_held_weights(m, W_all, G, layout or default_layout(m, G), precision, False)))
 
 
 def _held_weights(m: Model, W_all, G: int, layout: Layout, precision: str, explain: bool):
