@@ -67,8 +67,10 @@ def piece_group_tokens(c_max, T_dec, dp):
     return c_max + T_dec / dp
 
 
-@formula("T_dp = max(B_dp · S_new, T_piece)", unit="tok")
+@formula("T_dp = max(T_even, T_piece)", unit="tok")
 def dp_tokens_pieces(T_even, T_piece):
+    """A group's new tokens: its even share T_even = B_dp · S_new (dp_tokens), or the piece group's (piece_group_tokens)
+    where one request's prompt piece is larger."""
     return np.maximum(T_even, T_piece)
 
 
