@@ -521,3 +521,14 @@ def test_probe10g_a_gemms_formats_in_the_kernels_name_read_as_the_precision_colu
     row = _ub("UB-046")
     moved = {**row, "precision": "", "model": f"{row['model']} ({row['precision']})"}
     assert predict_row(moved, Aliases()).predicted == pytest.approx(predict_row(row, Aliases()).predicted, rel=1e-9)
+
+
+def test_probe11v_a_gemm_shape_as_a_bare_tuple_reads_as_m_n_k():
+    """Probe round 11V: '(4096, 2112, 7168)' with no letters is M, N, K, as '4096x2112x7168' is (it was the unstated
+    8192³, 1.05× to 6.8× off on DeepGEMM's shapes)."""
+    row = lambda model: _row("Q-11V", "gemm_TFLOPs", "1058", "TFLOP/s", "H800 SXM", precision="FP8",  # noqa: E731
+                             model=model)
+    named, bare = (predict_row(row(f"dense FP8 GEMM {s}"), Aliases()) for s in ("M=4096 N=2112 K=7168",
+                                                                              "(4096, 2112, 7168)"))
+    assert bare.predicted == pytest.approx(named.predicted) and not bare.assumptions
+    assert _gemm_shape({"model": "GEMM (8k, 8k, 4096)", "metric": "", "notes": "", "batch": ""}) == (8192, 8192, 4096, 1)

@@ -303,7 +303,7 @@ def _dim(n: str, k: str | None) -> int:
 
 def _gemm_shape(row) -> tuple[int, int, int, int] | None:
     """(M, N, K, groups) from the model, metric or notes: 'best shape AxBxC', 'M=.. N=.. K=..', 'M=N=K=8192',
-    'AxBxC' (M×N×K), '8k x 8k x 8k', 'N^3' / 'N³'."""
+    'AxBxC' or '(A, B, C)' (M×N×K), '8k x 8k x 8k', 'N^3' / 'N³'."""
     for text in (row["model"], row["metric"], row["notes"]):
         shape = _shape_in(text, row)
         if shape is not None:
@@ -357,6 +357,12 @@ def _shape_in(text: str, row) -> tuple[int, int, int, int] | None:
     triple = re.search(rf"(?<![\w.]){_DIM}\s*[x×]\s*{_DIM}\s*[x×]\s*{_DIM}(?![\w.])", text)
     if triple:
         a = triple.groups()
+        return _dim(a[0], a[1]), _dim(a[2], a[3]), _dim(a[4], a[5]), G
+    # a bare tuple of three counts, '(4096, 2112, 7168)': M, N, K in that order, as 'AxBxC' is read (it was the
+    # unstated 8192³)
+    bare = re.search(rf"\(\s*{_DIM}\s*,\s*{_DIM}\s*,\s*{_DIM}\s*\)", text)
+    if bare:
+        a = bare.groups()
         return _dim(a[0], a[1]), _dim(a[2], a[3]), _dim(a[4], a[5]), G
     cube = re.search(rf"(?<![\w.]){_DIM}\s*(?:\^\s*3|³)", text)
     if cube:
