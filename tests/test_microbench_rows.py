@@ -532,3 +532,13 @@ def test_probe11v_a_gemm_shape_as_a_bare_tuple_reads_as_m_n_k():
                                                                               "(4096, 2112, 7168)"))
     assert bare.predicted == pytest.approx(named.predicted) and not bare.assumptions
     assert _gemm_shape({"model": "GEMM (8k, 8k, 4096)", "metric": "", "notes": "", "batch": ""}) == (8192, 8192, 4096, 1)
+
+
+def test_probe11v_an_fp8_gemm_on_a_chip_without_fp8_says_it_is_carried_at_the_16_bit_rate():
+    """Probe round 11V: an FP8 GEMM on an A100 (no FP8 tensor cores) is a weight-only kernel at the BF16 rate, at best
+    as fast as the BF16 GEMM; the row's why now says so (it predicted below BF16 with no word why)."""
+    row = lambda p: _row("Q-11V2", "max_achievable_matmul_TFLOPs", "250", "TFLOP/s", "NVIDIA A100 SXM",  # noqa: E731
+                         precision=p, model="dense matmul (best shape found)", notes="best shape 1024x10240x5120")
+    fp8, bf16 = predict_row(row("FP8 e4m3fn"), Aliases()), predict_row(row("BF16"), Aliases())
+    assert fp8.predicted <= bf16.predicted and any("no FP8 tensor cores" in w for w in fp8.why)
+    assert not any("tensor cores" in w for w in bf16.why)

@@ -124,6 +124,9 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
                                        "its 16-bit rate)")
         if not row["precision"].strip():
             notes.append(pnote)
+        widened = chip.widened_note(prec)  # FP8 on Ampere, FP4 on Hopper: a weight-only kernel at the wider rate
+        if widened:
+            notes.append(widened)
         b = arch.bytes_per(prec)
         b_in = 2.0 if prec == "int8" else b  # weight-only: 16-bit activations
         # (a GEMM of INT8 operands runs the INT8 tensor cores even where they are slower than the 16-bit ones: B300)
