@@ -244,10 +244,15 @@ def test_cli_bad_input_is_one_line(args, needles):
 
 def test_price_holds_the_weights_serve_holds_and_names_its_split():
     """DeepSeek-V3 FP8 under its default split (attention data-parallel: every chip holds the non-expert weights)
-    does not fit on 8 H100 — `serve` refuses it — so `price` rents two domains, not one whose HBM counted a single
-    copy of the weights; and it names the split it priced (probe 11R)."""
+    does not fit on 8 H100 — `serve` refuses it and suggests attention tensor-parallel — so `price` prices 'TP8 EP8'
+    (the non-expert weights once), not the default split with HBM that counted a single copy of the weights; and it
+    names the split it priced (probe 11R)."""
     from tokenmath.core.load import load_model, load_system
     from tokenmath.economics.pricing import price_workload
     m, s = load_model("deepseek-v3"), load_system("hgx-h100")
     r = price_workload(m, s, input_len=1000, output_len=200, offers=[])
-    assert r.G == 16 and r.to_dict()["serving"]["split"] == "TP1 attention-DP16 EP16"
+    assert r.G == 8 and r.to_dict()["serving"]["split"] == "TP8 EP8"
+    mem = json.loads(run("serve", "deepseek-v3", "--on", "hgx-h100", "--split", "TP8 EP8", "--context", "1200",
+                         "--json").output)["memory"]
+    room = (mem["capacity_bytes"] - mem["weights_bytes"]) / (mem["kv_bytes"] / 128)  # serve's sequences that fit
+    assert abs(r.to_dict()["serving"]["max_batch_fits"] - room) <= 1

@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
 def _print(d, pub) -> None:
     v = d.value
     usd = v("usd_per_request") is not None
-    title = (f"{d.model.display_name or d.model.name} on {d.system.chip.name} — {fmt(d.input_len)} tokens in, "
+    title = (f"{d.model.display_name or d.model.name} on {d.system.display_name or d.system.name} — {fmt(d.input_len)} tokens in, "
              f"{fmt(d.output_len)} out, {fmt(d.cache_hit, '%')} cache hits, {d.precision} weights, {d.basis} basis")
     t = Table(title=title, title_justify="left")
     for col in ("phase", "chips", "batch", "context", "step", "bound", "chip-s/token", "USD/Mtok"):

@@ -128,7 +128,7 @@ def _print(r) -> None:
     v = r.value
     m, s = r.model, r.system
     t = Table(title=f"{m.display_name or m.name} on {r.G:,} × {s.chip.display_name or s.chip.name} — "
-                    f"{fmt(r.tokens, 'tokens')} of {r.S:,}", title_justify="left")
+                    f"{fmt(r.tokens, 'tokens')} in sequences of {r.S:,}", title_justify="left")
     t.add_column("")
     t.add_column("value", justify="right")
     t.add_column("how", overflow="fold")

@@ -115,9 +115,13 @@ def _print(rep: ValidationReport, worst: int) -> None:
                       "best case over a length or acceptance the row leaves unstated)", markup=False)
     if s.get("intervals"):
         c = s["intervals"]
-        console.print(f"80 % prediction intervals cover {c['left_out_cluster']:.0%} of {c['n']} serving rows with each "
-                      f"of {c['clusters']} (model, hardware) clusters left out ({c['in_sample']:.0%} in sample)",
-                      markup=False)
+        if c["clusters"] > 1:
+            console.print(f"80 % prediction intervals cover {c['left_out_cluster']:.0%} of {c['n']} serving rows with "
+                          f"each of {c['clusters']} (model, hardware) clusters left out ({c['in_sample']:.0%} in sample)",
+                          markup=False)
+        elif c.get("stored_in_sample") is not None:  # one cluster: nothing is left to derive an interval from
+            console.print(f"80 % prediction intervals (catalog/intervals/serving.yaml) hold {c['stored_in_sample']:.0%} "
+                          f"of {c['n']} serving row(s)", markup=False)
 
     points = [r for r in rep.rows if not r.is_bound]
     if worst and points:

@@ -360,9 +360,11 @@ class Layout:
         return max(1.0, G / self.ep)
 
     def words(self, G: int) -> str:
-        """The split of a stage's G chips as tables write it: 'TP1 attention-DP8 EP8', 'TP4 PP2'."""
+        """The split of a stage's G chips as tables write it: 'TP1 attention-DP8 EP8', 'TP4 PP2'; groups that share no
+        experts are whole replicas, 'TP4 DP2'."""
         dp = int(self.dp(G))
-        return (f"TP{self.tp}" + (f" attention-DP{dp}" if dp > 1 else "") + (f" EP{self.ep}" if self.ep > 1 else "")
+        groups = (f" attention-DP{dp}" if self.ep > 1 else f" DP{dp}") if dp > 1 else ""
+        return (f"TP{self.tp}" + groups + (f" EP{self.ep}" if self.ep > 1 else "")
                 + (f" PP{self.pp}" if self.pp > 1 else ""))
 
 

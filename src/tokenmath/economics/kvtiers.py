@@ -301,7 +301,7 @@ def kv_report(model: Model | None = None, system: System | None = None, *, prefi
         rep.assumptions.append("hold_usd per tier is for 1 GB")
         return rep
 
-    from .pricing import phase_cost, replica_chips
+    from .pricing import phase_cost, price_split, replica_chips
 
     if system is None:
         raise InputError("a model's recompute cost needs a system: add --on SYSTEM")
@@ -311,7 +311,8 @@ def kv_report(model: Model | None = None, system: System | None = None, *, prefi
     G = replica_chips(model, system, precision=precision, kv_dtype=kv_dtype, S=N)
     B_pre = max(1, math.ceil(prefill_chunk_tokens / N))
     c_pre, st = phase_cost(model, system, phase="prefill", G=G, B=B_pre, S=N, precision=precision,
-                           kv_dtype=kv_dtype, explain=explain)
+                           kv_dtype=kv_dtype, explain=explain,
+                           layout=price_split(model, system, G=G, precision=precision, kv_dtype=kv_dtype, S=N))
     src = model.file or model.name
     Nq = lift(explain, "N", N, "tok", "given: cached prefix")
     recompute = recompute_usd(Nq, c_pre)

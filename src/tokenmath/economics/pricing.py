@@ -34,10 +34,10 @@ from ..core.errors import InputError
 from ..core.load import load_offer, load_priors
 from ..core.pricing_records import Offer, PriceSheet
 from ..core.records import Model, System
-from ..core.roofline import default_layout, step
+from ..core.roofline import Layout, default_layout, step
 from ..serving.serve import check_inputs, held_weights_bytes, usd_per_mtok
 
-__all__ = ["PriceReport", "price_workload", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
+__all__ = ["PriceReport", "price_workload", "price_split", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
 
 # the cheapest batch is the smallest within this fraction of the lowest cost per token
@@ -78,47 +78,60 @@ def check_workload(*, input_len, output_len, cache_hit, utilisation) -> None:
         raise InputError(f"--utilisation is the busy share of the rented time, in (0, 1] (got {utilisation})")
 
 
-def replica_chips(m: Model, system: System, *, precision: str, kv_dtype: str, S: float) -> int:
-    """The fewest whole scale-up domains whose HBM holds the weights the default split holds on them (as `serve`
-    counts them: an MoE's attention groups each hold the non-expert weights) plus one sequence's KV at context S."""
+def price_split(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float) -> Layout:
+    """The split the workload is priced on: the model's default (an MoE's attention data-parallel, experts over every
+    chip), or where its weights leave no room for one sequence of context S, attention tensor-parallel over the G chips
+    (the non-expert weights held once, as `serve` suggests)."""
     kv = float(arch.kv_stored_bytes(m, S, kv_dtype))
+    first = default_layout(m, G)
+    for lay in (first, Layout(tp=G, ep=G) if m.moe is not None else None):
+        if lay is not None and held_weights_bytes(m, G, precision, lay) + kv <= G * system.chip.hbm_capacity_bytes:
+            return lay
+    return first
+
+
+def replica_chips(m: Model, system: System, *, precision: str, kv_dtype: str, S: float) -> int:
+    """The fewest whole scale-up domains whose HBM holds the weights their split holds (`price_split`, as `serve`
+    counts them) plus one sequence's KV at context S."""
     n = 1
     while n < 4096:
         G = system.domain_chips * n
-        if held_weights_bytes(m, G, precision) + kv <= G * system.chip.hbm_capacity_bytes:
+        if max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S) >= 1:
             return G
-        n = max(n + 1, math.ceil(n * (held_weights_bytes(m, G, precision) + kv) / (G * system.chip.hbm_capacity_bytes)))
+        n += 1 if n < 8 else n // 2
     return system.domain_chips * n
 
 
-def max_batch(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float) -> int:
-    """Sequences of context S whose KV fits in G chips' HBM beside the weights the default split holds there, as
-    `serve` counts them (0 if none)."""
-    room = G * system.chip.hbm_capacity_bytes - held_weights_bytes(m, G, precision)
+def max_batch(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float,
+              layout: Layout | None = None) -> int:
+    """Sequences of context S whose KV fits in G chips' HBM beside the weights the split holds there (`price_split`
+    unless given), as `serve` counts them (0 if none)."""
+    lay = layout or price_split(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S)
+    room = G * system.chip.hbm_capacity_bytes - held_weights_bytes(m, G, precision, lay)
     per_seq = float(arch.kv_stored_bytes(m, S, kv_dtype))
     return max(0, int(room // per_seq)) if per_seq > 0 else 10**9
 
 
 def phase_cost(m: Model, system: System, *, phase: str, G: int, B: int, S: float, precision: str, kv_dtype: str,
-               basis: str = "prior", explain: bool = False):
+               basis: str = "prior", explain: bool = False, layout: Layout | None = None):
     """USD per million tokens of one phase at batch B and context S (with the step behind it)."""
     price = system.usd_per_chip_hour
     if not price:
         raise InputError(f"{system.name} has no rental price in the catalog; set one with "
                          f"--set rental_usd_per_hour=2.0")
     st = step(m, system, G=G, B=B, S=S, phase=phase, precision=precision, kv_dtype=kv_dtype, basis=basis,
-              priors=load_priors(system.chip.priors), explain=explain)
+              priors=load_priors(system.chip.priors), explain=explain, layout=layout)
     c = usd_per_mtok(lift(explain, "G", G, "chips", "given"),
                      lift(explain, "usd_per_chip_hour", price, "USD", system.price_source()), st.t_step, st.tokens)
     return (c.renamed(f"c_{phase}") if isinstance(c, Q) else c), st
 
 
 def cheapest_decode_batch(m: Model, system: System, *, G: int, S: float, B_max: int, precision: str,
-                          kv_dtype: str, basis: str = "prior") -> int:
+                          kv_dtype: str, basis: str = "prior", layout: Layout | None = None) -> int:
     """The smallest batch within 1% of the cheapest decode token, among batches that fit (≤ B_max)."""
     grid = np.unique(np.round(np.geomspace(1, max(1, B_max), 256))).astype(float)
     c, _ = phase_cost(m, system, phase="decode", G=G, B=grid, S=S, precision=precision, kv_dtype=kv_dtype,
-                      basis=basis)
+                      basis=basis, layout=layout)
     c = np.asarray(c, dtype=float)
     ok = np.flatnonzero(c <= c.min() * (1 + _KNEE_TOLERANCE))
     return int(grid[ok[0]])
@@ -203,14 +216,15 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
     S_max = N_in + N_out
     S_dec = N_in + N_out / 2
     G = G or replica_chips(m, system, precision=precision, kv_dtype=kv_dtype, S=S_max)
-    B_fit = max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max)
+    lay = price_split(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max)
+    B_fit = max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max, layout=lay)
     if B_fit < 1:
         raise InputError(f"{m.name} with one {int(S_max):,}-token sequence does not fit on {G} × {system.chip.name}; "
                          f"use more --chips or a shorter workload")
     if batch is not None and batch > B_fit:
         raise InputError(f"--batch {batch} does not fit: at most {B_fit:,} sequences of {int(S_max):,} tokens fit "
                          f"on {G} × {system.chip.name}")
-    kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis)
+    kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, layout=lay)
     B_dec = batch or cheapest_decode_batch(m, system, S=S_dec, B_max=B_fit, **kw)
     B_pre = max(1, min(B_fit, math.ceil(prefill_chunk_tokens / N_in)))
     c_pre, st_pre = phase_cost(m, system, phase="prefill", B=B_pre, S=N_in, explain=explain, **kw)
@@ -222,7 +236,7 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
     numbers: dict = {
         "workload.input_tokens": input_len, "workload.output_tokens": output_len, "workload.cache_hit": cache_hit,
         "workload.utilisation": utilisation,
-        "serving.chips": G, "serving.split": default_layout(m, G).words(G), "serving.decode_batch": B_dec, "serving.prefill_batch": B_pre,
+        "serving.chips": G, "serving.split": lay.words(G), "serving.decode_batch": B_dec, "serving.prefill_batch": B_pre,
         "serving.decode_context": S_dec, "serving.max_batch_fits": B_fit,
         "serving.prefill_usd_per_mtok": c_pre, "serving.decode_usd_per_mtok": c_dec,
         "serving.prefill_bound": st_pre.bound, "serving.decode_bound": st_dec.bound,
