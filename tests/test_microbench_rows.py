@@ -542,3 +542,15 @@ def test_probe11v_an_fp8_gemm_on_a_chip_without_fp8_says_it_is_carried_at_the_16
     fp8, bf16 = predict_row(row("FP8 e4m3fn"), Aliases()), predict_row(row("BF16"), Aliases())
     assert fp8.predicted <= bf16.predicted and any("no FP8 tensor cores" in w for w in fp8.why)
     assert not any("tensor cores" in w for w in bf16.why)
+
+
+def test_an_all_reduce_said_to_run_over_infiniband_crosses_the_nics(tmp_path):
+    """'over InfiniBand' in a row's own words on 8 GPUs: the scale-out NICs, not NVLink (probe 11V: 468 GB/s busbw,
+    past a 400 Gb/s NIC); the same row without those words stays inside the node."""
+    from tokenmath.measure.validate import validate_table
+    f = tmp_path / "t.csv"
+    f.write_text("id,model,precision,hardware,n_chips,metric,value,unit,notes\n"
+                 "A-1,NCCL all_reduce_perf,BF16,H100 SXM,8,allreduce_busbw,40,GB/s,\"message 1 GB, over InfiniBand\"\n"
+                 "A-2,NCCL all_reduce_perf,BF16,H100 SXM,8,allreduce_busbw,400,GB/s,message 1 GB\n", encoding="utf-8")
+    r = {x.id: x for x in validate_table(f).rows}
+    assert r["A-1"].predicted < 60 < 300 < r["A-2"].predicted

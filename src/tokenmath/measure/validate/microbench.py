@@ -517,6 +517,10 @@ def sweep_sizes(text: str) -> tuple[list[float] | None, str]:
     return sizes, how
 
 
+# a collective said to run over the scale-out NICs, not the scale-up links
+_OVER_NIC = r"\b(?:over|via|through|across|on)\s+(?:infiniband|ib|roce(?:v2)?|ethernet|the\s+nics?|rdma)\b"
+
+
 def _collective(row, system: System, pri: Priors, basis: str, measured: float, scale: float, notes: list[str]):
     """An NCCL-style collective: t = f_bus · m / bw_bus + lat (kernels.collective_time), reported as the row's
     busbw = f_bus · m / t, algbw = m / t, or the time t."""
@@ -560,7 +564,10 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         outside, per = True, n // int(nodes.group(1))
     elif n > dom:
         outside, per = True, per_node_of(row) or dom
-    elif re.search(r"inter-?node|across nodes|multi-?node|scale-?out", text, re.I):
+    elif re.search(r"inter-?node|across nodes|multi-?node|scale-?out", text, re.I) or (
+            re.search(_OVER_NIC, " ".join(row[c] for c in ("model", "metric", "notes")), re.I)
+            and not re.search(r"nvlink|nvswitch", text, re.I)):  # the collective said to run over the NICs (the
+        # hardware column may name the cluster's fabric beside NVLink, so only the row's own words count)
         outside, per = True, per_node_of(row) or 1
         if not per_node_of(row):
             assume.append("across nodes with no count of GPUs per node: one GPU per node (assumed)")
