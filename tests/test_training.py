@@ -103,7 +103,7 @@ def test_recompute_ratios():
 
 
 def test_full_recompute_and_reversible_cost_one_more_forward_pass():
-    sel, full, rev = llama_run(), llama_run(recompute="full"), llama_run(reversible=True)
+    sel, full, rev = llama_run(cp=1), llama_run(recompute="full", cp=1), llama_run(reversible=True, cp=1)
     r_sel = recompute_ratio("selective", arch.param_counts(LLAMA).active,
                             arch.attention_flop_per_token(LLAMA, 8192, "prefill"))
     assert full.value("time_s") / sel.value("time_s") == pytest.approx(4 / 3 / r_sel, rel=1e-9)
@@ -193,7 +193,7 @@ sources:
 
 
 def test_golden_derivations_llama_405b_tp8_pp16():
-    r = llama_run(tp=8, pp=16, zero=3, explain=True)
+    r = llama_run(tp=8, pp=16, zero=3, cp=1, explain=True)  # the Llama 3 paper's 8K layout: TP8 CP1 PP16 DP128
     assert (r.split.tp, r.split.pp, r.split.dp, r.split.M) == (8, 16, 128, 16)
     assert r.numbers["flop"].explain() == GOLDEN_FLOP
     assert r.numbers["memory.activations_bytes"].explain() == GOLDEN_ACTIVATIONS
@@ -213,7 +213,7 @@ def test_bubble_values():
 def test_split_multiplies_to_the_chips_and_fits():
     r = llama_run()
     sp = r.split
-    assert sp.tp * sp.pp * sp.dp == 16384 and sp.tp <= H100.domain_chips and sp.fits
+    assert sp.tp * sp.cp * sp.pp * sp.dp == 16384 and sp.tp <= H100.domain_chips and sp.fits
     assert r.value("memory.total_bytes") <= H100.chip.hbm_capacity_bytes
     assert r.value("memory.total_bytes") == pytest.approx(sum(r.value(f"memory.{k}") for k in (
         "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")), rel=1e-12)
@@ -224,7 +224,7 @@ def test_split_multiplies_to_the_chips_and_fits():
 def test_moe_split_puts_experts_inside_data_parallel():
     r = train(DSV3, H800, G=2048, tokens=1e12)
     sp = r.split
-    assert sp.dp % sp.ep == 0 and 256 % sp.ep == 0 and sp.tp * sp.pp * sp.dp == 2048
+    assert sp.dp % sp.ep == 0 and 256 % sp.ep == 0 and sp.tp * sp.cp * sp.pp * sp.dp == 2048
     ep64 = train(DSV3, H800, G=2048, tokens=1e12, ep=64, pp=16, tp=1)
     assert (ep64.split.ep, ep64.split.pp, ep64.split.dp) == (64, 16, 128)
     assert ep64.split.comm_s["ep"] > 0
@@ -239,7 +239,70 @@ def test_impossible_splits_are_refused():
     with pytest.raises(InputError, match="--pp"):
         llama_run(pp=3)
     with pytest.raises(InputError, match="split"):
-        train(LLAMA, H100, G=16384, tokens=1e12, batch_tokens=8192)  # one sequence for 16,384 chips
+        train(LLAMA, H100, G=16384, tokens=1e12, batch_tokens=8192, cp=1)  # one sequence for 16,384 chips
+
+
+def test_context_parallelism_at_128k_avoids_the_deep_bubble():
+    # Llama 3 (arXiv 2407.21783 §3.3.2, catalog prior llama3-405b-h100-128k) trained 128K sequences as TP8 CP16
+    # PP16 DP8; without cp the 128 sequences of a 16M-token batch leave PP64 with 4 micro-batches (94 % bubble)
+    r = llama_run(S=131072)
+    assert r.split.cp > 1 and r.value("bubble") < 0.6 and r.fits
+    assert r.split.tp * r.split.cp * r.split.pp * r.split.dp == 16384 and r.value("split.cp") == r.split.cp
+    assert r.split.comm_s["cp"] > 0
+    no_cp = llama_run(S=131072, cp=1)
+    assert no_cp.split.cp == 1 and no_cp.value("bubble") > 0.9 and no_cp.split.comm_s["cp"] == 0
+    fixed = llama_run(S=131072, cp=16, tp=8, pp=16)
+    assert (fixed.split.tp, fixed.split.cp, fixed.split.pp, fixed.split.dp, fixed.split.M) == (8, 16, 16, 8, 16)
+
+
+def test_activations_per_chip_fall_as_cp_rises():
+    for policy in ("none", "selective", "full"):
+        a = [activation_bytes(LLAMA, s=131072, tp=8, pp=16, M=16, recompute=policy, cp=c) for c in (1, 2, 4, 16)]
+        assert a[0] > a[1] > a[2] > a[3]
+    sel = lambda c: activation_bytes(LLAMA, s=131072, tp=8, recompute="selective", cp=c)  # noqa: E731
+    assert sel(16) == pytest.approx(sel(1) / 16, rel=1e-12)
+    # weights, gradients and optimizer state are not split by cp
+    from tokenmath.training.memory import _memory, _shape
+    one, sixteen = (_memory(_shape(LLAMA), 131072, 1.0, 8, 16, 8, 1, 1, 16, "selective", False, 2.0, c)[1]
+                    for c in (1, 16))
+    assert all(one[k] == sixteen[k] for k in ("weights", "grads", "opt")) and sixteen["act"] < one["act"]
+
+
+def test_cp_bytes_of_one_layer_golden():
+    from tokenmath.training.splits import cp_bytes_layer, cp_comm_time, kv_heads_per_rank
+    # Llama 3.1 405B: K = 8 key-value heads of H = 128, 131,072 tokens, BF16; TP8 leaves each rank 1 head, and a
+    # rank of CP16 receives the other 15/16 of that head's K and V: 15/16 · 2 · 131072 · 1 · 128 · 2 B
+    K_tp = kv_heads_per_rank(LLAMA.n_kv_heads, 8)
+    assert (LLAMA.n_kv_heads, LLAMA.head_dim, K_tp) == (8, 128, 1.0)
+    V = cp_bytes_layer(16, 131072, 1, K_tp, 128, 2.0)
+    assert V == 62_914_560
+    assert cp_bytes_layer(1, 131072, 1, K_tp, 128, 2.0) == 0
+    assert kv_heads_per_rank(8, 4) == 2  # fewer TP ranks than KV heads: each holds K/tp
+    # forward gather + backward reduce-scatter, every layer of the stage and every micro-batch
+    assert cp_comm_time(16, 8, V, 40e9) == pytest.approx(2 * 16 * 8 * 62_914_560 / 40e9)
+    q = cp_bytes_layer(given_q("cp", 16), given_q("s", 131072), given_q("b", 1), given_q("K_tp", 1), given_q("H", 128),
+                       given_q("b_act", 2.0))
+    assert q.formula == "V_cp = (cp − 1) / cp · 2 · s · b · K_tp · H · b_act"
+
+
+def test_cp_one_reproduces_the_split_search_without_context_parallelism():
+    # cp = 1 prices no KV exchange and the activations and traffic of whole sequences: the same splits as before cp
+    r_flop = 6 * arch.param_counts(LLAMA).active * 16e6
+    kw = dict(G=4096, S=8192, global_seqs=16e6 / 8192, flop_step=r_flop, mfu=0.4)
+    only = search_splits(LLAMA, H100, cp=1, **kw)
+    every = [sp for sp in search_splits(LLAMA, H100, **kw) if sp.cp == 1]
+    assert [(s.tp, s.pp, s.dp, s.zero, s.score, s.memory_bytes) for s in only] == \
+        [(s.tp, s.pp, s.dp, s.zero, s.score, s.memory_bytes) for s in every]
+    assert all(s.cp == 1 and s.comm_s["cp"] == 0 for s in only)
+
+
+def test_cli_train_cp_option():
+    r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "1e12", "--seq-len",
+            "131072", "--cp", "16", "--tp", "8", "--pp", "16")
+    assert r.exit_code == 0, r.output
+    assert "TP8 CP16 PP16 DP8" in r.stdout
+    bad = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "1e12", "--cp", "3")
+    assert bad.exit_code != 0 and "--cp 3 does not divide --chips 16384" in bad.output
 
 
 # ---- invariants ----------------------------------------------------------------------------------
@@ -285,7 +348,7 @@ def test_the_bubble_shrinks_with_more_microbatches(pp, m1, m2, v):
 def test_every_candidate_split_is_consistent(G, S):
     r_flop = 6 * arch.param_counts(LLAMA).active * 16e6
     for sp in search_splits(LLAMA, H100, G=G, S=S, global_seqs=16e6 / S, flop_step=r_flop, mfu=0.4):
-        assert sp.tp * sp.pp * sp.dp == G and sp.M >= 1 and sp.b >= 1 and sp.memory_bytes > 0
+        assert sp.tp * sp.cp * sp.pp * sp.dp == G and S % sp.cp == 0 and sp.M >= 1 and sp.b >= 1 and sp.memory_bytes > 0
         assert 0 <= sp.bubble < 1 and sp.comm_fraction >= 0
 
 
@@ -462,7 +525,8 @@ def test_cli_train_llama_json():
     assert d["flop_6nd"] == pytest.approx(3.8e25, rel=0.01) and d["flop"] > d["flop_6nd"]
     assert d["mfu_prior_row"] == "TRN-002"
     assert d["time_days"] == pytest.approx(30.84e6 / 16384 / 24, rel=0.25)
-    assert d["memory"]["fits"] is True and d["split"]["tp"] * d["split"]["pp"] * d["split"]["dp"] == 16384
+    assert d["memory"]["fits"] is True and d["split"]["tp"] * d["split"]["cp"] * d["split"]["pp"] * d["split"]["dp"] \
+        == 16384
     assert d["derivations"]["flop"]["formula"] == "flop = flop_6nd + flop_attn"
     assert math.isfinite(d["cost_usd"]) and 0 < d["bubble"] < 1
 

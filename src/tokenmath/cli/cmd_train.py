@@ -41,6 +41,8 @@ def register(app: typer.Typer) -> None:
         microbatches: int = typer.Option(None, "--microbatches", "-M",
                                          help="Micro-batches per step (default: global batch ÷ data-parallel ways)."),
         tp: int = typer.Option(None, "--tp", help="Tensor-parallel ways (default: searched in the scale-up domain)."),
+        cp: int = typer.Option(None, "--cp", help="Context-parallel ways: ranks sharing each sequence's tokens "
+                                                  "(default: searched)."),
         ep: int = typer.Option(None, "--ep", help="Expert-parallel ways, MoE only (default: searched)."),
         zero: int = typer.Option(None, "--zero", help="ZeRO stage 0–3 (default: searched over 1–3)."),
         interleave: int = typer.Option(1, "--interleave", help="Interleaved virtual stages per chip (1 = 1F1B)."),
@@ -61,7 +63,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Training FLOP (6·N·D + attention), time and cost at an MFU prior, memory per chip, bubble, split."""
         r = compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, microbatches, tp, ep, zero,
-                    interleave, batch_tokens, validate, in_sample, carry, explain or as_json, set_, measurements)
+                    interleave, batch_tokens, validate, in_sample, carry, explain or as_json, set_, measurements, cp)
         if validate:
             if as_json:
                 emit_json(r)
@@ -80,7 +82,7 @@ def register(app: typer.Typer) -> None:
 
 
 def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, microbatches, tp, ep, zero, interleave,
-            batch_tokens, validate, in_sample, carry, explain, set_, measurements=None):
+            batch_tokens, validate, in_sample, carry, explain, set_, measurements=None, cp=None):
     """`train` from its options, checked as the command line checks them (the web API calls it too): a run, or
     with --validate the TRN-* rows of the measurement table predicted."""
     if validate:
@@ -105,7 +107,7 @@ def compute(model, on, chips, tokens, seq_len, mfu, recompute, reversible, pp, m
     return train(m, s, G=chips, tokens=parse_count(tokens, "--tokens"), S=seq_len, mfu=mfu, recompute=recompute,
                  reversible=reversible, pp=pp, microbatches=microbatches, tp=tp, ep=ep, zero=zero,
                  interleave=interleave, batch_tokens=parse_count(batch_tokens, "--batch-tokens") if batch_tokens
-                 else None, carry=carry, explain=explain)
+                 else None, carry=carry, explain=explain, cp=cp)
 
 
 def to_json(r, explain: bool = False) -> dict:
@@ -145,7 +147,7 @@ def _print(r) -> None:
     for row in rows:
         t.add_row(*row)
     console.print(t)
-    mem = Table(title=f"memory per chip (split TP{v('split.tp')} PP{v('split.pp')} DP{v('split.dp')}"
+    mem = Table(title=f"memory per chip (split TP{v('split.tp')} CP{v('split.cp')} PP{v('split.pp')} DP{v('split.dp')}"
                       f"{' EP' + str(v('split.ep')) if r.model.moe else ''}, ZeRO-{v('split.zero')})",
                 title_justify="left")
     mem.add_column("")

@@ -2,7 +2,7 @@
 
 Notation: N_active active parameters, D_tok training tokens (the D of "6ND"; D alone is d_model), s
 sequence length, b sequences per micro-batch, D d_model, N query heads, L layers, G chips, F the
-chip's dense BF16 peak, tp/pp/dp/ep tensor/pipeline/data/expert-parallel ways, M micro-batches per
+chip's dense BF16 peak, tp/cp/pp/dp/ep tensor/context/pipeline/data/expert-parallel ways, M micro-batches per
 step, v interleaved virtual stages.
 
 FLOP (model FLOP: what MFU counts; PaLM arXiv 2204.02311 App. B; lecture ledger C2):
@@ -172,7 +172,7 @@ class TrainReport(Numbers):
 
 
 def check_train_inputs(*, G, tokens, S=None, mfu=None, recompute="selective", pp=None, microbatches=None,
-                       tp=None, ep=None, zero=None, interleave=1, batch_tokens=None) -> None:
+                       tp=None, ep=None, zero=None, interleave=1, batch_tokens=None, cp=None) -> None:
     """Refuse impossible or absurd values with one line each."""
     if G < 1 or G != int(G):
         raise InputError(f"--chips must be a whole number ≥ 1 (got {G})")
@@ -189,11 +189,13 @@ def check_train_inputs(*, G, tokens, S=None, mfu=None, recompute="selective", pp
     if recompute not in RECOMPUTE:
         raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
     for name, x in (("--pp", pp), ("--microbatches", microbatches), ("--tp", tp), ("--ep", ep),
-                    ("--interleave", interleave)):
+                    ("--interleave", interleave), ("--cp", cp)):
         if x is not None and not 1 <= x <= 1e9:
             raise InputError(f"{name} must be between 1 and 1e9 (got {x})")
     if pp is not None and G % pp:
         raise InputError(f"--pp {pp} does not divide --chips {G}")
+    if cp is not None and G % cp:
+        raise InputError(f"--cp {cp} does not divide --chips {G}")
     if zero is not None and zero not in ZERO_STAGES:
         raise InputError(f"--zero must be one of 0, 1, 2, 3 (got {zero})")
     if batch_tokens is not None and not 1 <= batch_tokens <= 1e13:
@@ -204,14 +206,14 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
           recompute: str = "selective", reversible: bool = False, pp: int | None = None,
           microbatches: int | None = None, tp: int | None = None, ep: int | None = None, zero: int | None = None,
           interleave: int = 1, batch_tokens: float | None = None, exclude_priors: tuple[str, ...] = (),
-          carry: str = "hfu", explain: bool = False) -> TrainReport:
+          carry: str = "hfu", explain: bool = False, cp: int | None = None) -> TrainReport:
     """FLOP, time, cost, memory per chip, bubble and split of pre-training m on G chips of `system`. carry='hfu'
     carries the prior's hardware-FLOP utilisation unchanged; carry='roofline' rebuilds the prior's step on this
     run's chip, fabric, model and chosen split and carries its residual share (training.carry)."""
     if carry not in CARRY_RUN:
         raise InputError(f"--carry must be one of {', '.join(CARRY_RUN)} (got {carry!r})")
     check_train_inputs(G=G, tokens=tokens, S=S, mfu=mfu, recompute=recompute, pp=pp, microbatches=microbatches,
-                       tp=tp, ep=ep, zero=zero, interleave=interleave, batch_tokens=batch_tokens)
+                       tp=tp, ep=ep, zero=zero, interleave=interleave, batch_tokens=batch_tokens, cp=cp)
     chip = system.chip
     pc = arch.param_counts(m)
     prior, why = select_prior(chip, G=G, S=S, N_active=pc.active, moe=m.moe is not None, exclude=exclude_priors)
@@ -253,11 +255,11 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
     flop_step = (value_of(f6) + value_of(fa)) / tokens * global_seqs * S
     splits = search_splits(m, system, G=G, S=S, global_seqs=global_seqs, flop_step=flop_step, mfu=value_of(mfu_q),
                            hfu=value_of(ratio), recompute=recompute, reversible=reversible, tp=tp, pp=pp, ep=ep,
-                           zero=zero, microbatches=microbatches, interleave=interleave)
+                           zero=zero, microbatches=microbatches, interleave=interleave, cp=cp)
     if not splits:
-        raise InputError(f"no tensor/pipeline/data split of {G} chips works for {m.name} with a global batch of "
-                         f"{global_seqs:,.0f} sequences (check --tp/--pp/--ep/--microbatches against --chips and "
-                         f"--batch-tokens)")
+        raise InputError(f"no tensor/context/pipeline/data split of {G} chips works for {m.name} with a global batch "
+                         f"of {global_seqs:,.0f} sequences of {S:,} (check --tp/--cp/--pp/--ep/--microbatches against "
+                         f"--chips, --seq-len and --batch-tokens)")
     sp = splits[0]
     carry_notes: list[str] = []
     if carry == "roofline" and mfu is None:
@@ -288,7 +290,7 @@ def _roofline(m: Model, system: System, prior: TrainingPrior, sp: Split, G: int,
 
     policy = "full" if reversible else recompute
     r = float(recompute_ratio(recompute, N_active, attn_fwd, reversible))
-    lay = Layout(sp.tp, 1, sp.pp, float(sp.dp), v, float(sp.b), sp.zero)
+    lay = Layout(sp.tp, sp.cp, sp.pp, float(sp.dp), v, float(sp.b), sp.zero)
     target = Setup("this run", system, float(G), N_active, float(arch.param_counts(m).total), m.n_layers, m.d_model,
                    attn_fwd, float(S), bt / S, r, policy, lay, m.file or m.name)
     q, _, _, notes, rho = carried_mfu(setup_of_prior(prior), prior.mfu, target, explain,
@@ -324,17 +326,19 @@ def _memory_numbers(m: Model, system: System, sp: Split, S: int, recompute: str,
     gr = state("M_grads", 2, "gradients", 2.0, "BF16 gradients: 2 B/param")
     op = state("M_opt", 1, "optimizer states", OPTIMIZER_BYTES_PER_PARAM, ADAM_SOURCE)
     s, b = g("s", S, "tok", "sequence length"), g("b", sp.b, "seq", "sequences per micro-batch")
+    s_r = g("s_r", S / sp.cp, "tok", f"sequence length / cp = {sp.cp} (tokens per context-parallel rank)") \
+        if sp.cp > 1 else s
     D, N = g("D", m.d_model, "", src_m), g("N", m.n_heads, "", src_m)
     kor = "Korthikanti et al. 2022 (arXiv 2205.05198) §4, with sequence parallelism"
     n_fl = in_flight(g("M", sp.M, "", "micro-batches per step"), pp)
     L_stage = g("L_stage", math.ceil(m.n_layers / sp.pp), "", f"⌈L/pp⌉ layers on the first stage ({src_m})")
-    a_sel = act_layer_selective(s, b, D, tp)
+    a_sel = act_layer_selective(s_r, b, D, tp)
+    a_none = act_layer_none(s_r, b, D, N, s, tp)
     variants = {
-        "none": act_stored(n_fl, L_stage, act_layer_none(s, b, D, N, tp).renamed("a_layer") if explain else
-                           act_layer_none(s, b, D, N, tp)),
+        "none": act_stored(n_fl, L_stage, a_none.renamed("a_layer") if explain else a_none),
         "selective": act_stored(n_fl, L_stage, a_sel.renamed("a_layer") if explain else a_sel),
-        "full": act_full(n_fl, L_stage, act_layer_input(s, b, D, tp), a_sel),
-        "reversible": act_reversible(n_fl, act_layer_input(s, b, D, tp), a_sel),
+        "full": act_full(n_fl, L_stage, act_layer_input(s_r, b, D, tp), a_sel),
+        "reversible": act_reversible(n_fl, act_layer_input(s_r, b, D, tp), a_sel),
     }
     act = variants["reversible" if reversible else recompute]
     total = memory_total(w, gr, op, act)
@@ -355,8 +359,8 @@ def _split_numbers(sp: Split, bt: float, bt_src: str, S: int, v: int, n_fitting:
     g = lambda sym, val, unit="", src=None: lift(explain, sym, val, unit, src)  # noqa: E731
     bub = pipeline_bubble(g("pp", sp.pp, "", "chosen split"), g("v", v, "", "interleaved virtual stages (--interleave)"),
                           g("M", sp.M, "", "micro-batches per step: global batch ÷ (dp · b)"))
-    return {"bubble": bub, "split.tp": sp.tp, "split.pp": sp.pp, "split.dp": sp.dp, "split.ep": sp.ep,
-            "split.zero": sp.zero, "split.microbatches": sp.M, "split.micro_batch_seqs": sp.b,
+    return {"bubble": bub, "split.tp": sp.tp, "split.cp": sp.cp, "split.pp": sp.pp, "split.dp": sp.dp,
+            "split.ep": sp.ep, "split.zero": sp.zero, "split.microbatches": sp.M, "split.micro_batch_seqs": sp.b,
             "split.global_batch_tokens": bt, "split.global_batch_source": bt_src, "split.interleave": v,
             "split.comm_fraction": sp.comm_fraction, "split.score": sp.score,
             **{f"split.t_{k}_s": x for k, x in sp.comm_s.items()}, "split.fitting_candidates": n_fitting}
