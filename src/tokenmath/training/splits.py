@@ -28,8 +28,10 @@ The cp group spans tp·cp chips (tp innermost): the scale-up link where that fit
 scale-out one. t_cp is not overlapped with attention (an assumption: Llama 3's all-gather CP exposes it).
 No compute–communication overlap is assumed, so the search under-rates expert parallelism that
 overlapping schedules hide (DeepSeek-V3 ran EP64 with DualPipe; here EP=1 often scores better):
-pass --ep/--cp/--pp/--tp to price a given layout. The search has no latency or small-GEMM cost, so
-where a bubble dominates it may split even 8K sequences over cp ranks (a deeper micro-batch stream).
+pass --ep/--cp/--pp/--tp to price a given layout. The search has no latency or small-GEMM cost, which
+would let it split even 8K sequences over cp ranks where a bubble dominates (a deeper micro-batch stream), so
+it keeps each cp rank at least CP_MIN_TOKENS of a sequence: Llama 3's layouts, CP1 at 8K and CP16 at 128K
+(8,192 tokens a rank; arXiv 2407.21783 §3.3.2, Table 4). --cp prices any other.
 
 Hybrid sharding (read from training rows, not searched). FSDP's HYBRID_SHARD / HSDP (Zhao et al. 2023,
 arXiv 2304.11277 §3.2) shards the parameters over a shard group of s data-parallel ranks (usually one node)
@@ -59,7 +61,11 @@ from ..core.load import load_priors
 from ..core.records import Model, System
 from .memory import ACT_BYTES, _memory, _shape, dense_params_per_chip, expert_params_per_chip
 
-__all__ = ["Split", "search_splits", "pipeline_bubble", "hsdp_comm_time", "hpz_comm_time", "cp_bytes_layer",
+# the fewest tokens of a sequence the search leaves on a context-parallel rank: Llama 3's long-context stage split
+# 131,072 tokens over CP16 (8,192 a rank) and its 8K stage ran CP1 (arXiv 2407.21783 §3.3.2, Table 4)
+CP_MIN_TOKENS = 8192
+
+__all__ = ["Split", "search_splits", "CP_MIN_TOKENS", "pipeline_bubble", "hsdp_comm_time", "hpz_comm_time", "cp_bytes_layer",
            "kv_heads_per_rank", "ZERO_STAGES", "MFU_PEAK"]
 
 ZERO_STAGES = (0, 1, 2, 3)
@@ -190,7 +196,7 @@ def search_splits(m: Model, system: System, *, G: int, S: int, global_seqs: floa
     for t in tps:
         if G % t:
             continue
-        cps = [cp] if cp else [d for d in _divisors(G // t) if d == 1 or S % (2 * d) == 0]
+        cps = [cp] if cp else [d for d in _divisors(G // t) if d == 1 or (S % (2 * d) == 0 and S / d >= CP_MIN_TOKENS)]
         for c in cps:
             if (G // t) % c:
                 continue
