@@ -9,6 +9,7 @@ Korthikanti et al. 2022 (arXiv 2205.05198); reversible layers +33 % FLOP (ledger
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -956,6 +957,47 @@ def test_roofline_carry_returns_the_prior_on_its_own_setup(name):
         assert rho == 0 and mfu < p.mfu and mfu < prior_terms["eta_mm"]
     else:
         assert mfu == pytest.approx(p.mfu, rel=1e-9)
+
+
+def _carry_of_split(sp, m, system, G, S, B):
+    from tokenmath.training.carry import Layout, Setup
+
+    return Setup("target", system, float(G), 405e9, float(arch.param_counts(m).total), m.n_layers, m.d_model, 0.0,
+                 float(S), float(B), 1.0, "selective", Layout(sp.tp, sp.cp, sp.pp, float(sp.dp), 1, float(sp.b),
+                                                              sp.zero), m.name, K=m.n_kv_heads, H=m.head_dim)
+
+
+def test_roofline_carry_prices_context_parallel_traffic_as_the_split_search_does():
+    """Llama 3's 128K layout (TP8 CP16 PP16 DP8 on 16,384 H100, arXiv 2407.21783 Table 4): the carry's CP term is
+    the search's t_cp for the same split (one formula, splits.cp_comm_time) and lengthens the pipeline time by it,
+    not overlapped; at cp = 1 the term is 0 and the pipeline time is the plain one (the golden above)."""
+    from tokenmath.training.carry import _gemm_law, pipeline_time, step_terms
+    from tokenmath.training.splits import search_splits
+
+    m, system = load_model("llama-3.1-405b"), load_system("hgx-h100")
+    G, S, B = 16384, 131072, 128
+    sp = search_splits(m, system, G=G, S=S, global_seqs=B, flop_step=6 * 405e9 * B * S, mfu=0.38, tp=8, cp=16,
+                       pp=16)[0]
+    assert (sp.tp, sp.cp, sp.pp, sp.dp) == (8, 16, 16, 8) and sp.comm_s["cp"] > 0
+    x = _carry_of_split(sp, m, system, G, S, B)
+    terms = step_terms(x, _gemm_law(system))
+    assert terms["t_cp"] == pytest.approx(sp.comm_s["cp"], rel=1e-12)
+    assert terms["t_pipe"] == pytest.approx(pipeline_time(terms["t_mm"], terms["t_mem"], terms["t_tp"] + terms["t_cp"],
+                                                          terms["bubble"]), rel=1e-12)
+    one = step_terms(_carry_of_split(dataclasses.replace(sp, cp=1), m, system, G, S, B),
+                     _gemm_law(system))
+    assert one["t_cp"] == 0 and one["t_pipe"] == pytest.approx(
+        pipeline_time(one["t_mm"], one["t_mem"], one["t_tp"], one["bubble"]), rel=1e-12)
+
+
+def test_train_carry_roofline_explains_the_context_parallel_term():
+    """`train --carry roofline --explain` at 128K shows t_cp in both the prior's (Llama 3's CP16) and the target's
+    pipeline time."""
+    r = run("train", "llama-3.1-405b", "--on", "hgx-h100", "--chips", "16384", "--tokens", "1T", "--seq-len",
+            "131072", "--cp", "16", "--carry", "roofline", "--explain")
+    assert r.exit_code == 0, r.output
+    assert "t_pipe = (t_mm + t_mem + t_tp + t_cp) / (1 − bubble)" in r.output
+    assert "t_pipe_prior = (t_mm + t_mem + t_tp + t_cp) / (1 − bubble)" in r.output
 
 
 def test_roofline_carry_lower_flop_per_byte_chip_keeps_more_of_its_peak():

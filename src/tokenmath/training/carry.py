@@ -25,12 +25,20 @@ recompute policy's hardware/model FLOP ratio, D the width and L the layers of th
                                                                         each layer's b·s/cp·D activations: n_tp = 4
                                                                         (2 forward, 2 backward; 6 with a recomputed
                                                                         forward), on the step's critical path
+ (e) t_cp     = 2 · M · L_stage · V_cp / bw_cp                          context parallelism's key-value gathers
+     V_cp     = (cp − 1)/cp · 2 · s · b · K_tp · H · b_act              (forward) and gradient reduce-scatters
+                                                                        (backward), L_stage = ⌈L/pp⌉ layers a
+                                                                        stage; splits.cp_comm_time, not overlapped
+                                                                        with attention (as the split search
+                                                                        assumes); bw_cp the scale-up link where
+                                                                        tp·cp chips fit the domain, else scale-out
      t_dp     = c_zero · 2·(dp − 1)/dp · N_total/(tp·pp) · b_g / bw_dp  the gradient reduce (ZeRO-3: and the weight
                                                                         gathers; splits.dp_comm_time), overlapped
                                                                         with the step's compute as rows.dp_floor is
  (b) bubble   = (pp − 1) / (v·M + pp − 1),  M = B / (dp · b)            1F1B, v interleaved stages, b sequences a
                                                                         micro-batch (splits.pipeline_bubble)
-     t_pipe   = (t_mm + t_mem + t_tp) / (1 − bubble)                  the chips' time inside the pipeline
+     t_pipe   = (t_mm + t_mem + t_tp + t_cp) / (1 − bubble)           the chips' time inside the pipeline
+                                                                        (written without t_cp where cp = 1)
 
 The prior's step at its published MFU leaves the residual share of its pipeline time (launches, stragglers, the
 optimizer step, what the terms above miss). Where the terms over-count the prior's step (an assumed layout, such as
@@ -45,7 +53,7 @@ and the target's step and MFU:
      mfu      = flop_step / (G · F · t_step)
 
 On the prior's own setup this returns the prior's MFU exactly, unless its terms over-count its step. Left out, and said so: pipeline point-to-point
-traffic, context-parallel KV exchange, expert-parallel all-to-all, and the optimizer's own step (all in rho).
+traffic, expert-parallel all-to-all, and the optimizer's own step (all in rho).
 """
 
 from __future__ import annotations
@@ -59,7 +67,8 @@ from ..core.derive import Q, formula, lift, value_of
 from ..core.errors import InputError
 from ..core.load import load_priors
 from ..core.records import Model, System
-from .splits import MFU_PEAK, dp_comm_time, link_bandwidths, pipeline_bubble, zero_factor
+from .splits import (MFU_PEAK, cp_bytes_layer, cp_comm_time, dp_comm_time, kv_heads_per_rank, link_bandwidths,
+                     pipeline_bubble, zero_factor)
 
 __all__ = ["Layout", "Setup", "read_layout", "carried_mfu", "step_terms", "setup_of_prior", "shapes", "C_ACT", "N_TP"]
 
@@ -103,6 +112,12 @@ def tp_time(n_tp, tp, D, b_act, L, B, s, G, bw_tp):
 @formula("t_pipe = (t_mm + t_mem + t_tp) / (1 − bubble)", unit="s")
 def pipeline_time(t_mm, t_mem, t_tp, bubble):
     return (t_mm + t_mem + t_tp) / (1 - bubble)
+
+
+@formula("t_pipe = (t_mm + t_mem + t_tp + t_cp) / (1 − bubble)", unit="s")
+def pipeline_time_cp(t_mm, t_mem, t_tp, t_cp, bubble):
+    """t_pipe of a context-parallel layout: pipeline_time with the cp ranks' traffic on the critical path too."""
+    return pipeline_time(t_mm, t_mem, t_tp + t_cp, bubble)
 
 
 @formula("t_prior = flop_step / (G · F · mfu_prior)", unit="s")
@@ -161,6 +176,8 @@ class Setup:
     layout: Layout
     shapes_from: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    K: int = 0  # key-value heads (0: not known, multi-head attention assumed where context parallelism needs it)
+    H: int = 0  # head dimension
 
 
 _INTERLEAVE = re.compile(r"interleav\w*(?:[\s_-]*(?:pp|pipeline|schedule))?\s*(?:\(|=|:|,)?\s*(\d+)|"
@@ -232,7 +249,7 @@ def _gemm_law(system: System):
 
 
 def step_terms(x: Setup, law, explain: bool = False) -> dict:
-    """Terms (a)-(d) and the physical step of setup x (module doc); `law` the (eta_inf, K_half, source) its
+    """Terms (a)-(e) and the physical step of setup x (module doc); `law` the (eta_inf, K_half, source) its
     matmuls run at."""
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     chip, lay = x.system.chip, x.layout
@@ -272,12 +289,34 @@ def step_terms(x: Setup, law, explain: bool = False) -> dict:
                                                      f"× eta (priors {chip.priors})"))
     else:
         t_dp = g("t_dp", 0.0, "s", "no data parallelism")
-    M = max(1.0, x.B / (lay.dp * lay.b))
-    bub = pipeline_bubble(g("pp", lay.pp, "", x.label), g("v", lay.v, "", x.label),
-                          g("M", M, "", f"B / (dp · b), b = {lay.b:g}"))
-    t_pipe = pipeline_time(t_mm, t_mem, t_tp, bub)
+    M = g("M", max(1.0, x.B / (lay.dp * lay.b)), "", f"B / (dp · b), b = {lay.b:g}")
+    bub = pipeline_bubble(g("pp", lay.pp, "", x.label), g("v", lay.v, "", x.label), M)
+    if lay.cp > 1:
+        t_cp = cp_time(x, M, s, up, out, g)
+        t_pipe = pipeline_time_cp(t_mm, t_mem, t_tp, t_cp, bub)
+    else:
+        t_cp = g("t_cp", 0.0, "s", "no context parallelism")
+        t_pipe = pipeline_time(t_mm, t_mem, t_tp, bub)
     return {"flop_step": flop, "F": F, "G": G, "eta_mm": eta, "t_mm": t_mm, "t_mem": t_mem, "t_tp": t_tp,
-            "t_dp": t_dp, "bubble": bub, "t_pipe": t_pipe}
+            "t_cp": t_cp, "t_dp": t_dp, "bubble": bub, "t_pipe": t_pipe}
+
+
+def cp_time(x: Setup, M, s, up: float, out: float, g):
+    """Term (e) of setup x (module doc): the split search's t_cp (splits.cp_comm_time) on x's layout; a model whose
+    key-value heads are not known is taken as multi-head (K_tp · H = D / tp, said)."""
+    lay = x.layout
+    if x.K and x.H:
+        K, H, how = x.K, x.H, x.shapes_from
+    else:
+        K, H, how = x.D, 1, f"{x.shapes_from}: key-value heads not known: multi-head attention assumed (K·H = D)"
+    inside = lay.tp * lay.cp <= x.system.domain_chips
+    V = cp_bytes_layer(g("cp", lay.cp, "", x.label), s, g("b", lay.b, "seq", x.label),
+                       g("K_tp", kv_heads_per_rank(K, lay.tp), "", f"{how}: key-value heads a TP{lay.tp} rank holds"),
+                       g("H", H, "", how), g("b_act", 2.0, "B", "BF16 activations"))
+    return cp_comm_time(M, g("L_stage", math.ceil(x.L / lay.pp), "", f"⌈L / pp⌉, {x.shapes_from}"), V,
+                        g("bw_cp", up if inside else out, "B/s",
+                          f"{x.system.name}: {'scale-up' if inside else 'scale-out'} link × eta (tp·cp = "
+                          f"{lay.tp * lay.cp} chips)"))
 
 
 def carried_mfu(prior: Setup, mfu_prior: float, target: Setup, explain: bool = False, prior_source: str = ""):
@@ -352,8 +391,8 @@ def setup_of_prior(p) -> Setup:
     r = float(recompute_ratio(p.recompute, p.active_params, attn))
     lay = read_layout(p.parallelism, p.chips, system.domain_chips)
     return Setup(f"{p.row} ({p.name})", system, float(p.chips), p.active_params, N_total, L, D, attn, S,
-                 p.global_batch_tokens / S, r, p.recompute, lay, how,
-                 ())
+                 p.global_batch_tokens / S, r, p.recompute, lay, how, (),
+                 *((model.n_kv_heads, model.head_dim) if model is not None else ()))
 
 
 def system_of_chip(chip: str) -> str:

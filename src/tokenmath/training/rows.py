@@ -673,8 +673,8 @@ def predict_training_row(row: dict, held_out: bool = True, carry: str = "hfu", a
 
 def _roofline_mfu(row: dict, p, system, model, model_text: str, N: float, G, S, rr: str) -> tuple[float, list[str]]:
     """The row's MFU by the roofline carry from prior p (training.carry): the prior's step split into matmuls,
-    non-matmul bytes, tensor- and data-parallel traffic and its bubble, the residual share carried to the row's
-    chip, fabric, model and layout; what the row leaves out is the prior's (said)."""
+    non-matmul bytes, tensor-, context- and data-parallel traffic and its bubble, the residual share carried to the
+    row's chip, fabric, model and layout; what the row leaves out is the prior's (said)."""
     from .carry import Setup, carried_mfu, read_layout, setup_of_prior, shapes
     from .runs import recompute_ratio
 
@@ -696,7 +696,8 @@ def _roofline_mfu(row: dict, p, system, model, model_text: str, N: float, G, S, 
                       f"the prior {p.name}'s")
     r = float(recompute_ratio(rr, N, attn))
     target = Setup(row.get("id", "the row"), system, float(G), N, N_total, L, D, attn, float(S), float(B), r, rr,
-                   lay, how)
+                   lay, how, K=model.n_kv_heads if model is not None else 0,
+                   H=model.head_dim if model is not None else 0)
     mfu, _, _, more, rho = carried_mfu(ps, p.mfu, target)
     return float(mfu), [f"roofline carry from {p.name}: residual share {100 * rho:.1f} % of its step", *notes,
                         *more]

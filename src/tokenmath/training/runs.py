@@ -292,7 +292,7 @@ def _roofline(m: Model, system: System, prior: TrainingPrior, sp: Split, G: int,
     r = float(recompute_ratio(recompute, N_active, attn_fwd, reversible))
     lay = Layout(sp.tp, sp.cp, sp.pp, float(sp.dp), v, float(sp.b), sp.zero)
     target = Setup("this run", system, float(G), N_active, float(arch.param_counts(m).total), m.n_layers, m.d_model,
-                   attn_fwd, float(S), bt / S, r, policy, lay, m.file or m.name)
+                   attn_fwd, float(S), bt / S, r, policy, lay, m.file or m.name, K=m.n_kv_heads, H=m.head_dim)
     q, _, _, notes, rho = carried_mfu(setup_of_prior(prior), prior.mfu, target, explain,
                                       f"{prior.source_of('mfu')} [{prior.name}]")
     return (q.renamed("mfu") if isinstance(q, Q) else q), [f"residual share of {prior.name}'s step: "
