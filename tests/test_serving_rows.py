@@ -1824,3 +1824,16 @@ def test_probe11a_a_rate_per_node_of_a_rack_scale_domain_says_what_a_node_is_or_
          "parallelism": "TP8", "batch": "concurrency 64"}
     assert predict_row(h, Aliases()).predicted == pytest.approx(
         8 * predict_row({**h, "unit": "tokens/s/GPU"}, Aliases()).predicted, rel=1e-9)
+
+
+def test_disaggregated_max_load_rate_of_stated_pools_is_refused():
+    """Mooncake's requests/s of '2 prefill instances (TP4) and 2 decode instances (TP4)' with no load stated ran as
+    one aggregated engine over all 16 chips; the pools are simulated under a stated load only, so it is refused."""
+    base = dict(id="X-PD", source="Mooncake", model="Llama-2-70B", precision="FP16", hardware="A800", n_chips="16",
+                parallelism="2 prefill instances (TP4) and 2 decode instances (TP4)", batch="", input_len="8192",
+                output_len="512", context_len="", metric="throughput", value="1.5", unit="requests/s",
+                confidence="approximate", notes="")
+    r = predict_row(base, Aliases())
+    assert isinstance(r, Unexpressed) and "maximum load" in r.reason
+    loaded = predict_row({**base, "batch": "concurrency 32"}, Aliases())  # a stated load: the pools simulated
+    assert isinstance(loaded, Prediction) and "prefill worker" in loaded.why[0]

@@ -448,6 +448,12 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         mode = phase
     else:
         mode = "run"
+    if mode == "run" and split and pools_of(row["parallelism"]):
+        # a rate at the engine's maximum load (Mooncake's requests/s) of stated pools: the run at maximum load is
+        # one engine over all the row's chips, and the pools are simulated under a stated load only
+        return Unexpressed(rid, g, f"prefill and decode disaggregated ({split!r}) at the deployment's maximum load: "
+                                   "a run at maximum load is not expressed with separate pools (a stated "
+                                   "concurrency or request rate is simulated so)")
     if OSL is None and mode == "decode" and ISL is not None and (point or rate_floor):
         # a decode rate after a stated prompt, its output unstated: the shortest decode (the least KV to read, the most
         # sequences the pool holds) is the best case, and the row a bound on it (the best over BEST_OSL)
