@@ -1837,3 +1837,23 @@ def test_disaggregated_max_load_rate_of_stated_pools_is_refused():
     assert isinstance(r, Unexpressed) and "maximum load" in r.reason
     loaded = predict_row({**base, "batch": "concurrency 32"}, Aliases())  # a stated load: the pools simulated
     assert isinstance(loaded, Prediction) and "prefill worker" in loaded.why[0]
+
+
+def test_splitwise_prompt_and_token_machines_are_the_two_pools():
+    """Splitwise's words: 'prompt machines' prefill and 'token machines' decode (a machine a node); the row under load
+    ran as aggregated replicas of all its chips. A prompt or token without machine/instance/pool names no role."""
+    from tokenmath.measure.validate.serving import pools_of
+
+    p = pools_of("Splitwise: 2 prompt machines (TP8) + 2 token machines (TP8)")
+    assert (p["prefill"][0], p["decode"][0], p["prefill"][3]) == (2, 2, "node")
+    assert split_of(p["decode"][1].lower()) == {"tp": 8}
+    i = pools_of("1 prompt instance (TP4) and 2 token instances (TP8)")
+    assert (i["prefill"][0], i["decode"][0], i["decode"][3]) == (1, 2, "worker")
+    assert split_of(i["prefill"][1].lower()) == {"tp": 4}
+    assert pools_of("TP8, 2 prompt tokens + 2 token budget") is None
+    row = dict(id="X-SW", source="Splitwise", model="Llama-2-70B", precision="FP16", hardware="H100", n_chips="32",
+               parallelism="Splitwise: 2 prompt machines (TP8) + 2 token machines (TP8)", batch="concurrency 32",
+               input_len="1500", output_len="150", context_len="", metric="P50 TTFT", value="180", unit="ms",
+               confidence="approximate", notes="")
+    r = predict_row(row, Aliases())
+    assert isinstance(r, Prediction) and "prefill worker" in r.why[0] and "disagg" in r.why[0]

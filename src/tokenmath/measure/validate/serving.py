@@ -827,7 +827,10 @@ def split_of(par: str) -> dict[str, int | bool]:
     return out
 
 
-_ROLE = {"prefill": r"prefill|\bcontext\b|\bctx\b", "decode": r"decod(?:e|ing)|\bgeneration\b|\bgen\b"}
+# Splitwise's words too: a 'prompt machine' prefills, a 'token machine' decodes (the machine, instance or pool after)
+_POOL_OF = r"(?=\s+(?:machines?|instances?|pools?)\b)"
+_ROLE = {"prefill": rf"prefill|\bcontext\b|\bctx\b|\bprompt{_POOL_OF}",
+         "decode": rf"decod(?:e|ing)|\bgeneration\b|\bgen\b|\btoken{_POOL_OF}"}
 
 
 def role_split(par: str, phase: str | None) -> str:
@@ -891,7 +894,7 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
         if workers < 1:
             return None
         chips = _WORKER_CHIPS.search(own)
-        noun = re.match(rf"\s*(?:x\s*|×\s*)?(?:(?:{_ROLE[role]})\s*(?:pool\s*)?)?(?:(nodes?\b)|({_POOL_CHIPS})\b)?",
+        noun = re.match(rf"\s*(?:x\s*|×\s*)?(?:(?:{_ROLE[role]})\s*(?:pool\s*)?)?(?:((?:nodes?|machines?)\b)|({_POOL_CHIPS})\b)?",
                         own[n.end(1):], re.I) if n else None
         counts = "node" if noun and noun.group(1) else "chip" if noun and noun.group(2) else \
             after[1] if after else "worker"
