@@ -1857,3 +1857,21 @@ def test_splitwise_prompt_and_token_machines_are_the_two_pools():
                confidence="approximate", notes="")
     r = predict_row(row, Aliases())
     assert isinstance(r, Prediction) and "prefill worker" in r.why[0] and "disagg" in r.why[0]
+
+
+def test_disaggregated_rate_per_gpu_takes_the_phase_its_notes_name():
+    """'throughput per GPU' of a disaggregated deployment with notes '26.2K prefill TPGS' is the prefill chips' rate
+    (it was read as the decode chips'); notes naming both phases, or none beside a rate, leave the metric's reading."""
+    from tokenmath.measure.validate.serving import notes_phase
+
+    base = dict(id="X-NP", source="vLLM blog", model="DeepSeek-R1", precision="NVFP4", hardware="GB200",
+                n_chips="16", parallelism="4 prefill instances x 2 GB200 + 1 decode instance x 8 GB200; DP+EP",
+                batch="", input_len="2048", output_len="2048", context_len="", metric="throughput per GPU",
+                value="26200", unit="tokens/s/GPU", confidence="paraphrased", notes="'26.2K prefill TPGS'")
+    r = predict_row(base, Aliases())
+    same = predict_row({**base, "metric": "prefill TPGS", "notes": ""}, Aliases())
+    assert r.kind == "prefill" and r.predicted == pytest.approx(same.predicted, rel=1e-9)
+    assert notes_phase({**base, "notes": "decode throughput 3K"})[0] == "decode"
+    assert notes_phase({**base, "notes": "prefill TPGS 26K, decode TPGS 3K"}) is None
+    assert notes_phase({**base, "notes": "chunked prefill on"}) is None
+    assert notes_phase({**base, "metric": "output throughput per GPU"}) is None

@@ -248,6 +248,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, "a request rate with no output length stated (nor the same run's tokens/s to divide): requests of unstated size (a dataset) "
                                    "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row) or pools_words(row["parallelism"])
+    said_phase = notes_phase(row) if phase is None and split and scope in ("gpu", "node") and \
+        under_load(row) is None else None
+    if said_phase:  # 'throughput per GPU', notes '26.2K prefill TPGS': the prefill chips' rate, not the decode's
+        phase = said_phase[0]
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
         q = quantity_of(row["metric"], row["unit"])[0]
@@ -293,7 +297,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             f"{OSL} tokens decoded at batch 1 after a one-token prompt, output tokens/s"))
     if how_osl:
         assumptions.append(how_osl)
-    if split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
+    if said_phase:
+        assumptions.append(f"prefill and decode disaggregated ({split!r}): the metric names no phase and the notes "
+                           f"name the {phase} ({said_phase[1]!r}): a rate per {scope} of the {phase} chips")
+    elif split and phase is not None and scope in ("gpu", "node") and not re.search("prefill|decode", metric):
         assumptions.append(f"prefill and decode disaggregated ({split!r}): a rate per {scope} of " + (
             f"{'input' if phase == 'prefill' else 'output'} tokens is the {phase} chips' rate" if under_load(row) is None
             else "tokens under load is the deployment's rate over all its chips, prefill and decode (as a dashboard "
@@ -754,6 +761,21 @@ def _scope_units(row: dict, system: System) -> dict[str, float | None]:
     """How many of each scope a row's whole setup holds: its chips ('gpu') and nodes ('node'; None where unknown)."""
     G = chips_of(row, system)[0]
     return {"gpu": G, "node": G / (per_node_of(row) or system.domain_chips) if G else None}
+
+
+_PHASE_WORDS = r"\b(?:input|output|prompt|prefill|decod(?:e|ing)|generat\w*|completions?|context|ctx|gen)\b"
+_RATE_WORD = r"\s*(?:tpgs|tps|throughput|tok(?:en)?s?\s*/\s*s\w*|rate)\b"
+
+
+def notes_phase(row: dict) -> tuple[str, str] | None:
+    """The phase the notes name beside a rate ('prefill TPGS', 'decode throughput') where the metric names none
+    ('throughput per GPU') and the notes name exactly one: (phase, the words), else None."""
+    if re.search(_PHASE_WORDS, f"{row['metric']} {row['unit']}", re.I):
+        return None
+    said = {ph: re.search(rf"\b{w}{_RATE_WORD}", row["notes"], re.I)
+            for ph, w in (("prefill", "prefill"), ("decode", r"decod(?:e|ing)"))}
+    named = [(ph, m.group(0)) for ph, m in said.items() if m]
+    return named[0] if len(named) == 1 else None
 
 
 def _unsized_request_rate(row: dict, metric: str) -> bool:
