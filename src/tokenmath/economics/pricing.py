@@ -80,11 +80,11 @@ def check_workload(*, input_len, output_len, cache_hit, utilisation) -> None:
 
 def price_split(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float) -> Layout:
     """The split the workload is priced on: the model's default (an MoE's attention data-parallel, experts over every
-    chip), or where its weights leave no room for one sequence of context S, attention tensor-parallel over the G chips
-    (the non-expert weights held once, as `serve` suggests)."""
+    chip), or where its weights leave no room for one sequence of context S, attention tensor-parallel over each
+    scale-up domain (the non-expert weights held once a domain, as `serve` suggests)."""
     kv = float(arch.kv_stored_bytes(m, S, kv_dtype))
     first = default_layout(m, G)
-    for lay in (first, Layout(tp=G, ep=G) if m.moe is not None else None):
+    for lay in (first, Layout(tp=min(G, system.domain_chips), ep=G) if m.moe is not None else None):
         if lay is not None and held_weights_bytes(m, G, precision, lay) + kv <= G * system.chip.hbm_capacity_bytes:
             return lay
     return first
