@@ -1875,3 +1875,23 @@ def test_disaggregated_rate_per_gpu_takes_the_phase_its_notes_name():
     assert notes_phase({**base, "notes": "prefill TPGS 26K, decode TPGS 3K"}) is None
     assert notes_phase({**base, "notes": "chunked prefill on"}) is None
     assert notes_phase({**base, "metric": "output throughput per GPU"}) is None
+
+
+def test_a_bracket_saying_each_after_the_last_pool_is_every_pools():
+    """'1 prompt machine + 1 token machine (8 GPUs each, TP8)': the bracket after the last pool says 'each', so both
+    pools run TP8 (the prompt machine fell to the engine's default split); a pool with its own bracket keeps it, and
+    'each with …' after the list reads the same."""
+    from tokenmath.measure.validate.serving import pools_of
+
+    p = pools_of("Splitwise: 1 prompt machine + 1 token machine (8 GPUs each, TP8)")
+    assert split_of(p["prefill"][1].lower()) == split_of(p["decode"][1].lower()) == {"tp": 8}
+    w = pools_of("2 prompt machines + 2 token machines each with 8 GPUs TP8")
+    assert split_of(w["prefill"][1].lower()) == {"tp": 8}
+    own = pools_of("1 prefill (TP4) + 2 decode (TP8 each)")
+    assert split_of(own["prefill"][1].lower()) == {"tp": 4} and split_of(own["decode"][1].lower()) == {"tp": 8}
+    row = dict(id="X-SW", source="Splitwise", model="Llama-2-70B", precision="FP16", hardware="H100", n_chips="16",
+               parallelism="Splitwise: 1 prompt machine + 1 token machine (8 GPUs each, TP8)", batch="concurrency 16",
+               input_len="1500", output_len="150", context_len="", metric="P50 TTFT", value="180", unit="ms",
+               confidence="approximate", notes="")
+    r = predict_row(row, Aliases())
+    assert isinstance(r, Prediction) and not any("engine rule" in w for w in r.why)

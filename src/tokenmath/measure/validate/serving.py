@@ -887,8 +887,31 @@ _POOL_CHIPS = r"(?:gpus?|chips?|cards?|accelerators?|devices?|[a-z]*\d+[a-z]*s)"
 
 def role_words(par: str) -> str:
     """A parallelism text with each pool named by its role's letter written out as its own clause: '1P(DEP4)
-    1D(DEP8)' -> '; 1 prefill (DEP4); 1 decode (DEP8)' ('1P1D', with no split beside a letter, is left as it is)."""
-    return _ROLE_LETTER.sub(lambda g: f"; {g.group(1)} {'prefill' if g.group(2) in 'pP' else 'decode'} ", par)
+    1D(DEP8)' -> '; 1 prefill (DEP4); 1 decode (DEP8)' ('1P1D', with no split beside a letter, is left as it is),
+    and a tail that says 'each' after a list of pools given to every pool (_each_tail)."""
+    return _each_tail(_ROLE_LETTER.sub(lambda g: f"; {g.group(1)} {'prefill' if g.group(2) in 'pP' else 'decode'} ",
+                                       par))
+
+
+# a bracket that says 'each' closing the text, or 'each with …' after the last pool: '1 prompt machine + 1 token
+# machine (8 GPUs each, TP8)', '2 prefill nodes + 2 decode nodes each with 8 GPUs (TP8)'
+_EACH_TAIL = re.compile(r"\s*(\([^()]*\b(?:each|apiece)\b[^()]*\)|,?\s*\beach\s+with\b[^;|]*)\s*$", re.I)
+
+
+def _each_tail(par: str) -> str:
+    """The text with a tail that says 'each' after a list of pools written after every pool of the list with no
+    bracket of its own ('1 prompt machine + 1 token machine (8 GPUs each, TP8)' -> '1 prompt machine (8 GPUs each,
+    TP8) + 1 token machine (8 GPUs each, TP8)'); a tail after one pool, or after a clause naming no role, is left."""
+    m = _EACH_TAIL.search(par)
+    if not m:
+        return par
+    parts = _top_level(par[:m.start()], lambda t: re.split(rf"({_CLAUSES})", t))
+    pools = [i for i, p in enumerate(parts[::2]) if any(re.search(r, p, re.I) for r in _ROLE.values())]
+    if len(pools) < 2 or pools[-1] != len(parts[::2]) - 1:
+        return par
+    tail = " " + m.group(1).lstrip(" ,")
+    return "".join(p + tail if i % 2 == 0 and i // 2 in pools and "(" not in p else p
+                   for i, p in enumerate(parts)) + par[m.end():]
 
 
 def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
