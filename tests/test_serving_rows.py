@@ -1895,3 +1895,18 @@ def test_a_bracket_saying_each_after_the_last_pool_is_every_pools():
                confidence="approximate", notes="")
     r = predict_row(row, Aliases())
     assert isinstance(r, Prediction) and not any("engine rule" in w for w in r.why)
+
+
+def test_pools_on_two_kinds_of_hardware_are_refused():
+    """Prefill and decode pools on two parts (named in each pool's clause, or two parts in the hardware column) are
+    refused in one line: one system is simulated per row (serving/sim/run.py takes one); one part is read as before."""
+    base = dict(id="X-HW", source="Splitwise", model="Llama-2-70B", precision="FP16", hardware="H100", n_chips="32",
+                parallelism="2 prompt machines (DGX-H100) + 2 token machines (DGX-A100)", batch="concurrency 32",
+                input_len="1500", output_len="150", context_len="", metric="P50 TTFT", value="180", unit="ms",
+                confidence="approximate", notes="")
+    for row in (base, {**base, "hardware": "DGX-H100 + DGX-A100",
+                       "parallelism": "Splitwise: 2 prompt machines (TP8) + 2 token machines (TP8)"}):
+        r = predict_row(row, Aliases())
+        assert isinstance(r, Unexpressed) and "different hardware" in r.reason and "\n" not in r.reason
+    same = predict_row({**base, "parallelism": "2 prompt machines (DGX-H100) + 2 token machines (TP8)"}, Aliases())
+    assert isinstance(same, Prediction)

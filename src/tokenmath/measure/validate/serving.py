@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core import arch
 from ...core.derive import Q, formula, lift
-from ...core.load import load_priors
+from ...core.load import load_priors, load_system
 from ...core.records import MODULE_KINDS, Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
@@ -44,7 +44,7 @@ from ...serving.sim.steps import mixed_time
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
 from .atload import acceptance_stated, client_lengths, drafts_stated, predict_under_load, quantity_of, row_text, speculation_of, swept_load, under_load
-from .match import Aliases
+from .match import Aliases, _best, _system_candidates
 from .report import Prediction, Unexpressed
 from .rows import (BEST_CASE, K_UNSTATED, MBU, batch_of, bench_test_of, chips_of, context_of, disaggregated, gguf_type_of, group_of,
                    lengths_of,
@@ -248,6 +248,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         return Unexpressed(rid, g, "a request rate with no output length stated (nor the same run's tokens/s to divide): requests of unstated size (a dataset) "
                                    "bound nothing — the best case, one-token prompts and two-token answers, is any rate")
     split = disaggregated(row) or pools_words(row["parallelism"])
+    parts = pools_hardware(row, system) if split else []
+    if parts:
+        return Unexpressed(rid, g, f"prefill and decode pools on different hardware ({', '.join(parts)}): one system "
+                                   "is simulated per row")
     said_phase = notes_phase(row) if phase is None and split and scope in ("gpu", "node") and \
         under_load(row) is None else None
     if said_phase:  # 'throughput per GPU', notes '26.2K prefill TPGS': the prefill chips' rate, not the decode's
@@ -928,8 +932,7 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
     xpyd = re.search(r"(?<![\w.-])(\d+)\s*P\s*(\d+)\s*D\b", par, re.I)
     out = {}
     for i, (role, other) in enumerate((("prefill", "decode"), ("decode", "prefill"))):
-        own = " ".join(c for c in _top_level(par, lambda t: re.split(_CLAUSES, t))
-                       if re.search(_ROLE[role], c, re.I) and not re.search(_ROLE[other], c, re.I))
+        own = _own_clauses(par, role, other)
         n = (re.search(rf"(?<![\w.-])(\d+)\s*(?:x\s*|×\s*)?(?:{_ROLE[role]})", own, re.I)
              or re.search(rf"(?<![\w.-])(\d+)\s*{_WORKER}\b", own, re.I))
         after = None if n else _count_after(own, role)
@@ -946,6 +949,31 @@ def pools_of(par: str) -> dict[str, tuple[int, str, int | None, str]] | None:
         out[role] = (workers, role_split(par, role), int(next(c for c in chips.groups() if c)) if chips else None,
                      counts)
     return out
+
+
+def _own_clauses(par: str, role: str, other: str) -> str:
+    """The clauses of a parallelism text that name one role and not the other, joined."""
+    return " ".join(c for c in _top_level(par, lambda t: re.split(_CLAUSES, t))
+                    if re.search(_ROLE[role], c, re.I) and not re.search(_ROLE[other], c, re.I))
+
+
+def pools_hardware(row: dict, system: System) -> list[str]:
+    """The chips a disaggregated row's pools run on where it names more than one: a pool's own clause naming a part
+    ('2 prompt machines (DGX-H100) + 2 token machines (DGX-A100)'; a pool naming none runs on the hardware column's),
+    or the hardware column naming two ('DGX-H100 + DGX-A100', 'H100 (prefill) / A100 (decode)'); else []."""
+    par = role_words(row["parallelism"]).replace("_", " ")
+    named = [_part_of(_own_clauses(par, role, other)) for role, other in (("prefill", "decode"), ("decode", "prefill"))]
+    parts = [p or system.chip.name for p in named] if any(named) else []
+    column = {p for c in _top_level(row["hardware"], lambda t: re.split(r"\s*(?:[+/;,&]|\band\b)\s*", t))
+              if (p := _part_of(c))}
+    parts += sorted(column) if len(column) > 1 else []
+    return list(dict.fromkeys(parts)) if len(set(parts)) > 1 else []
+
+
+def _part_of(text: str) -> str | None:
+    """The catalog chip a text names, or None."""
+    m = _best(text, _system_candidates()) if text.strip() else None
+    return load_system(m.entry).chip.name if m else None
 
 
 def pools_words(par: str) -> str:
