@@ -186,6 +186,9 @@ BAD = [
     ("catalog/list", dict(kind="widgets"), "unknown kind"),
     ("catalog/show", dict(name="h1000"), "no catalog entry"),
     ("nowhere", dict(), "Not Found"),
+    # an option the command does not have is refused, as the CLI refuses it, not answered with the defaults' numbers
+    ("price", dict(model="deepseek-v3", on="hgx-h100", split="TP8"), "No such option: split"),
+    ("serve", dict(model="deepseek-v3", on="hgx-h200", kv_type="fp8"), "No such option: kv_type"),
 ]
 
 

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from .. import __version__
 from ..cli.cmd_catalog import entry_json
 from ..cli.common import jsonable, user_error
+from ..core.errors import InputError
 from ..core.records import ENGINES
 from ..core.roofline import BASES
 from ..core.units import PRECISION_BYTES
@@ -98,16 +99,26 @@ def _answered(make):
         return _error(400, msg)
 
 
+def _unknown(request: Request, known: list[str]) -> None:
+    """Refuse a query parameter the command has no option for, as the CLI refuses an option it does not know (a
+    misspelt or missing option answered with the defaults' numbers, silently, before)."""
+    for name in request.query_params:
+        if name not in known:
+            raise InputError(f"No such option: {name} (possible options: {', '.join(known)})")
+
+
 def _add_endpoint(app: FastAPI, ep: Endpoint, uploads: Uploads) -> None:
     """GET /api/<path> with the command's options as its query parameters."""
     import inspect
 
     opts = query_parameters(ep)
+    known = [o.query for o in opts]
 
-    def endpoint(**query) -> dict:
-        return _answered(lambda: answer(ep, query, uploads))
+    def endpoint(_request: Request, **query) -> dict:
+        return _answered(lambda: _unknown(_request, known) or answer(ep, query, uploads))
 
-    endpoint.__signature__ = inspect.Signature([o.parameter() for o in opts])  # type: ignore[attr-defined]
+    request = inspect.Parameter("_request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request)
+    endpoint.__signature__ = inspect.Signature([request] + [o.parameter() for o in opts])  # type: ignore[attr-defined]
     endpoint.__name__ = "api_" + ep.path.replace("/", "_")
     doc = (ep.callback.__doc__ or "").strip()
     app.get(f"/api/{ep.path}", tags=["commands"], summary=f"tokenmath {' '.join(ep.command)} --json",
