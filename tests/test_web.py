@@ -200,6 +200,21 @@ def test_bad_input_is_a_one_line_4xx(client, path, params, needle):
     assert needle in r.json()["error"]
 
 
+def test_a_value_of_the_wrong_type_gets_the_cli_words(client):
+    """The CLI: "Invalid value for '--concurrency' / '-C': Input should be a valid integer, …"; the web names the
+    query parameter in the same words (it answered "concurrency: Input should be …")."""
+    params = dict(model="llama-3.1-8b", on="h100-sxm", isl=512, osl=64, concurrency="many")
+    r = client.get("/api/simulate", params=params)
+    cli = run("simulate", *cli_args(params)).stderr.strip().removeprefix("error: ")
+    assert r.status_code == 422
+    assert r.json()["error"] == ("Invalid value for 'concurrency': Input should be a valid integer, unable to parse "
+                                 "string as an integer (got 'many')")
+    assert cli.startswith("Invalid value for '--concurrency' / '-C': Input should be a valid integer")
+    r = client.get("/api/frontier", params=dict(model="llama-3.1-8b", on="h100-sxm", osl=64))
+    assert r.status_code == 422 and r.json()["error"] == "Missing option 'isl'"
+    assert run("frontier", "llama-3.1-8b", "--on", "h100-sxm", "--osl", 64).stderr.startswith("error: Missing option '--isl'")
+
+
 def test_bad_input_gets_the_cli_line(client):
     r = client.get("/api/serve", params=dict(model="deepseek-v3", on="gb200-nvl72", batch=10**10))
     cli = run("serve", "deepseek-v3", "--on", "gb200-nvl72", "--batch", 10**10)

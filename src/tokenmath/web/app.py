@@ -46,7 +46,9 @@ def create_app() -> FastAPI:
         err = exc.errors()[0]
         where = err["loc"][-1] if err.get("loc") else "request"
         got = f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], (dict, list)) else ""
-        return _error(422, f"{where}: {err['msg']}{got}")
+        if err.get("type") == "missing":  # the CLI's words, the web's names
+            return _error(422, f"Missing option '{where}'")
+        return _error(422, f"Invalid value for '{where}': {err['msg']}{got}")
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException):
