@@ -102,8 +102,7 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
 
     if kind == "gemm":
         shape = _gemm_shape(row)
-        if shape is None and (re.search(r"\b[MNK]\s*=", " ".join(row[c] for c in ("model", "metric", "notes"))) or
-                              _M_PER_GROUP.search(" ".join(row[c] for c in ("model", "metric", "notes")))):
+        if shape is None and (re.search(r"\b[MNK]\s*=", _own_words(row)) or _M_PER_GROUP.search(_own_words(row))):
             return Unexpressed(rid, g, "GEMM shape (M, N, K) only partly stated in the row")
         assume = []
         if shape is None:  # a matmul rate with no shape: what a large square GEMM reaches
@@ -517,6 +516,12 @@ def sweep_sizes(text: str) -> tuple[list[float] | None, str]:
     return sizes, how
 
 
+def _own_words(row: dict) -> str:
+    """What the row says of the kernel itself: its model, metric and notes (not the hardware column, which may
+    describe the whole cluster)."""
+    return " ".join(row[c] for c in ("model", "metric", "notes"))
+
+
 # a collective said to run over the scale-out NICs, not the scale-up links
 _OVER_NIC = r"\b(?:over|via|through|across|on)\s+(?:infiniband|ib|roce(?:v2)?|ethernet|the\s+nics?|rdma)\b"
 
@@ -565,7 +570,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     elif n > dom:
         outside, per = True, per_node_of(row) or dom
     elif re.search(r"inter-?node|across nodes|multi-?node|scale-?out", text, re.I) or (
-            re.search(_OVER_NIC, " ".join(row[c] for c in ("model", "metric", "notes")), re.I)
+            re.search(_OVER_NIC, _own_words(row), re.I)
             and not re.search(r"nvlink|nvswitch", text, re.I)):  # the collective said to run over the NICs (the
         # hardware column may name the cluster's fabric beside NVLink, so only the row's own words count)
         outside, per = True, per_node_of(row) or 1
