@@ -10,7 +10,7 @@ from ..serving.serve import serve
 from ..core.errors import InputError
 from ..core.units import fmt
 from .grid_args import parse_number
-from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SPLIT_OPTION,
+from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SERVE_SPLIT_OPTION,
                            layout_of, speculation)
 from .common import (
     ALLOW_EXTRAPOLATION_OPTION, BASIS_OPTION, CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION,
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
                                    "communication kernels measured on that engine where the chip's priors have them "
                                    "(default: the engines' median; dense GEMMs always read the median)."),
         allow_extrapolation: bool = ALLOW_EXTRAPOLATION_OPTION,
-        split: str = SPLIT_OPTION,
+        split: str = SERVE_SPLIT_OPTION,
     ) -> None:
         """Step time, tokens/s, USD per million tokens, B*, latency floor and memory fit."""
         r = compute(model, on, chips, batch, context, precision, kv_dtype, basis, explain or as_json, set_, engine,
@@ -84,39 +84,16 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
                                       spec=sp, layout=layout)
     r = run(DEFAULT_BATCH if batch is None else batch)
     fit = _most_that_fit(r) if batch is None and not r.fits else 0  # no batch asked for: the most whose KV fits
-    G = s.domain_chips if chips is None else chips
-    # the default MoE split keeps the non-expert weights on every chip (attention data-parallel): where that
-    # crowds the sequences out, say what tensor-parallel attention beside the experts would hold instead
-    alt = split is None and m.moe is not None and G > 1 and sp is None and not r.fits
-    tp, alt_fit = _tp_split_fit(run, m, G) if alt else ("", 0)
     if fit >= 1:
         r = run(fit)
         r.numbers["batch_note"] = (f"batch {fit}: the most sequences of {context} tokens whose KV fits beside the "
                                    f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
-        if alt_fit > fit:
-            r.numbers["batch_note"] += (f". The default split runs attention data-parallel, each chip holding "
-                                        f"the non-expert weights; --split '{tp}' holds {min(alt_fit, DEFAULT_BATCH)}"
-                                        f"{' (the default batch)' if alt_fit >= DEFAULT_BATCH else ''}")
-    elif alt_fit >= 1:  # with a --batch it does not hold, the split fits only at a smaller batch: say which
-        fits = f"--split '{tp}'" + (f" fits" if batch is None or alt_fit >= batch else f" with --batch {alt_fit:,} fits")
-        r.numbers["split_note"] = (f"{fits}: attention tensor-parallel holds the non-expert weights "
-                                   f"once across the {G} chips, not on each (the default, data-parallel attention), "
-                                   f"and leaves room for {alt_fit:,} sequences of {context} tokens")
     if s.chip.widened_note(r.precision):
         r.numbers["precision_note"] = s.chip.widened_note(r.precision)
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
     return r
-
-
-def _tp_split_fit(run, m, G: int) -> tuple[str, int]:
-    """('TP{G} EP{G}', the most sequences it holds), or ('', 0) where the model or chip count does not take it."""
-    tp = f"TP{G} EP{G}"
-    try:
-        return tp, max(_most_that_fit(run(DEFAULT_BATCH, layout_of(tp, m, G))), 0)
-    except InputError:
-        return "", 0
 
 
 def _most_that_fit(r) -> int:
@@ -141,7 +118,7 @@ def warnings(r) -> list[str]:
     return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
             f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
             f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use " + ("more --chips, " if more_chips else "") +
-            "a smaller --batch or --context, or a narrower --precision" + (f"; or {v('split_note')}" if v("split_note") else "")]
+            "a smaller --batch or --context, or a narrower --precision"]
 
 
 def _print(r) -> None:
@@ -182,6 +159,8 @@ def _print(r) -> None:
                       f"{fmt(v('decode.speculative.step_time_s'), 's')} (verify + drafts): TPOT "
                       f"{fmt(v('decode.speculative.tpot_s'), 's')}, {fmt(v('decode.speculative.tokens_per_s'), 'tok/s')}"
                       f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
+    if v("split_choice"):
+        console.print(v("split_choice"), markup=False)
     if v("batch_note"):
         console.print(v("batch_note"), markup=False)
     if v("context_note"):

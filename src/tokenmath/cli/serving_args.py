@@ -62,9 +62,18 @@ def parse_seconds(text: str | None, name: str) -> float | None:
     return x
 
 
-SPLIT_OPTION = typer.Option(None, "--split", help="How the replica's chips split the model, as tables write it: "
-                            "'TP8', 'TP2 EP4', 'TP4 PP2', 'DEP8' (attention data-parallel, experts over the same "
-                            "chips). Default: tensor parallel for a dense model, the default expert split for an MoE.")
+def split_option(moe_default: str):
+    """--split, its help ending with what an MoE runs without it (the commands differ)."""
+    return typer.Option(None, "--split", help="How the replica's chips split the model, as tables write it: 'TP8', "
+                        "'TP2 EP4', 'TP4 PP2', 'DEP8' (attention data-parallel, experts over the same chips). "
+                        f"Default: tensor parallel for a dense model; for an MoE {moe_default}.")
+
+
+SPLIT_OPTION = split_option("attention data-parallel with the experts over every chip (DeepSeek's layout, 'DEP8' "
+                            "on 8 chips)")
+SERVE_SPLIT_OPTION = split_option("the fastest decode step at --batch and --context of the splits engines run: "
+                                  "'TP8' (experts tensor-parallel, the engines' own default), 'TP8 EP8' and 'DEP8' "
+                                  "on 8 chips, among those that fit")
 
 
 def layout_of(split: str | None, m, G: int):

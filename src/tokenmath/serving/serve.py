@@ -33,6 +33,7 @@ from ..core.load import load_intervals, load_priors
 from ..core.records import ENGINES, Model, Priors, System
 from ..core.roofline import BASES, Layout, Step, default_layout, hardware_ratio, latency_floor, optimal_batch, step
 from ..core.units import KV_FORMATS, PRECISION_BYTES
+from .default_split import fastest_split
 from .speculative import Speculation, speculative_step
 
 __all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "held_weights_bytes", "interval_phase", "interval_scale", "tokens_per_s", "usd_per_mtok"]
@@ -194,7 +195,8 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
           engine: str | None = None, explain: bool = False, spec: Speculation | None = None,
           layout: Layout | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain), split as `layout`
-    says (default: tensor parallel for a dense model, the default expert split for an MoE one). With pipeline
+    says (default: tensor parallel for a dense model; for an MoE the split of the engines' whose decode step at B, S
+    is fastest, default_split.fastest_split, or with `spec` roofline.default_layout). With pipeline
     stages (layout.pp) the G chips are pp streams of G/pp chips, each with B/pp of the sequences
     (roofline.Layout.pp: a token's time through the stages is one step of every layer on G/pp chips)."""
     G = system.domain_chips if G is None else G
@@ -211,8 +213,10 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     check_engine(engine)
+    lay, chosen = (layout, "") if layout is not None or spec is not None else fastest_split(
+        m, system, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri)
     kw = dict(G=G // pp, B=B / pp if pp > 1 else B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
-              priors=pri, explain=explain, layout=layout)
+              priors=pri, explain=explain, layout=lay)
     pre, dec = step(m, system, phase="prefill", **kw), step(m, system, phase="decode", **kw)
     g = lambda sym, v, unit="", src=None: lift(explain, sym, v, unit, src)  # noqa: E731
     if pp > 1:  # the pp streams' tokens, each stream's step in flight at once
@@ -220,7 +224,9 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
         pre, dec = (dataclasses.replace(st, tokens=pipeline_tokens(ppq, st.tokens)) for st in (pre, dec))
     Gq = g("G", G, "chips", "given")
     price = system.usd_per_chip_hour
-    numbers: dict = {"split": (layout or default_layout(m, G // pp)).words(G // pp)}  # a stage's, as tables write it
+    numbers: dict = {"split": (lay or default_layout(m, G // pp)).words(G // pp)}  # a stage's, as tables write it
+    if chosen:
+        numbers["split_choice"] = chosen
     for name, st in (("prefill", pre), ("decode", dec)):
         numbers[f"{name}.step_time_s"] = st.t_step
         numbers[f"{name}.tokens_per_s"] = tps = tokens_per_s(st.tokens, st.t_step)
@@ -269,7 +275,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
                 f"{m.file or m.name}: KV bytes held per sequence at context S ({kv_dtype})")
     # the split's data-parallel groups each hold their copy of the weights: a stated split's, or the default one the
     # step ran (an MoE's data-parallel attention: the non-expert weights once per chip)
-    W_all = _held_weights(m, W_all, G, layout or default_layout(m, G), precision, explain)
+    W_all = _held_weights(m, W_all, G, lay or default_layout(m, G), precision, explain)
     req = memory_required(W_all, g("B", B, "seq", "given"), kv_held)
     cap = memory_capacity(Gq, g("hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")))
     numbers["memory.required_bytes"] = req
