@@ -244,9 +244,9 @@ def test_cli_bad_input_is_one_line(args, needles):
 
 def test_price_holds_the_weights_serve_holds_and_names_its_split():
     """DeepSeek-V3 FP8 under its default split (attention data-parallel: every chip holds the non-expert weights)
-    does not fit on 8 H100 — `serve` refuses it and suggests attention tensor-parallel — so `price` prices 'TP8 EP8'
-    (the non-expert weights once), not the default split with HBM that counted a single copy of the weights; and it
-    names the split it priced (probe 11R)."""
+    does not fit on 8 H100 — `serve` runs attention tensor-parallel there — so `price` prices 'TP8 EP8' (the
+    non-expert weights once; of the engines' splits that fit, the cheaper request than TP8), not the default split
+    with HBM that counted a single copy of the weights; and it names the split it priced (probe 11R)."""
     from tokenmath.core.load import load_model, load_system
     from tokenmath.economics.pricing import price_workload
     m, s = load_model("deepseek-v3"), load_system("hgx-h100")
@@ -256,3 +256,20 @@ def test_price_holds_the_weights_serve_holds_and_names_its_split():
                          "--json").output)["memory"]
     room = (mem["capacity_bytes"] - mem["weights_bytes"]) / (mem["kv_bytes"] / 128)  # serve's sequences that fit
     assert abs(r.to_dict()["serving"]["max_batch_fits"] - room) <= 1
+
+
+def test_price_keeps_the_cheapest_of_the_engines_splits():
+    """Probe 11AB: `price` ran an MoE on attention data-parallel, or on 'TP EP' where that did not fit; it now prices
+    each split an engine runs that holds the batch (serving.default_split.engine_splits) and keeps the cheapest
+    request, naming them. DeepSeek-V3 on 8 H200 at 2,500 tokens: attention data-parallel holds 2,303 sequences, the
+    tensor-parallel splits 3,063, so a batch of 3,000 is priced on one of those (it was refused)."""
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.economics.pricing import price_workload
+    m, s = load_model("deepseek-v3"), load_system("hgx-h200")
+    r = price_workload(m, s, input_len=2000, output_len=500, offers=[])
+    said = [a for a in r.assumptions if a.startswith("split ")]
+    assert len(said) == 1 and all(x in said[0] for x in ("TP8 $", "TP8 EP8 $", "TP1 attention-DP8 EP8 $"))
+    assert said[0].startswith(f"split {r.to_dict()['serving']['split']}: the cheapest request")
+    big = price_workload(m, s, input_len=2000, output_len=500, offers=[], batch=3000)
+    assert big.to_dict()["serving"]["split"] in ("TP8", "TP8 EP8")
+    _one_line_error(run("price", "deepseek-v3", "--on", "hgx-h200", "--batch", "3100"), "at most 3,063 sequences")

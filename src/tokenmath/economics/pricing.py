@@ -19,6 +19,10 @@ The API side bills the same request at the offer's prices, in the long-context b
     margin  = 1 − serve_usd / api_usd          markup = api_usd / serve_usd
 
 (cache writes, batch discounts and service tiers are not applied: standard interactive prices.)
+
+The split: an MoE is priced on each split an engine runs on the G chips that holds the batch
+(serving.default_split.engine_splits: experts tensor-parallel, expert-parallel beside tensor-parallel attention,
+attention data-parallel), and the cheapest request is kept and named; where none holds it, `price_split`'s.
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ from ..core.load import load_offer, load_priors
 from ..core.pricing_records import Offer, PriceSheet
 from ..core.records import Model, System
 from ..core.roofline import Layout, default_layout, step
+from ..core.units import fmt
+from ..serving.default_split import engine_splits
 from ..serving.serve import check_inputs, held_weights_bytes, usd_per_mtok
 
-__all__ = ["PriceReport", "price_workload", "price_split", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
+__all__ = ["PriceReport", "price_workload", "price_split", "price_splits", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
 
 # the cheapest batch is the smallest within this fraction of the lowest cost per token
@@ -88,6 +94,20 @@ def price_split(m: Model, system: System, *, G: int, precision: str, kv_dtype: s
         if lay is not None and held_weights_bytes(m, G, precision, lay) + kv <= G * system.chip.hbm_capacity_bytes:
             return lay
     return first
+
+
+def price_splits(m: Model, system: System, *, G: int, precision: str, kv_dtype: str, S: float, B: int = 1
+                 ) -> list[Layout]:
+    """The splits a workload is priced on, each holding B sequences of context S beside the weights it holds: the
+    engines' (serving.default_split.engine_splits: an MoE's experts tensor-parallel, expert-parallel beside
+    tensor-parallel attention, and attention data-parallel), or where none holds them `price_split`'s; price_workload
+    keeps the cheapest request."""
+    lays = [lay for lay in engine_splits(m, G)
+            if max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S, layout=lay) >= B]
+    if lays:
+        return lays
+    lay = price_split(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S)
+    return [lay] if max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S, layout=lay) >= B else []
 
 
 def replica_chips(m: Model, system: System, *, precision: str, kv_dtype: str, S: float) -> int:
@@ -216,23 +236,33 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
     S_max = N_in + N_out
     S_dec = N_in + N_out / 2
     G = G or replica_chips(m, system, precision=precision, kv_dtype=kv_dtype, S=S_max)
-    lay = price_split(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max)
-    B_fit = max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max, layout=lay)
-    if B_fit < 1:
-        raise InputError(f"{m.name} with one {int(S_max):,}-token sequence does not fit on {G} × {system.chip.name}; "
-                         f"use more --chips or a shorter workload")
-    if batch is not None and batch > B_fit:
-        raise InputError(f"--batch {batch} does not fit: at most {B_fit:,} sequences of {int(S_max):,} tokens fit "
-                         f"on {G} × {system.chip.name}")
-    kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, layout=lay)
-    B_dec = batch or cheapest_decode_batch(m, system, S=S_dec, B_max=B_fit, **kw)
-    B_pre = max(1, min(B_fit, math.ceil(prefill_chunk_tokens / N_in)))
-    c_pre, st_pre = phase_cost(m, system, phase="prefill", B=B_pre, S=N_in, explain=explain, **kw)
-    c_dec, st_dec = phase_cost(m, system, phase="decode", B=B_dec, S=S_dec, explain=explain, **kw)
-
     g = lambda sym, v, unit="", src="given": lift(explain, sym, v, unit, src)  # noqa: E731
     h, Nin, Nout, u = g("h", cache_hit, "%"), g("N_in", N_in, "tok"), g("N_out", N_out, "tok"), g("u", utilisation, "%")
-    serve = serving_usd(h, Nin, c_pre, Nout, c_dec, u)
+
+    def priced(lay: Layout) -> tuple:
+        """(serve_usd, B_fit, B_dec, B_pre, c_pre, st_pre, c_dec, st_dec) of the workload on split `lay`."""
+        B_fit = max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max, layout=lay)
+        kw = dict(G=G, precision=precision, kv_dtype=kv_dtype, basis=basis, layout=lay)
+        B_dec = batch or cheapest_decode_batch(m, system, S=S_dec, B_max=B_fit, **kw)
+        B_pre = max(1, min(B_fit, math.ceil(prefill_chunk_tokens / N_in)))
+        c_pre, st_pre = phase_cost(m, system, phase="prefill", B=B_pre, S=N_in, explain=explain, **kw)
+        c_dec, st_dec = phase_cost(m, system, phase="decode", B=B_dec, S=S_dec, explain=explain, **kw)
+        return serving_usd(h, Nin, c_pre, Nout, c_dec, u), B_fit, B_dec, B_pre, c_pre, st_pre, c_dec, st_dec
+
+    lays = price_splits(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max, B=batch or 1)
+    if not lays:
+        B_fit = max(max_batch(m, system, G=G, precision=precision, kv_dtype=kv_dtype, S=S_max, layout=x)
+                    for x in [*engine_splits(m, G), price_split(m, system, G=G, precision=precision,
+                                                                kv_dtype=kv_dtype, S=S_max)])
+        if B_fit < 1:
+            raise InputError(f"{m.name} with one {int(S_max):,}-token sequence does not fit on {G} × "
+                             f"{system.chip.name}; use more --chips or a shorter workload")
+        raise InputError(f"--batch {batch} does not fit: at most {B_fit:,} sequences of {int(S_max):,} tokens fit "
+                         f"on {G} × {system.chip.name}")
+    runs = [priced(lay) for lay in lays]
+    best = min(range(len(lays)), key=lambda i: float(value_of(runs[i][0])))
+    lay = lays[best]
+    serve, B_fit, B_dec, B_pre, c_pre, st_pre, c_dec, st_dec = runs[best]
     numbers: dict = {
         "workload.input_tokens": input_len, "workload.output_tokens": output_len, "workload.cache_hit": cache_hit,
         "workload.utilisation": utilisation,
@@ -255,6 +285,8 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
         f"decode batch {B_dec:,} ({'given' if batch else 'smallest within 1% of the cheapest token that fits'}; "
         f"{B_fit:,} fit at {int(S_max):,} tokens), at the mean context N_in + N_out/2 = {int(S_dec):,}",
         f"prefill batches {B_pre:,} prompt(s) of {input_len:,} tokens per step (token budget {prefill_chunk_tokens:,})",
+        *([f"split {lay.words(G)}: the cheapest request of the engines' splits that fit, " + ", ".join(
+            f"{x.words(G)} {fmt(float(value_of(r[0])), 'USD')}" for x, r in zip(lays, runs))] if len(lays) > 1 else []),
         "cached prompt tokens skip prefill compute; holding them is not charged here (see `tokenmath kv`)",
         "API side at standard interactive prices: no cache-write premium, batch discount or service tier",
     ]
