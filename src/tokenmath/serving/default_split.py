@@ -75,6 +75,8 @@ def fastest_split(m: Model, system: System, *, G: int, B, S, precision: str, kv_
     best = min(range(len(cands)), key=key)
     said = ", ".join(f"{lay.words(G)} {fmt(ti, 's')}" + ("" if ok else " (does not fit)")
                      for lay, ti, ok in zip(cands, t, fits))
-    why = "the fastest decode step" if any(fits) else "none fits; the one holding the fewest weights"
+    tie = any(fits) and sum(1 for ti, ok in zip(t, fits) if ok and ti <= t[best]) > 1  # spec basis: every split ties
+    why = ("the engines' default of the splits tied for the fastest decode step" if tie else
+           "the fastest decode step" if any(fits) else "none fits; the one holding the fewest weights")
     return cands[best], (f"split {cands[best].words(G)}: {why} at batch {fmt(B)}, context {fmt(S)} tok of {said}; "
                          f"give --split to choose")
