@@ -35,8 +35,6 @@ def test_a_lone_sequence_of_deepseek_on_a_node_runs_tensor_parallel():
 
 def test_spec_basis_tie_says_it_keeps_the_engines_default():
     """On the spec basis every split's step ties; the line says the engines' default was kept, not 'the fastest'."""
-    from tokenmath.core.load import load_model, load_system
-    from tokenmath.serving.default_split import fastest_split
     m, sys_ = load_model("mixtral-8x7b"), load_system("hgx-h200")
     lay, line = fastest_split(m, sys_, G=8, B=128, S=4096, precision="bf16", kv_dtype="bf16", basis="spec")
     assert lay.tp == 8 and lay.ep == 1
