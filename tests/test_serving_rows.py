@@ -1910,3 +1910,25 @@ def test_pools_on_two_kinds_of_hardware_are_refused():
         assert isinstance(r, Unexpressed) and "different hardware" in r.reason and "\n" not in r.reason
     same = predict_row({**base, "parallelism": "2 prompt machines (DGX-H100) + 2 token machines (TP8)"}, Aliases())
     assert isinstance(same, Prediction)
+
+
+@pytest.mark.parametrize("precision, kv", [
+    ("BF16, INT4 KV cache (KIVI)", "int4"),  # the cache's INT4 stored the weights in INT4
+    ("BF16, INT8 KV cache", "int8"),  # INT8 weights
+    ("BF16, FP8 (e4m3) KV cache", "fp8"),  # FP8 weights, and the cache the engine's default
+    ("BF16 weights, KV4", "int4"),  # QServe's and LMDeploy's shorthand: a BF16 cache
+    ("FP8 KV", "fp8"),  # only the cache named: the model's own weights (they were FP8)
+])
+def test_the_kv_words_of_the_precision_column_are_the_caches_not_the_weights(precision, kv):
+    """The precision column's KV clause names the cache's type; the weights are read from the rest of the column:
+    each row predicts what BF16 weights with that cache stated in the notes predict."""
+    from tokenmath.measure.validate.serving import stated_kv_dtype
+
+    def row(**kw):
+        return _p10(**{**dict(model="Llama-3.1-8B", hardware="H100 SXM", n_chips="1", parallelism="TP1", batch="1",
+                              input_len="128", output_len="4096", metric="decode_tokens_per_s_per_user", value="100",
+                              unit="tokens/s", notes="vLLM"), **kw})
+    said, plain = predict_row(row(precision=precision), Aliases()), \
+        predict_row(row(precision="BF16", notes=f"vLLM, KV cache {kv}"), Aliases())
+    assert stated_kv_dtype(row(precision=precision))[0] == kv
+    assert isinstance(said, Prediction) and said.predicted == pytest.approx(plain.predicted, rel=1e-9)

@@ -196,10 +196,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if m is None:
         return Unexpressed(rid, g, note)
     # 'Qwen2.5-7B-Instruct-AWQ', 'llama 7B Q4_0': the release or file the name states
-    ptext = row["precision"].strip() or precision_of_name(name, gguf)
+    ptext = weight_words(row["precision"]) or precision_of_name(name, gguf)
     if ptext:
         prec, kv, pnote = al.precision(ptext)
-        if not row["precision"].strip() and prec is not None:
+        if not weight_words(row["precision"]) and prec is not None:
             pnote = f"precision not stated: {ptext!r} from the model's name, read as {prec}" + (f" ({pnote})" if pnote else "")
     else:  # unstated: the checkpoint as its publisher ships it
         prec, kv, pnote = m.weight_dtype, None, f"precision not stated: the checkpoint's own, {m.weight_dtype} (catalog)"
@@ -279,10 +279,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if hit:
         assumptions.append(f"a prefix cache in HBM serves {hit:.0%} of each prompt ({hit_words!r}): only the rest is "
                            "prefilled, after the cached tokens (whose KV each request holds whole, shared with none)")
-    if not row["precision"].strip() or (pnote and al.precision_assumed(ptext)):
+    if not weight_words(row["precision"]) or (pnote and al.precision_assumed(ptext)):
         notes.remove(pnote)
         assumptions.append(pnote)
-        row = {**row, "precision": ptext}  # the name's precision read on as the column's (weight-only kernels, KV rules)
+        # the name's precision read on as the column's (weight-only kernels, KV rules), beside the column's KV words
+        row = {**row, "precision": ", ".join(t for t in dict.fromkeys((ptext, row["precision"].strip())) if t)}
     if kv == "fp8":
         assumptions.append(al.source("precision_notes.fp8_kv"))
     if re.search("blackwell low precision", row["precision"], re.I):
@@ -681,12 +682,26 @@ def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, sour
 
 # an NVIDIA ModelOpt checkpoint (its quantisation config carries an FP8 KV cache), named by the model or precision
 _MODELOPT = re.compile(r"model\s*opt|\bnvidia\b", re.I)
-# a KV type the row states: 'FP8 KV cache', 'kv_cache_dtype=fp8', 'KV cache: BF16', 'fp8_e4m3 KV', '--kv-cache-dtype auto'
-_KV_TYPE = r"(fp8(?:[_-]?e4m3(?:fn)?|[_-]?e5m2)?|e4m3|e5m2|bf16|bfloat16|fp16|float16|half|int8|int4|nvfp4|fp4|auto)"
+# a KV type the row states: 'FP8 KV cache', 'kv_cache_dtype=fp8', 'KV cache: BF16', 'fp8_e4m3 KV', 'FP8 (e4m3) KV',
+# '--kv-cache-dtype auto', QServe's and LMDeploy's 'KV4' / 'KV8', llama.cpp's 'q8_0 KV cache' / '-ctk q8_0' (its q8_0 and
+# q4_0 cache blocks carry an FP16 scale per 32: 8.5 and 4.5 bits, read as INT8 and INT4, the scales not counted)
+_KV_TYPE = r"(fp8(?:[_-]?e4m3(?:fn)?|[_-]?e5m2)?|e4m3|e5m2|bf16|bfloat16|fp16|float16|half|int8|int4|nvfp4|fp4|q8_0|q4_0|auto)"
 _KV_STATED = re.compile(rf"\bkv[\s_-]*(?:cache)?[\s_-]*(?:dtype|type|precision|format|quant\w*)?\s*(?:=|:|in|is|as)?\s*"
-                        rf"{_KV_TYPE}(?![\w])|(?<![\w]){_KV_TYPE}[\s_-]*kv\b", re.I)
+                        rf"{_KV_TYPE}(?![\w])|(?<![\w]){_KV_TYPE}(?:\s*\([^()]*\))?[\s_-]*kv\b|"
+                        rf"(?<![\w-])(?:-ctk|--cache-type-k)[\s=]+{_KV_TYPE}(?![\w])|\bkv([48])\b", re.I)
 _KV_OF = {"e4m3": "fp8", "e5m2": "fp8", "bfloat16": "bf16", "fp16": "bf16", "float16": "bf16", "half": "bf16",
-          "nvfp4": "fp4", "auto": None}  # (FP16 and BF16 hold the same bytes; 'auto': the model's own type)
+          "nvfp4": "fp4", "q8_0": "int8", "q4_0": "int4", "4": "int4", "8": "int8", "auto": None}
+# (FP16 and BF16 hold the same bytes; 'auto': the model's own type)
+# the KV phrase as the precision column writes it, with the word 'cache' after it: 'BF16, INT4 KV cache (KIVI)'
+_KV_CLAUSE = re.compile(rf"(?:{_KV_STATED.pattern})(?:[\s_-]*cache)?", re.I)
+
+
+def weight_words(precision: str) -> str:
+    """The precision column less the words that name the KV cache ('BF16, INT4 KV cache' -> 'BF16'): the cache's type
+    is read apart (stated_kv_dtype), and its format is not the weights' (before, 'BF16, INT8 KV cache' stored INT8
+    weights). '' where the column names only the cache ('FP8 KV'): the weights are then the model's own."""
+    rest = re.sub(r"\s*\(\s*\)|\s+(?=,)", "", re.sub(r"\s+", " ", _KV_CLAUSE.sub(" ", precision or "")))
+    return re.sub(r"^[\s,;/+&-]+|[\s,;/+&(-]+$", "", rest)
 
 
 def stated_kv_dtype(row: dict) -> tuple[str | None, str] | None:
@@ -696,7 +711,7 @@ def stated_kv_dtype(row: dict) -> tuple[str | None, str] | None:
     m = _KV_STATED.search(row_text(row, ("model", "precision", "notes", "parallelism")))
     if m is None:
         return None
-    t = (m.group(1) or m.group(2)).lower()
+    t = next(x for x in m.groups() if x).lower()
     t = "fp8" if t.startswith("fp8") else t
     return _KV_OF.get(t, t), m.group(0).strip()
 
