@@ -1057,3 +1057,15 @@ def test_a_part_named_between_per_and_what_it_counts():
     assert unit_scope("tokens/s", "throughput per H100 GPU") == "gpu"
     assert unit_scope("tokens/s", "throughput per MI300X GPU") == "gpu"
     assert unit_scope("tokens/s", "throughput per 8 GPUs") == "total"
+
+
+def test_a_serving_metric_beside_a_training_frameworks_name_is_a_serving_row():
+    """'DeepSpeed FP6' in the notes of a decode rate per user names the engine (DeepSpeed's FP6-LLM kernels), not a
+    training run: the row was predicted by `tokenmath train` as a training throughput."""
+    from tokenmath.measure.validate.rows import row_kind
+
+    row = {c: "" for c in COLUMNS} | dict(metric="decode_tokens_per_s_per_user", unit="tokens/s", notes="DeepSpeed FP6",
+                                         input_len="128", output_len="256", batch="1")
+    assert row_kind(row) == "serving"
+    assert row_kind(row | dict(metric="tokens_per_s_per_gpu", input_len="", output_len="",
+                               notes="DeepSpeed ZeRO-3, global batch 1024")) == "training"

@@ -180,6 +180,9 @@ _INFERENCE = re.compile(r"inferenc|serving|(?<![a-z])(?:isl|osl|ttft|tpot|itl|e2
                         r"concurren|decod|prefill|generat|output|input|prompt|request|user|vllm|sglang|tensorrt|"
                         r"jetstream|lmdeploy|offline|server")
 
+_SERVING_METRIC = re.compile(r"decod|prefill|per[\s_-]*user|output|generat|(?<![a-z])(?:ttft|tpot|itl|tbt)(?![a-z])|"
+                             r"first[\s_-]*token")
+
 
 def _not_served(row: dict) -> bool:
     """Nothing in the row speaks of inference: no word of serving anywhere, no input or output length."""
@@ -196,7 +199,9 @@ def _training_context(row: dict) -> bool:
     input or output length."""
     text = " | ".join(row.get(k, "") for k in ("metric", "notes", "parallelism", "batch")).lower()
     text = re.sub(r"deepspeed[\s_-]*(?:fastgen|inference|mii)|pre-?trained", "", text)  # serving engines, checkpoints
-    if _TRAIN.search(text) or _FRAMEWORKS.search(text):
+    # (a framework named beside a metric only serving has — a decode or prefill rate, tokens/s per user, output tokens,
+    # a first-token or per-token latency: 'decode tokens/s per user' with 'DeepSpeed FP6' — is the engine)
+    if _TRAIN.search(text) or (_FRAMEWORKS.search(text) and not _SERVING_METRIC.search(row.get("metric", "").lower())):
         return True
     seq = _SEQ_LEN.search(text) or re.fullmatch(r"\s*\d[\d,]*\s*[kK]?\s*", row.get("context_len", "") or "")
     return bool(_BATCHES.search(text) and seq and _not_served(row))
