@@ -1932,3 +1932,27 @@ def test_the_kv_words_of_the_precision_column_are_the_caches_not_the_weights(pre
         predict_row(row(precision="BF16", notes=f"vLLM, KV cache {kv}"), Aliases())
     assert stated_kv_dtype(row(precision=precision))[0] == kv
     assert isinstance(said, Prediction) and said.predicted == pytest.approx(plain.predicted, rel=1e-9)
+
+
+@pytest.mark.parametrize("precision, linear, bits, peak", [
+    ("MXFP8", "mxfp8", 8.25, "fp8"),  # refused: no rule
+    ("MXFP6", "mxfp6", 6.25, "fp8"),
+    ("FP6 (FP6-LLM)", "fp6", 6.0, "bf16"),  # weight-only: FP16 activations
+    ("FP6_e3m2", "fp6", 6.0, "bf16"),
+    ("W4A8_AWQ (ModelOpt)", "w4a8_fp8_g128", 4.125, "fp8"),  # read as ModelOpt FP8: 8-bit weights
+    ("INT4 weights, FP8 activations (W4A8 FP8)", "w4a8_fp8_g128", 4.125, "fp8"),  # at the INT8 rate, QServe's
+    ("GGUF Q8_0", "gguf_q8_0", 8.5, "int8"),  # refused: the rule wanted Q8_0 first
+    ("Q4_1", "gguf_q4_1", 5.0, "int8"),
+    ("Q5_0", "gguf_q5_0", 5.5, "int8"),
+    ("Q5_1", "gguf_q5_1", 6.0, "int8"),
+])
+def test_microscaled_fp6_fp8_w4a8_fp8_and_legacy_gguf_formats_are_read_at_their_bits_and_rate(precision, linear, bits,
+                                                                                                   peak):
+    """Formats an unseen table writes that no rule read (refused in one line) or read as another: each stores its
+    bits (the scales counted) and multiplies at its rate on an H100 (W4A16-like FP6 at 16 bits, MX and W4A8-FP8 at
+    FP8, GGUF blocks at INT8)."""
+    from tokenmath.core.units import PRECISION_BYTES
+
+    al = Aliases()
+    assert al.storage(precision)["linear"] == linear and PRECISION_BYTES[linear] * 8 == pytest.approx(bits)
+    assert load_system("hgx-h100").chip.peak_precision(linear) == peak

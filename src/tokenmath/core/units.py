@@ -43,6 +43,17 @@ __all__ = ["parse_quantity", "fmt", "UnitError", "DIMENSION_OF_SUFFIX", "PRECISI
 # group quantisation, recalled, not re-read here: estimate) 4-bit weights with a UINT8 scale and a UINT4 zero per group
 # of 128 under a per-channel FP16 scale (negligible), 4 + 12/128 bits, multiplied at the INT8 rate (its GEMM widens the
 # weights to INT8 in registers and takes INT8 activations).
+# The legacy GGUF blocks beside Q4_0 (ggml-common.h, recalled, not re-read here): block_q4_1 = an FP16 scale and an FP16 min
+# + 16 bytes of 4-bit values (20 bytes a 32, 5.0 bits), block_q5_0 = an FP16 scale + 4 bytes of fifth bits + 16 bytes
+# (22 bytes, 5.5 bits), block_q5_1 = scale, min, 4 + 16 bytes (24 bytes, 6.0 bits); MMQ multiplies them at the 8-bit rate.
+# MXFP8 and MXFP6 (OCP Microscaling Formats spec v1.0): 8- and 6-bit elements with one 8-bit (E8M0) scale per 32, 8.25 and
+# 6.25 bits, multiplied by MXFP8 activations at the FP8 rate (Blackwell's kind::mxf8f6f4 MMA runs FP6 at its FP8 rate;
+# MI355X lists FP6 at its FP4 one, not counted: a bound on the slow side). FP6-LLM's FP6 (arXiv 2401.14112, TC-FPx;
+# DeepSpeed's FP6, torchao's fpx_weight_only(3, 2): e3m2 weights with one FP16 scale per output channel, negligible)
+# is weight-only: 6 bits a weight, dequantised to FP16 inside the GEMM and multiplied at the 16-bit rate.
+# ModelOpt's W4A8 AWQ (TensorRT-LLM 'w4a8_awq', recalled, not re-read here: an estimate) stores AWQ's 4-bit weights with an
+# FP16 scale per 128 and no zero, 4 + 16/128 bits, and multiplies them with FP8 activations at the FP8 rate (QServe's W4A8
+# multiplies INT8 activations: 'w4a8_g128').
 # 8-bit integer weights are multiplied one of two ways, and the format's name says which (one rule for every chip,
 # whichever peaks its catalog entry lists):
 #   'int8' — weight-only, W8A16 (TensorRT-LLM int8_wo, gpt-fast's int8, bitsandbytes LLM.int8()'s weights, GPTQ/AWQ-style
@@ -60,6 +71,8 @@ PRECISION_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.
                    "int4_g32": (4 + 32 / 32) / 8, "int4_g128": (4 + 20 / 128) / 8, "int3_g128": (3 + 19 / 128) / 8,
                    "int4_g64": (4 + 32 / 64) / 8, "int8_g64": (8 + 32 / 64) / 8, "w4a8_g128": (4 + 12 / 128) / 8,
                    "gguf_q4_0": 18 / 32, "gguf_q8_0": 34 / 32, "gguf_q6_k": 210 / 256,
+                   "gguf_q4_1": 20 / 32, "gguf_q5_0": 22 / 32, "gguf_q5_1": 24 / 32,
+                   "mxfp8": 8.25 / 8, "mxfp6": 6.25 / 8, "fp6": 6 / 8, "w4a8_fp8_g128": (4 + 16 / 128) / 8,
                    **{k: gib * 2**30 / 6.74e9 for k, gib in _GGUF_K_MIX_GIB_7B.items()}}
 
 # element formats a KV cache is stored in (a weight format that names its kernels — w8a8, GGUF blocks, grouped INT4 — is
@@ -70,7 +83,9 @@ KV_FORMATS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4", "nvfp4", "int4")
 # among them, at the 16-bit one; the weight-only INT4 formats' 'int4' is widened to 16 bits by Chip.peak_precision)
 COMPUTE_FORMAT = {"int8": "bf16", "w8a8": "int8", "mxfp4": "fp4", "nvfp4": "fp4", "fp8_block": "fp8", "int4_g32": "int4",
                   "int4_g128": "int4", "int4_g64": "int4", "int8_g64": "bf16", "int3_g128": "int4", "w4a8_g128": "int8",
-                  "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8")}
+                  "gguf_q4_0": "int8", "gguf_q8_0": "int8", "gguf_q6_k": "int8", **dict.fromkeys(_GGUF_K_MIX_GIB_7B, "int8"),
+                  "gguf_q4_1": "int8", "gguf_q5_0": "int8", "gguf_q5_1": "int8", "mxfp8": "fp8", "mxfp6": "fp8",
+                  "fp6": "bf16", "w4a8_fp8_g128": "fp8"}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
