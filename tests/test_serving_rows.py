@@ -1956,3 +1956,19 @@ def test_microscaled_fp6_fp8_w4a8_fp8_and_legacy_gguf_formats_are_read_at_their_
     al = Aliases()
     assert al.storage(precision)["linear"] == linear and PRECISION_BYTES[linear] * 8 == pytest.approx(bits)
     assert load_system("hgx-h100").chip.peak_precision(linear) == peak
+
+
+@pytest.mark.parametrize("precision, linear, prec", [
+    ("load_in_4bit (bitsandbytes FP4)", "int4_g64", "int4"),  # refused: no rule
+    ("HQQ 4-bit g64", "int4_g64", "int4"),  # refused
+    ("AutoRound W4G128", "int4_g128", "int4"),  # refused
+    ("AutoRound int4 g128", "int4_g128", "int4"),  # a bare 4.0-bit int4, the LM head in 4 bits too
+    ("int4wo-128", "int4_g128", "int4"),  # as the last
+    ("torchao int8dq", None, "w8a8"),  # refused
+    ("int8_dynamic_activation_int8_weight", None, "w8a8"),  # refused
+])
+def test_library_spellings_of_group_int4_and_dynamic_int8_are_read(precision, linear, prec):
+    """bitsandbytes', HQQ's, AutoRound's and torchao's names of formats the catalog holds: a stated group size is the
+    group's format (scales counted, the embeddings and LM head in 16 bits); torchao's int8dq multiplies INT8 activations."""
+    al = Aliases()
+    assert al.precision(precision)[0] == prec and (al.storage(precision) or {}).get("linear") == linear
