@@ -1972,3 +1972,11 @@ def test_library_spellings_of_group_int4_and_dynamic_int8_are_read(precision, li
     group's format (scales counted, the embeddings and LM head in 16 bits); torchao's int8dq multiplies INT8 activations."""
     al = Aliases()
     assert al.precision(precision)[0] == prec and (al.storage(precision) or {}).get("linear") == linear
+
+
+def test_modelopt_names_glued_by_underscores_are_their_formats_not_modelopt_fp8():
+    """ModelOpt writes its formats with underscores ('INT4_AWQ', 'INT8_SQ'): a word boundary did not see them, so a
+    ModelOpt INT4 AWQ checkpoint was read as ModelOpt FP8 (8-bit weights)."""
+    al = Aliases()
+    assert al.storage("INT4_AWQ (ModelOpt)")["linear"] == "int4_g128"
+    assert al.precision("INT8_SQ (ModelOpt)")[0] == "w8a8"
