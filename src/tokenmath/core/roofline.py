@@ -25,7 +25,11 @@
   copies that goes to a chip not already holding the token: 1 − 1/EP idealised, 1 − tp/G on the
   critical path — with attention TP over all G chips every chip holds every token, and the experts'
   combine is the all-reduce already counted), on the scale-up links inside a domain and the scale-out
-  NICs between domains.
+  NICs between domains. Each collective is priced on the tier its own group spans: a TP group inside a
+  domain stays on the scale-up link though the experts cross nodes. A TP group over domains of g of its chips
+  runs NCCL's rings over the domain's g NICs at once, bw = min(bw_up, g · bw_out) (kernels.ring_bus_bandwidth,
+  as a nccl-tests row across nodes is read); a collective that leaves the domain costs at least the fixed
+  cost of one inside it.
 - t_overhead: a fixed per-step cost (launch, sampling, scheduling), plus a fixed cost per GEMM kernel
   (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls, and a small kernel's
   fixed cost for each of its n_aux other kernels (norms, activation, RoPE, MoE routing and permutes):
@@ -101,6 +105,7 @@ from .kernels import (
     hybrid_context_eta,
     hybrid_decode_eta,
     has_curve,
+    ring_bus_bandwidth,
     small_m_efficiency,
     tiered_bandwidth,
 )
@@ -1003,6 +1008,16 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     return t_math, t_weights, t_kv, t_serial, extras
 
 
+def collective_latency(pri: Priors, crosses: bool) -> tuple[float, str]:
+    """The fixed cost of one collective and its source: inside a domain the priors' scale-up latency; across domains
+    their scale-out latency, but never less than one inside (the collective still runs its in-domain part)."""
+    up, up_src = pri.scaleup_latency_s, pri.source_of("scaleup_latency_s")
+    if not crosses:
+        return up, up_src
+    out, out_src = pri.scaleout_latency_s, pri.source_of("scaleout_latency_s")
+    return (out, out_src) if out >= up else (up, f"the scale-up latency, above the scale-out one ({up_src})")
+
+
 def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool,
                ideal: bool = True, Bq=None, S_new=None, T_piece=None):
     """Collective time per step for the layout, on the tier each collective crosses.
@@ -1023,24 +1038,25 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         T_ar = g("T", T_dp, "tok", "B_dp · S_new: the busiest DP group's tokens")
         T_chip = g("T_chip", T_dp / tp, "tok", "T_dp / tp: tokens each chip dispatches")
     dom = system.domain_chips
-    crosses = G > dom
     up = system.scaleup_bw * pri.eta_scaleup
     out = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout
-    if crosses and system.scaleout_bw == 0:
+    if G > dom and system.scaleout_bw == 0:
         raise InputError(f"{system.name} has no scale-out bandwidth in the catalog; use at most {dom} "
                          f"chip{'s' if dom != 1 else ''}")
-    lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
-    lat_src = pri.source_of("scaleout_latency_s" if crosses else "scaleup_latency_s")
-    src_sys = f"{system.file}: scale-{'out' if crosses else 'up'} link × eta ({pri.file})"
     total = 0.0 * np.asarray(value_of(T), dtype=float)
     parts = []
     tp_max = float(np.max(tp))
     if tp_max > 1:
-        bw, bw_src = (out, src_sys) if tp_max > dom else (up, src_sys)
-        if tp_max <= dom and ("eta_scaleup.allreduce" in pri.curves):  # measured by message size
+        lat, lat_src = collective_latency(pri, tp_max > dom)
+        bw, bw_src = up, f"{system.file}: scale-up link × eta_scaleup ({pri.file})"
+        if "eta_scaleup.allreduce" in pri.curves:  # measured by message size
             msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
             eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
             bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
+        if tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once
+            bw = ring_bus_bandwidth(bw, dom, out)
+            bw_src = (f"min(bw_up, g · bw_out), g = {dom} NICs of each domain the group spans (kernels.ring_bus_bandwidth); "
+                      f"bw_up: {bw_src}; bw_out: {system.file}: scale-out × eta_scaleout")
         t_tp = tp_allreduce_time(g("L", m.n_layers), g("tp", tp), T_ar, g("D", m.d_model),
                                  g("b_act", 2.0, "B", "bf16 activations"),
                                  g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src))
@@ -1059,6 +1075,7 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
                              f"{G} chips is not modelled on it; use --chips 1 or no expert parallelism")
         f_out = max(0.0, 1.0 - dom / layout.ep) if layout.ep > dom else 0.0
         b_disp = 1.0 if arch.bytes_per(prec) <= 1.01 else 2.0
+        lat, lat_src = collective_latency(pri, layout.ep > dom)
         bw_a2a, a2a_src, lat_a2a, lat_a2a_src = up, f"{system.file}: scale-up × eta_scaleup", lat, lat_src
         if "eta_scaleup.alltoall" in pri.curves:  # measured by the bytes one dispatch or combine moves per chip
             msg = (np.asarray(value_of(T_chip), dtype=float) * m.moe.experts_per_token * m.d_model * 2.0
@@ -1083,5 +1100,6 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         return parts[0].renamed("t_comm") if isinstance(parts[0], Q) else parts[0]
     s = sum(value_of(x) for x in parts)
     if explain:
-        return Q("t_comm", s, "s", "t_comm = t_tp + t_ep", {"t_tp": parts[0], "t_ep": parts[1]})
+        names = [x.name for x in parts]
+        return Q("t_comm", s, "s", "t_comm = " + " + ".join(names), dict(zip(names, parts)))
     return s
