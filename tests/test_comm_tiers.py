@@ -56,3 +56,18 @@ def test_a_faster_nic_never_slows_a_step_and_one_domain_is_never_slower(G, lay, 
     t = lambda sy: float(step(m, sy, G=G, B=B, S=S, phase=phase, layout=lay, precision="fp8").v("t_comm"))  # noqa: E731
     assert t(fast_nic) <= t(s) + 1e-15
     assert t(one_domain) <= t(s) + 1e-15
+
+
+def test_a_pipeline_over_two_nodes_sends_only_its_activations():
+    """Llama 3.1 405B TP8 PP2 over two HGX H100 nodes: the stage boundary crosses the NICs with each chip's share of
+    the stage's activations, T/G · D · 2 B, once per token (the hops were not counted)."""
+    m, s = load_model("llama-3.1-405b"), load_system("hgx-h100")
+    pri = load_priors(s.chip.priors)
+    S = 8192
+    t_pp = float(_comm(m, s, 8, 1, S, "prefill", Layout(tp=8, pp=2))) - float(_comm(m, s, 8, 1, S, "prefill", Layout(tp=8)))
+    hop = S / 8 * m.d_model * 2.0 / (s.scaleout_bw * pri.eta_scaleout)
+    assert t_pp == pytest.approx(hop + max(pri.scaleout_latency_s, pri.scaleup_latency_s), rel=1e-6)
+    # four stages of 2 chips fit one node: the hops stay on NVLink
+    inside = float(_comm(m, s, 2, 1, S, "prefill", Layout(tp=2, pp=4))) - float(_comm(m, s, 2, 1, S, "prefill", Layout(tp=2)))
+    up_hop = S / 2 * m.d_model * 2.0 / (s.scaleup_bw * pri.eta_scaleup)
+    assert inside == pytest.approx(3 * (up_hop + pri.scaleup_latency_s), rel=1e-6)

@@ -59,6 +59,7 @@ B* (the batch where weight fetch balances weight multiply, Pope's "300 × sparsi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -335,8 +336,8 @@ class Layout:
     pp: pipeline stages, each holding 1/pp of the layers on its own G chips. The G chips here are one of the
         pp micro-batch streams a full pipeline keeps in flight, read by replica equivalence: pp stage steps of
         L/pp layers at B sequences read the weights and KV one step of L layers at B does on G chips, so a
-        token's time through the pipeline is this step's (the (pp − 1) point-to-point hops of B·D activations
-        per token are not counted), and only the memory differs — each chip holds 1/pp of the weights
+        token's time through the pipeline is this step's plus its (pp − 1) point-to-point hops of the stage's
+        activations (`pipeline_hop_time`, in t_comm), and only the memory differs — each chip holds 1/pp of the weights
         (serving.engine_memory.held_weight_bytes); the KV per chip is the same.
     """
 
@@ -1094,6 +1095,8 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
             g("bw_out", out, "B/s", f"{system.file}: scale-out × eta_scaleout"), g("lat", lat_a2a, "s", lat_a2a_src),
             node_dedup(g("n", np.ceil(layout.ep / dom), "", "scale-up domains the experts span = ceil(EP / domain)"),
                        g("k", m.moe.experts_per_token), g("f_out", f_out)) if f_out > 0 else 1.0))
+    if layout.pp > 1:
+        parts.append(_pipeline_hops(m, system, layout, G, T_chip, pri, g))
     if not parts:
         return g("t_comm", total, "s", "one chip or no split: no collectives")
     if len(parts) == 1:
@@ -1103,3 +1106,37 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         names = [x.name for x in parts]
         return Q("t_comm", s, "s", "t_comm = " + " + ".join(names), dict(zip(names, parts)))
     return s
+
+
+@formula("t_pp = (pp − 1 − n_x) · (T_chip·D·b_act / bw_up + lat_up) + n_x · (T_chip·D·b_act / bw_out + lat_out)",
+         unit="s")
+def pipeline_hop_time(pp, n_x, T_chip, D, b_act, bw_up, lat_up, bw_out, lat_out):
+    """A token's (pp − 1) hops between pipeline stages: each chip sends its share of the stage's activations to
+    its peer in the next stage (vLLM's send_tensor_dict splits them over the tensor-parallel group, the receiver
+    all-gathers), on the scale-up link or, for the n_x boundaries that leave a domain, over its own NIC."""
+    hop = T_chip * D * b_act
+    return (pp - 1 - n_x) * (hop / bw_up + lat_up) + n_x * (hop / bw_out + lat_out)
+
+
+@formula("n_x = min(pp − 1, ceil(G · pp / domain) − 1)", unit="")
+def pipeline_boundaries_out(pp, G, domain):
+    """Stage boundaries that leave a scale-up domain, stages of G chips packed into domains in order (stages of a
+    domain or more: every boundary)."""
+    return min(pp - 1, math.ceil(G * pp / domain) - 1)
+
+
+def _pipeline_hops(m: Model, system: System, layout: Layout, G: int, T_chip, pri: Priors, g):
+    """`pipeline_hop_time` for the layout's stages (Layout.pp)."""
+    dom = system.domain_chips
+    n_x = pipeline_boundaries_out(g("pp", layout.pp), g("G", G, "chips"), g("domain", dom, "chips", system.source_of("domain_chips")))
+    if value_of(n_x) > 0 and not system.scaleout_bw:
+        raise InputError(f"{system.name} has no scale-out bandwidth in the catalog: a pipeline of {layout.pp} stages "
+                         f"of {G} chips does not fit one {dom}-chip domain")
+    lat_up, up_src = collective_latency(pri, False)
+    lat_out, out_src = collective_latency(pri, True)
+    return pipeline_hop_time(
+        g("pp", layout.pp), n_x, T_chip, g("D", m.d_model), g("b_act", 2.0, "B", "bf16 activations"),
+        g("bw_up", system.scaleup_bw * pri.eta_scaleup, "B/s", f"{system.file}: scale-up × eta_scaleup"),
+        g("lat_up", lat_up, "s", up_src),
+        g("bw_out", (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout, "B/s",
+          f"{system.file}: scale-out × eta_scaleout"), g("lat_out", lat_out, "s", out_src))
