@@ -406,7 +406,8 @@ def test_pipeline_stages_hold_a_share_of_the_weights():
                parallelism="TP8 PP2", batch="concurrency 16", input_len="1024", output_len="1024", context_len="",
                metric="output throughput", value="300", unit="tok/s", confidence="", notes="")
     out = predict_row(row, Aliases())
-    assert any("PP2: each pipeline's chips are read as 2 micro-batch streams" in a for a in out.assumptions)
+    assert any("PP2: each pipeline's chips are read as 2 micro-batch streams" in a and "plus its 1 point-to-point hop"
+               in a for a in out.assumptions)  # (the hops are priced: roofline.pipeline_hop_time)
     bf16 = {**row, "precision": "bf16", "batch": "bs=1", "metric": "TPOT", "unit": "ms"}
     out = predict_row(bf16, Aliases())
     assert isinstance(out, Prediction), out

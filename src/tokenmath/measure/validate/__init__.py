@@ -191,14 +191,14 @@ def _predict_row(row: dict, al: Aliases, *, basis: str = "prior", priors: Priors
 def _pipeline(row: dict, out: Prediction | Unexpressed) -> Prediction | Unexpressed:
     """A serving row with pipeline stages ('TP4 PP2', '--pp 2'): its chips are pp micro-batch streams of the
     tensor-parallel group, each chip holding 1/pp of the weights (roofline.Layout.pp: replica equivalence — a
-    token's time through the stages is one step of all layers on the group; the hops between stages are not
-    counted). Said as an assumption; a refusal for want of memory says how the stages were read."""
+    token's time through the stages is one step of all layers on the group plus its hops between stages,
+    roofline.pipeline_hop_time). Said as an assumption; a refusal for want of memory says how the stages were read."""
     pp = int(split_of(stated_split(row)[0]).get("pp", 1))
     if pp <= 1:
         return out
     how = f"pipeline parallelism PP{pp}: each pipeline's chips are read as {pp} micro-batch streams of its " \
           f"tensor-parallel group, each chip holding 1/{pp} of the weights (a token's time through the stages " \
-          f"is one step of every layer on the group; the {pp - 1} point-to-point hop(s) per token are not counted)"
+          f"is one step of every layer on the group plus its {pp - 1} point-to-point hop(s) of activations)"
     if isinstance(out, Prediction):
         out.assumptions.append(how)
         return out
