@@ -14,7 +14,7 @@ from tokenmath.measure.validate import predict_row
 from tokenmath.measure.validate.report import Prediction, Unexpressed
 from tokenmath.measure.validate.match import Aliases
 from tokenmath.measure.validate.rows import unit_scale
-from tokenmath.measure.validate.serving import _layout, checkpoint_formats, split_of
+from tokenmath.measure.validate.serving import _layout, checkpoint_formats, sole_role, split_of
 from tokenmath.serving.engine_memory import kv_pool_engine
 
 DSV3 = load_model("deepseek-v3")
@@ -1981,3 +1981,18 @@ def test_modelopt_names_glued_by_underscores_are_their_formats_not_modelopt_fp8(
     al = Aliases()
     assert al.storage("INT4_AWQ (ModelOpt)")["linear"] == "int4_g128"
     assert al.precision("INT8_SQ (ModelOpt)")[0] == "w8a8"
+
+
+def test_a_parallelism_naming_only_the_decode_workers_is_their_rate():
+    """'decode EP48 (DP attention)' on GB200 NVL72 with an output rate per GPU (SGLang's GB200 post as recalled): the
+    decode workers' rate, the 2,000-token prompts prefilled elsewhere; it was an aggregated run that prefilled every
+    prompt on the same chips, 15× low. A role word with no split of its own is no pool."""
+    row = dict(id="X-1", source="lmsys", model="DeepSeek-V3", precision="fp8", hardware="GB200 NVL72", n_chips="56",
+               parallelism="decode EP48 (DP attention)", batch="", input_len="2000", output_len="100", context_len="",
+               metric="output_tokens_per_s_per_gpu", value="7500", unit="tokens/s/GPU", confidence="", notes="")
+    out = predict_row(row, Aliases())
+    assert isinstance(out, Prediction) and out.kind == "decode", out
+    assert any("names only the decode workers" in a for a in out.assumptions)
+    assert out.predicted > 3000
+    assert sole_role("TP8, speculative decoding (EAGLE3)") is None and sole_role("TP8 context parallel 2") is None
+    assert sole_role("prefill EP8 x 2 + decode EP48") is None

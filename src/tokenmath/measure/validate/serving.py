@@ -256,6 +256,11 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         under_load(row) is None else None
     if said_phase:  # 'throughput per GPU', notes '26.2K prefill TPGS': the prefill chips' rate, not the decode's
         phase = said_phase[0]
+    sole = sole_role(row["parallelism"]) if phase is None and not split and under_load(row) is None else None
+    if sole and quantity_of(row["metric"], row["unit"])[0] == _ROLE_COUNTS[sole[0]]:
+        phase = sole[0]  # 'decode EP48 (DP attention)': the decode workers' rate, the prompts prefilled elsewhere
+    else:
+        sole = None
     if phase is None and split and scope in ("gpu", "node"):
         # prefill and decode on separate chips: a rate per chip or node is one role's, named by what it counts
         q = quantity_of(row["metric"], row["unit"])[0]
@@ -302,6 +307,10 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
             f"{OSL} tokens decoded at batch 1 after a one-token prompt, output tokens/s"))
     if how_osl:
         assumptions.append(how_osl)
+    if sole:
+        assumptions.append(f"the parallelism names only the {sole[0]} workers ({sole[1]!r}): a rate of the {sole[0]} "
+                           f"phase on them, the {'prompts prefilled' if sole[0] == 'decode' else 'answers decoded'} "
+                           "on other chips (prefill and decode disaggregated)")
     if said_phase:
         assumptions.append(f"prefill and decode disaggregated ({split!r}): the metric names no phase and the notes "
                            f"name the {phase} ({said_phase[1]!r}): a rate per {scope} of the {phase} chips")
@@ -872,6 +881,26 @@ def split_of(par: str) -> dict[str, int | bool]:
 _POOL_OF = r"(?=\s+(?:machines?|instances?|pools?)\b)"
 _ROLE = {"prefill": rf"prefill|\bcontext\b|\bctx\b|\bprompt{_POOL_OF}",
          "decode": rf"decod(?:e|ing)|\bgeneration\b|\bgen\b|\btoken{_POOL_OF}"}
+
+
+# the token rate each role's workers produce
+_ROLE_COUNTS = {"prefill": "input_tokens_per_s", "decode": "output_tokens_per_s"}
+
+
+def sole_role(par: str) -> tuple[str, str] | None:
+    """The one role a parallelism text names, in a clause that gives that role's workers a split of their own
+    ('decode EP48 (DP attention)', 'generation: DEP16'), and that clause; None where it names both roles, neither,
+    or a role word with no split beside it ('TP8, speculative decoding', 'context parallelism CP2')."""
+    clauses = [c for c in _top_level(role_words(par), lambda t: re.split(_CLAUSES, t)) if c.strip()]
+    named = {r for r, pat in _ROLE.items() if re.search(pat, par, re.I)}
+    if len(named) != 1:
+        return None
+    role = named.pop()
+    for c in clauses:
+        if re.search(_ROLE[role], c, re.I) and not re.search(r"specul\w*|context[\s_-]*parallel|\bcp\s*\d", c, re.I) \
+                and any(k in split_of(c) for k in _WAYS):
+            return role, c.strip()
+    return None
 
 
 def role_split(par: str, phase: str | None) -> str:
