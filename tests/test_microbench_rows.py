@@ -554,3 +554,17 @@ def test_an_all_reduce_said_to_run_over_infiniband_crosses_the_nics(tmp_path):
                  "A-2,NCCL all_reduce_perf,BF16,H100 SXM,8,allreduce_busbw,400,GB/s,message 1 GB\n", encoding="utf-8")
     r = {x.id: x for x in validate_table(f).rows}
     assert r["A-1"].predicted < 60 < 300 < r["A-2"].predicted
+
+
+def test_a_deepep_all_to_all_whose_experts_span_more_than_a_node_crosses_the_nics():
+    """DeepEP's low-latency dispatch at EP16 on 8-GPU H800 nodes, the row not saying 'RDMA': its experts span two
+    domains, so it runs over the NICs as the public row that says 'pure RDMA' does (it was NVLink's, 46 µs against
+    118 µs published); EP8 in one node stays on NVLink."""
+    row = _row("Q-417", "lowlatency_dispatch_latency", "118", "us", "H800 + CX7 IB 400 Gb/s", "16",
+               model="DeepEP low-latency kernels", precision="FP8 dispatch", parallelism="EP16",
+               batch="128 tokens/batch", notes="hidden 7168, top-8")
+    public = {**row, "hardware": "H800 + CX7 IB 400 Gb/s (pure RDMA)"}
+    a, b = predict_row(row, Aliases()), predict_row(public, Aliases())
+    assert a.predicted == pytest.approx(b.predicted) and any("scale-out" in w for w in a.why)
+    inside = predict_row({**row, "parallelism": "EP8", "n_chips": "8"}, Aliases())
+    assert any("scale-up (NVLink)" in w for w in inside.why)

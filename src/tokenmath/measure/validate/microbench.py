@@ -218,8 +218,13 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
                           True, ["HBM stream at W · eta_bw (bytes read and written, as STREAM and bandwidthTest "
                                  "count them)"] + notes)
     # all-to-all (DeepEP)
-    # across nodes where the row's words say so, its metric included ('lowlatency_dispatch_rdma_bandwidth')
-    outside = bool(re.search(r"internode|rdma|ep\s*\d+\s*x\s*\d+", f"{text} {row['hardware']} {row['metric']}", re.I))
+    # across nodes where the row's words say so, its metric included ('lowlatency_dispatch_rdma_bandwidth'), or where
+    # its experts span more chips than one scale-up domain holds (EP16 on 8-GPU H800 nodes)
+    ep = split_of(row["parallelism"]).get("ep")  # 'EP8', 'EP=8', 'expert parallel 8', '--ep 8'
+    if ep is None and not row["parallelism"].strip():  # the split in the notes where the column is empty
+        ep = split_of(stated_split(row)[0]).get("ep")
+    outside = bool(re.search(r"internode|rdma|ep\s*\d+\s*x\s*\d+", f"{text} {row['hardware']} {row['metric']}", re.I)) \
+        or int(ep or 0) > system.domain_chips
     bw_spec = system.scaleout_bw if outside else system.scaleup_bw
     eta_name = "eta_scaleout" if outside else "eta_scaleup"
     tier = "scale-out (RDMA)" if outside else "scale-up (NVLink)"
@@ -229,9 +234,6 @@ def _predict_rate(row, kind: str, al: Aliases, system: System, hw_note: str, mea
         notes.append("DeepEP's RDMA figures count logical bytes (every expert copy, including traffic that stays "
                      "local or is forwarded over NVLink after one RDMA hop per node), so they can exceed the NIC")
     if re.search(A2A_TIME, row["metric"].lower()):
-        ep = split_of(row["parallelism"]).get("ep")  # 'EP8', 'EP=8', 'expert parallel 8', '--ep 8'
-        if ep is None and not row["parallelism"].strip():  # the split in the notes where the column is empty
-            ep = split_of(stated_split(row)[0]).get("ep")
         # tokens per batch: the batch column's count, or the notes' ('128 tokens per batch', 'batch of 4096 tokens')
         T = re.search(r"(\d+)\s*tokens", row["batch"]) or re.search(
             r"(\d+)\s*tokens?\s*(?:/|per)\s*(?:batch|rank|gpu|step)\b|"
