@@ -1996,3 +1996,16 @@ def test_a_parallelism_naming_only_the_decode_workers_is_their_rate():
     assert out.predicted > 3000
     assert sole_role("TP8, speculative decoding (EAGLE3)") is None and sole_role("TP8 context parallel 2") is None
     assert sole_role("prefill EP8 x 2 + decode EP48") is None
+
+
+def test_gb200_nvl36x2_is_one_72_gpu_nvlink_domain():
+    """'GB200 NVL36x2' (two racks of 36 cabled into one NVLink domain) is the GB200 NVL72 system and 72 chips: it was
+    refused as 'another model number', and its 'x2' read as 2 chips; a bare NVL36 is still refused, and 'GB200 NVL72
+    x 2' is still two racks."""
+    from tokenmath.measure.validate.rows import chips_of
+    al, s = Aliases(), load_system("gb200-nvl72")
+    for hw in ("GB200 NVL36x2", "GB200 NVL36 × 2", "NVIDIA GB200 NVL36x2 (72 GPUs)"):
+        assert al.system(hw)[0].name == "gb200-nvl72", hw
+        assert chips_of({"n_chips": "", "hardware": hw}, s)[0] == 72, hw
+    assert al.system("GB200 NVL36")[0] is None
+    assert chips_of({"n_chips": "", "hardware": "GB200 NVL72 x 2"}, s)[0] == 144

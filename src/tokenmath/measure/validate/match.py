@@ -45,6 +45,7 @@ from ...core.errors import CatalogError
 from ...core.load import (_load_cached, _other_names, catalog_dirs, load_alias_model, load_aliases, load_chip, load_model,
                           load_system, names)
 from ...core.records import Model, System
+from .rows import NVL36X2
 
 __all__ = ["Aliases", "Match", "score_name", "tokens", "box_chips", "MIN_SCORE"]
 
@@ -290,6 +291,9 @@ class Aliases:
         if re.search(r"pci-?e\s*(?:gen\s*\d|\d\.0)", text, re.I) and not re.search(
                 r"\bsxm\d?|\b[dh]gx\b|\bhost\b|\bnics?\b|\bswitch|connectx|\bcx-?\d|,\s*pci-?e", text, re.I):
             part = re.sub(r"(?:gen\s*\d|\d\.0)\w*", " ", text, flags=re.I)  # 'H100 PCIe Gen5': the card's own link
+        # 'NVL36x2' (also 'NVL36 × 2') is a product's name, two racks in one NVLink domain, not two of an NVL36 (an
+        # upper X is kept out of the count rule below; names.yaml gives the name)
+        part = NVL36X2.sub("NVL36X2", part)
         # counts and names glued to the part: 'H100x8', 'L40Sx4' (a count after it), 'RTX4090' (a name and its number)
         # (after a part's digit or capital, or 'l40sx4': not a word's own x, 'CloudMatrix384' is no 384 × 'CloudMatri')
         part = re.sub(r"(?:(?<=[0-9A-Z])|(?<=[0-9][a-z]))[x×*](?=\d+\s*$)|(?<=[A-Za-z0-9])[×*](?=\d+\s*$)", " x", part)

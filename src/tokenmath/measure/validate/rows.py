@@ -20,6 +20,10 @@ from pathlib import Path
 
 from ...training import is_training_row
 
+# GB200 NVL36x2: two racks of 36 GPUs cabled into one 72-GPU NVLink domain (names.yaml's gb200-nvl72 source), a
+# product's name: neither two chips nor two NVL36 domains
+NVL36X2 = re.compile(r"\bNVL36\s*[x×*]\s*2\b", re.I)
+
 __all__ = ["COLUMNS", "MBU", "SERVING_GROUPS", "PACKAGE_TABLE", "group_of", "row_kind", "to_int", "to_float", "unit_scale",
            "Measured", "parse_measured", "dimension_of_unit", "prediction_dimension", "unit_scope", "chips_of",
            "per_node_of", "length_of", "gguf_type_of", "hardware_count", "boxes_of", "node_product", "lengths_of", "without_footnote", "context_of", "bench_test_of", "with_unit", "disaggregated", "batch_of", "row_text",
@@ -963,7 +967,7 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
                      re.I)
     if k and _length(k.group(1)):  # '16K' (16,384, a power of two in k), '2K GPUs'
         return _length(k.group(1)), f"n_chips {row['n_chips']!r} read as {_length(k.group(1))}"
-    hw = row.get("hardware", "")
+    hw = NVL36X2.sub("NVL72", row.get("hardware", ""))  # one 72-GPU domain in two racks: not two chips, nor 36
     nc = (row.get("n_chips", "") or "").replace("×", "x")
     boxes, box = boxes_of(hw)
     if boxes and system is not None and not nc.strip():
