@@ -2009,3 +2009,14 @@ def test_gb200_nvl36x2_is_one_72_gpu_nvlink_domain():
         assert chips_of({"n_chips": "", "hardware": hw}, s)[0] == 72, hw
     assert al.system("GB200 NVL36")[0] is None
     assert chips_of({"n_chips": "", "hardware": "GB200 NVL72 x 2"}, s)[0] == 144
+
+
+def test_a_line_rate_spelt_out_before_ethernet_names_the_fabric():
+    """'100 Gb/s Ethernet' is the 100G Ethernet fabric at 100 Gb/s a GPU, as '100G Ethernet' was; it was no fabric, and
+    the system's 400 Gb/s NIC stood."""
+    from tokenmath.measure.validate.match import _fabric
+    assert _fabric("H100 x 16 (2 nodes, 100 Gb/s Ethernet)") == ("roce-100g", 100e9 / 8)
+    assert _fabric("2 nodes, 200 Gbps Ethernet")[0] == "roce-200g"
+    assert _fabric("H100, Ethernet") is None
+    s, _ = Aliases().system("H100 x 16 (2 nodes, 100 Gb/s Ethernet)")
+    assert s.scaleout_bw == 100e9 / 8

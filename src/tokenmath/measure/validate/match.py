@@ -548,10 +548,14 @@ def _system_candidates() -> dict[str, list[tuple[str, str]]]:
 def _fabric(text: str) -> tuple[str, float | None] | None:
     """(fabric entry, per-GPU rate stated beside it or None) for a scale-out fabric named in the string."""
     best = None
+    # a line rate spelt out before the network's name is the name's own spelling: '100 Gb/s Ethernet', '200 Gbps
+    # Ethernet' -> '100G Ethernet'; '400 GbE' -> '400GbE'
+    named = re.sub(r"(\d+)\s*(?:Gb/s|Gbps|Gbit/s|Gb)\s+(?=Ethernet\b)", r"\1G ", text, flags=re.I)
+    named = re.sub(r"(\d+)\s+(?=GbE\b)", r"\1", named, flags=re.I)
     for n in names("fabrics"):
         f = _load_cached("fabrics", n)
         for phrase in f.names:
-            if re.search(rf"(?<![A-Za-z0-9]){re.escape(phrase)}(?![A-Za-z0-9])", text, re.IGNORECASE):
+            if re.search(rf"(?<![A-Za-z0-9]){re.escape(phrase)}(?![A-Za-z0-9])", named, re.IGNORECASE):
                 if best is None or len(phrase) > best[1]:
                     best = (n, len(phrase))
     if best is None:
