@@ -71,3 +71,15 @@ def test_a_pipeline_over_two_nodes_sends_only_its_activations():
     inside = float(_comm(m, s, 2, 1, S, "prefill", Layout(tp=2, pp=4))) - float(_comm(m, s, 2, 1, S, "prefill", Layout(tp=2)))
     up_hop = S / 2 * m.d_model * 2.0 / (s.scaleup_bw * pri.eta_scaleup)
     assert inside == pytest.approx(3 * (up_hop + pri.scaleup_latency_s), rel=1e-6)
+
+
+def test_a_kv_transfer_between_nodes_costs_at_least_one_inside():
+    """The simulator's two paths read the KV link in one place (disagg.kv_link); on MI300X's default priors (scale-out
+    fixed cost 10 µs, scale-up 20 µs: estimates) a prompt's KV sent to another node paid less than one sent inside."""
+    from tokenmath.serving.disagg import kv_link
+    s = load_system("mi300x-8")
+    pri = load_priors(s.chip.priors)
+    bw_in, lat_in, crosses_in, _ = kv_link(s, pri, 4, 4)
+    bw_out, lat_out, crosses_out, _ = kv_link(s, pri, 8, 8)
+    assert not crosses_in and crosses_out
+    assert lat_out >= lat_in and bw_out < bw_in

@@ -33,7 +33,7 @@ from ..core import arch
 from ..core.derive import Numbers, formula, lift, value_of
 from ..core.errors import InputError
 from ..core.records import Model, System
-from ..core.roofline import step
+from ..core.roofline import collective_latency, step
 from .serve import check_inputs
 from .sweep import balance_batch, compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, memory_batch_limit, \
     roofline_inputs
@@ -88,6 +88,16 @@ def kv_transfer_bytes(I, kv):
 @formula("t_transfer = kv_transfer / (n_links · bw_link) + lat", unit="s")
 def kv_transfer_time(kv_transfer, n_links, bw_link, lat):
     return kv_transfer / (n_links * bw_link) + lat
+
+
+def kv_link(system: System, pri, G_p: int, G_d: int) -> tuple[float, float, bool, str]:
+    """The link a prompt's KV crosses from a prefill worker of G_p chips to a decode worker of G_d: (bandwidth per chip,
+    fixed cost, whether it leaves the scale-up domain, its source). The two workers leave one domain where they do
+    not fit in it together; a transfer that leaves costs at least one inside it (roofline.collective_latency)."""
+    crosses = G_p + G_d > system.domain_chips
+    bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
+    lat, lat_src = collective_latency(pri, crosses)
+    return bw, lat, crosses, f"{system.file}: {'scale-out' if crosses else 'scale-up'} link × eta; lat: {lat_src}"
 
 
 def check_workload(input_len, output_len, cache_hit) -> None:

@@ -58,7 +58,7 @@ from ...core.errors import InputError
 from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout, step
-from ..disagg import kv_transfer_time
+from ..disagg import kv_link, kv_transfer_time
 from ..engine_memory import kv_pool_engine
 from ..engine_memory import kv_pool_simple as kv_pool_bytes
 from ..serve import check_inputs
@@ -184,13 +184,10 @@ def _step_time(m, system, spec, explain, **kw):
 
 def _disagg(m, system, spec, ex, g, U, I_arr, S_dec, n_d, B_cap, n_b, G_p, G_d, layout, lay, pri, kw):
     """The disaggregated steady state: the decode batch's fixed point, then the formulas with derivations."""
-    crosses = G_p + G_d > system.domain_chips
-    bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
-    lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
+    bw, lat, _, src = kv_link(system, pri, G_p, G_d)
     t_x = kv_transfer_time(g("kv_transfer", np.asarray(arch.kv_stored_bytes(m, I_arr, kw["kv_dtype"]), dtype=float),
                              "B", "KV of the prompt"), g("n_links", min(G_p, G_d), "", "chips sending at once"),
-                           g("bw_link", bw, "B/s", f"{system.file}: {'scale-out' if crosses else 'scale-up'} link × eta"),
-                           g("lat", lat, "s", pri.source_of("scaleout_latency_s" if crosses else "scaleup_latency_s")))
+                           g("bw_link", bw, "B/s", src), g("lat", lat, "s", src))
     t_p = step(m, system, G=G_p, B=value_of(n_b), S=I_arr, phase="prefill", explain=ex,
                layout=layout or default_layout(m, G_p), **kw).t_step
     t_dec = lambda B, e=False: _step_time(m, system, spec, e, G=G_d, B=B, S=S_dec, layout=lay, **kw)  # noqa: E731

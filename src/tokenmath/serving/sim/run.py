@@ -22,7 +22,7 @@ from ...core.load import load_engine, load_priors
 from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout, step
 from ..batching import worst_latency
-from ..disagg import kv_transfer_time
+from ..disagg import kv_link, kv_transfer_time
 from ..serve import check_inputs, interval_phase, interval_scale
 from ..speculative import Speculation
 from .engine import Engine
@@ -196,9 +196,7 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     else:
         pre = StepTimes(m, system, G=G_p, layout=pre_lay, B_max=1, n_prefill_max=n_pre, **kw)
         xfer_bytes = np.asarray(arch.kv_stored_bytes(m, wl.isl, kv_dtype), dtype=float)
-        crosses = G_p + G_d > system.domain_chips
-        bw = (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout if crosses else system.scaleup_bw * pri.eta_scaleup
-        lat = pri.scaleout_latency_s if crosses else pri.scaleup_latency_s
+        bw, lat, crosses, _ = kv_link(system, pri, G_p, G_d)
         xfer = kv_transfer_time(xfer_bytes, min(G_p, G_d), bw, lat)
         run.policy = Disagg(run, pre, dec, pool, need, cap, budget, xfer, int(prefill_workers), int(decode_workers))
         settings.update(prefill_chips=G_p, decode_chips=G_d, kv_transfer_s_mean=float(np.mean(xfer)),
