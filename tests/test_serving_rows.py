@@ -2015,8 +2015,21 @@ def test_a_line_rate_spelt_out_before_ethernet_names_the_fabric():
     """'100 Gb/s Ethernet' is the 100G Ethernet fabric at 100 Gb/s a GPU, as '100G Ethernet' was; it was no fabric, and
     the system's 400 Gb/s NIC stood."""
     from tokenmath.measure.validate.match import _fabric
-    assert _fabric("H100 x 16 (2 nodes, 100 Gb/s Ethernet)") == ("roce-100g", 100e9 / 8)
+    assert _fabric("H100 x 16 (2 nodes, 100 Gb/s Ethernet)") == ("roce-100g", 100e9 / 8, "chip")
     assert _fabric("2 nodes, 200 Gbps Ethernet")[0] == "roce-200g"
     assert _fabric("H100, Ethernet") is None
     s, _ = Aliases().system("H100 x 16 (2 nodes, 100 Gb/s Ethernet)")
     assert s.scaleout_bw == 100e9 / 8
+
+
+@pytest.mark.parametrize("hw,gbps", [("2 x p5.48xlarge (3200 Gbps EFA)", 400), ("p5.48xlarge (3,200 Gbps EFAv2)", 400),
+                                     ("p4d.24xlarge (400 Gbps EFA)", 50), ("H100 (3.2 Tb/s InfiniBand NDR per node)", 400),
+                                     ("2 nodes × 8 H100 (8×CX7 NDR 400G per node)", 400),
+                                     ("a3-megagpu-8g (1,600 Gbps GPUDirect-TCPXO, RoCE)", 200),
+                                     ("H800 + CX7 IB 400 Gb/s (pure RDMA)", 400), ("B200 (ConnectX-8, 800G per GPU)", 800)])
+def test_a_network_rate_is_read_per_chip_from_whose_it_is(hw, gbps):
+    """A cloud instance's network is quoted for the instance (p5.48xlarge's 3,200 Gbps EFA is its eight GPUs': it was
+    3,200 Gb/s a GPU; p4d's 400 Gbps was 400 a GPU, 8× high), a rate 'per node' or above any one port the node's, a
+    count of NICs times their rate the node's; a NIC's own rate a chip's. '3,200' was read as 200."""
+    s, _ = Aliases().system(hw)
+    assert s.scaleout_bw * 8 / 1e9 == pytest.approx(gbps)

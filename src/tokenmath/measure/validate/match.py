@@ -370,11 +370,20 @@ class Aliases:
                          f"{'configurable' if sysm.chip.memory_configurable else 'one of its options'})")
         fab = _fabric(text)
         if fab is not None:
-            fname, rate = fab
+            fname, rate, scope = (*fab, "chip") if len(fab) == 2 else fab
             notes.append(f"scale-out fabric {fname}")
+            how = "as the string states"
+            if rate and scope == "node":
+                box = box_chips(text, sysm)
+                per = box[0] if box else (sysm.domain_chips if sysm.domain_chips <= 16 else None)
+                how = (f"the string's {rate * 8 / 1e9:g} Gb/s a node or instance over its {per} chips" if per else "")
+                rate = rate / per if per else None
+                if per is None:
+                    notes.append(f"the {fab[1] * 8 / 1e9:g} Gb/s the string states is a node's, and a node of "
+                                 f"{sysm.name} is not one number of chips: the catalog's rate a chip kept")
             if rate and abs(rate - sysm.scaleout_bw) > 1e-6 * rate:
                 sysm = sysm.evolve(scaleout_bandwidth_bytes_per_s=rate)
-                notes.append(f"scale-out {rate * 8 / 1e9:.0f} Gb/s per GPU as the string states")
+                notes.append(f"scale-out {rate * 8 / 1e9:.4g} Gb/s per GPU, {how}")
             self.matched["fabric"] = {"entry": fname, **({"bytes_per_s": rate} if rate else {})}
         self.matched["hardware"] = m.to_dict()
         return sysm, "; ".join(n for n in notes if n)
@@ -545,8 +554,9 @@ def _system_candidates() -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _fabric(text: str) -> tuple[str, float | None] | None:
-    """(fabric entry, per-GPU rate stated beside it or None) for a scale-out fabric named in the string."""
+def _fabric(text: str) -> tuple | None:
+    """(fabric entry, the rate stated beside it in B/s or None, whose it is: 'chip' or 'node' — `_rate_scope`) for a
+    scale-out fabric named in the string."""
     best = None
     # a line rate spelt out before the network's name is the name's own spelling: '100 Gb/s Ethernet', '200 Gbps
     # Ethernet' -> '100G Ethernet'; '400 GbE' -> '400GbE'
@@ -560,5 +570,35 @@ def _fabric(text: str) -> tuple[str, float | None] | None:
                     best = (n, len(phrase))
     if best is None:
         return None
-    rate = re.search(r"(\d+(?:\.\d+)?)\s*(?:Gb/s|Gbps|Gbit/s|G\b)", text)
-    return best[0], (float(rate.group(1)) * 1e9 / 8 if rate else None)
+    rate = _RATE.search(text)
+    if rate is None:
+        return best[0], None
+    bits = float(rate.group(1).replace(",", "")) * (1e12 if rate.group(2).lower().startswith("t") else 1e9)
+    # a count of NICs before the rate ('IB 8×400Gb/s', '8× CX7 NDR 400G per node'): the node's total, its NICs'
+    nics = re.search(r"(?<![\w.])(\d+)\s*[x×*]\s*(?:[A-Za-z][\w-]*\s+){0,3}$", text[:rate.start()])
+    if nics:
+        return best[0], int(nics.group(1)) * bits / 8, "node"
+    return best[0], bits / 8, _rate_scope(text, rate.end(), bits)
+
+
+# a line rate as setups write it: '400Gb/s', '3,200 Gbps', '3.2 Tbps', '400G'
+_RATE = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(Tb/s|Tbps|Tbit/s|Gb/s|Gbps|Gbit/s|G\b)")
+
+
+def _rate_scope(text: str, end: int, bits: float) -> str:
+    """Whose the rate is: 'chip' where the string says so ('per GPU') or where it is one NIC's (as 'CX7 400 Gb/s' is);
+    'node' where it says per node or instance, where a cloud instance is named (AWS and Google quote an instance's
+    network: '3,200 Gbps EFA' is p5.48xlarge's eight GPUs), or where it exceeds every port in catalog/fabrics (3.2
+    Tb/s is no one NIC's)."""
+    after = text[end:end + 24]
+    if re.match(r"\s*(?:/|per|a|each)\s*(?:gpu|chip|accelerator|device|card)\b", after, re.I):
+        return "chip"
+    if re.match(r"\s*(?:/|per|a|each)\s*(?:node|instance|server|host|vm|machine)\b", after, re.I) or \
+            re.search(r"\bper\s*(?:node|instance|server|host)\b", text, re.I):
+        return "node"
+    if re.search(r"\bper\s*(?:gpu|chip|accelerator)\b", text, re.I):
+        return "chip"
+    if box_chips(text) is not None:
+        return "node"
+    widest = max(_load_cached("fabrics", n).port_bandwidth_bytes_per_s for n in names("fabrics")) * 8
+    return "node" if bits > widest * 1.001 else "chip"
