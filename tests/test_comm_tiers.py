@@ -83,3 +83,13 @@ def test_a_kv_transfer_between_nodes_costs_at_least_one_inside():
     bw_out, lat_out, crosses_out, _ = kv_link(s, pri, 8, 8)
     assert not crosses_in and crosses_out
     assert lat_out >= lat_in and bw_out < bw_in
+
+
+def test_a_pipeline_over_one_chip_domains_prices_only_its_network_hops():
+    """Two Mac Studios (one-chip domains, no scale-up link in the catalog) in PP2: the one hop is over the 10 Gb/s
+    Ethernet; the in-domain term's 0 hops × 1/0 made every time n/a."""
+    m, s = load_model("llama-3.1-8b"), load_system("mac-studio-m3-ultra")
+    t = float(_comm(m, s, 1, 1, 1024, "prefill", Layout(tp=1, pp=2)))
+    pri = load_priors(s.chip.priors)
+    hop = 1024 * m.d_model * 2.0 / (s.scaleout_bw * pri.eta_scaleout)
+    assert t == pytest.approx(hop + max(pri.scaleout_latency_s, pri.scaleup_latency_s), rel=1e-6)

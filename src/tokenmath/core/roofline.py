@@ -1115,7 +1115,9 @@ def pipeline_hop_time(pp, n_x, T_chip, D, b_act, bw_up, lat_up, bw_out, lat_out)
     its peer in the next stage (vLLM's send_tensor_dict splits them over the tensor-parallel group, the receiver
     all-gathers), on the scale-up link or, for the n_x boundaries that leave a domain, over its own NIC."""
     hop = T_chip * D * b_act
-    return (pp - 1 - n_x) * (hop / bw_up + lat_up) + n_x * (hop / bw_out + lat_out)
+    inside = pp - 1 - n_x  # (a one-chip domain has no scale-up link: every hop is outside, none priced on it)
+    return (inside * (hop / bw_up + lat_up) if inside > 0 else 0.0 * hop) + \
+        (n_x * (hop / bw_out + lat_out) if n_x > 0 else 0.0 * hop)
 
 
 @formula("n_x = min(pp − 1, ceil(G · pp / domain) − 1)", unit="")
