@@ -93,3 +93,13 @@ def test_a_pipeline_over_one_chip_domains_prices_only_its_network_hops():
     pri = load_priors(s.chip.priors)
     hop = 1024 * m.d_model * 2.0 / (s.scaleout_bw * pri.eta_scaleout)
     assert t == pytest.approx(hop + max(pri.scaleout_latency_s, pri.scaleup_latency_s), rel=1e-6)
+
+
+def test_a_tp_group_over_one_chip_domains_rings_over_their_nics():
+    """TP2 over two Mac Studios: every hop of the ring is the 10 Gb/s Ethernet (it was min(no scale-up link, NIC) = 0:
+    an infinite step)."""
+    m, s = load_model("llama-3.1-8b"), load_system("mac-studio-m3-ultra")
+    q = _comm(m, s, 2, 1, 1024, "prefill", Layout(tp=2), explain=True)
+    pri = load_priors(s.chip.priors)
+    assert float(q.inputs["bw_link"]) == pytest.approx(s.scaleout_bw * pri.eta_scaleout)
+    assert 0 < float(q) < 60

@@ -1054,7 +1054,9 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
             msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
             eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
             bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
-        if tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once
+        if tp_max > dom and dom == 1:  # one-chip domains (Macs over Ethernet): the ring is all NIC hops
+            bw, bw_src = out, f"{system.file}: scale-out × eta_scaleout (one-chip domains: every hop crosses a NIC)"
+        elif tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once
             bw = ring_bus_bandwidth(bw, dom, out)
             bw_src = (f"min(bw_up, g · bw_out), g = {dom} NICs of each domain the group spans (kernels.ring_bus_bandwidth); "
                       f"bw_up: {bw_src}; bw_out: {system.file}: scale-out × eta_scaleout")
