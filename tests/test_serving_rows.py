@@ -2033,3 +2033,14 @@ def test_a_network_rate_is_read_per_chip_from_whose_it_is(hw, gbps):
     count of NICs times their rate the node's; a NIC's own rate a chip's. '3,200' was read as 200."""
     s, _ = Aliases().system(hw)
     assert s.scaleout_bw * 8 / 1e9 == pytest.approx(gbps)
+
+
+@pytest.mark.parametrize("hw,chips", [("12,288 A100 (1,536 nodes)", 12288), ("two HGX H100 nodes", 16),
+                                      ("2 H100 nodes", 16), ("2 H100 80GB nodes", 16), ("GB300 NVL72 × 2 racks", 144),
+                                      ("1,024 H100 (128 nodes, IB)", 1024), ("two 8xH100 nodes", 16)])
+def test_chips_of_a_cluster_written_by_its_nodes(hw, chips):
+    """Counts grouped by thousands are one number ('1,536 nodes' was 536), a count before a server's name and 'nodes'
+    counts nodes ('two HGX H100 nodes' was 2 chips; '2 H100 nodes' 2 × 2), and racks after an NVL72 are racks."""
+    from tokenmath.measure.validate.rows import chips_of
+    s, _ = Aliases().system(hw)
+    assert chips_of({"n_chips": "", "hardware": hw, "parallelism": ""}, s)[0] == chips

@@ -855,9 +855,12 @@ _NUMBER_WORDS = {"one": 1, "single": 1, "two": 2, "dual": 2, "three": 3, "four":
 
 def numerals(text: str) -> str:
     """A count written in words as digits: 'a single H100' -> '1 H100', 'two 8xH100 nodes' -> '2 8xH100 nodes',
-    'dual RTX 4090' -> '2 RTX 4090', 'one node' -> '1 node'."""
+    'dual RTX 4090' -> '2 RTX 4090', 'one node' -> '1 node'; a count grouped by thousands as one number: '12,288 A100
+    (1,536 nodes)' -> '12288 A100 (1536 nodes)' (the nodes were read as 536)."""
+    text = re.sub(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d.,])", lambda m: m.group(1) + m.group(2).replace(",", ""),
+                  text or "")
     return re.sub(r"\b(?:an?\s+(?=single\b))?(" + "|".join(_NUMBER_WORDS) + r")\b",
-                  lambda m: str(_NUMBER_WORDS[m.group(1).lower()]), text or "", flags=re.I)
+                  lambda m: str(_NUMBER_WORDS[m.group(1).lower()]), text, flags=re.I)
 
 
 def per_node_of(row: dict) -> int | None:
@@ -903,7 +906,8 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
         return nodes
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
         r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])(?![KMGT]i?B\b|W\b|cores?\b|CPUs?\b)", t, re.I) or re.fullmatch(
-        r"\s*(\d+)\s+(?=(?:[A-Za-z]+\s+)?[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b).*", t, re.I)
+        r"\s*(\d+)\s+(?=(?:[A-Za-z]+\s+)?[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b)(?!(?:[\w-]+\s+){1,3}nodes?\b).*", t, re.I)
+    # ('2 HGX H100 nodes' counts nodes, not chips)
     # '4 nodes of 8 H200', '8 nodes x 8 H100' (chips per node; not 'nodes with 2 TB'); a count before the part,
     # '64 B200', '8 NVIDIA H100', the whole count
     if m:
@@ -914,7 +918,7 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
             return None, ""
         n = math.prod(int(x) for x in topo.groups() if x)
         return n, f"hardware {t!r}: a TPU slice of topology {topo.group(0)}, {n} chips"
-    m = re.search(r"(?:(?:(?<=[0-9A-Z])|(?<=[0-9][a-z]))[x×*](?=\d)|(?<=[A-Za-z])[×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?)?\s*(?:\([^()]*\)\s*)?$", t)
+    m = re.search(r"(?:(?:(?<=[0-9A-Z])|(?<=[0-9][a-z]))[x×*](?=\d)|(?<=[A-Za-z])[×*](?=\d)|\s[x×*]\s*|×\s*)(\d+)\s*(?:gpus?|cards?|chips?|racks?)?\s*(?:\([^()]*\)\s*)?$", t)
     if m:
         return _racks(t, int(m.group(1))) if not re.search(r"\d\s*(?:gpus?|cards?|chips?)\b", t, re.I) else \
             (int(m.group(1)), f"hardware {t!r}: {m.group(1)} chips")
@@ -995,7 +999,8 @@ def chips_of(row: dict, system=None) -> tuple[int | None, str]:
     per, per_how = per_node_of(row) or glued, ""
     # (not the part's own number: 'two 8xH100 nodes' is 2 nodes, not 100)
     # ('two 8xH100 nodes': a part between the count and its nodes)
-    nodes = re.search(r"(?<![\w.])(\d+)[\s-]*(?:x\s*)?(?:[a-z0-9-]*\d[a-z0-9-]*\s+)?nodes?\b", text, re.I)
+    nodes = re.search(r"(?<![\w.])(\d+)(?!\d)[\s-]*(?:x\s*)?(?:[dh]gx[\s-]*)?(?:[a-z0-9-]*\d[a-z0-9-]*\s+){0,2}nodes?\b", text,
+                      re.I)  # ('2 HGX H100 nodes': a server's name between the count and its nodes)
     if nodes and not per and system is not None:
         box_n = box_chips(hw, system)
         if box_n:
