@@ -234,8 +234,10 @@ def test_serve_takes_a_stated_split():
     pipe = run_json("--split", "TP4 PP2")
     tp4 = run("serve", "llama-3.1-70b", "--on", "hgx-h100", "-G", "4", "-B", "32", "-S", "2048", "--json")
     tp4 = json.loads(tp4.output)
-    assert pipe["decode"]["tokens_per_s"] == pytest.approx(2 * tp4["decode"]["tokens_per_s"], rel=1e-6)
-    assert pipe["decode"]["step_time_s"] == pytest.approx(tp4["decode"]["step_time_s"], rel=1e-6)
+    # equal but for the one activation hop between the stages over NVLink (roofline.pipeline_hop_time: ~0.02 %)
+    assert pipe["decode"]["tokens_per_s"] == pytest.approx(2 * tp4["decode"]["tokens_per_s"], rel=1e-3)
+    assert pipe["decode"]["tokens_per_s"] < 2 * tp4["decode"]["tokens_per_s"]
+    assert pipe["decode"]["step_time_s"] == pytest.approx(tp4["decode"]["step_time_s"], rel=1e-3)
     assert tp8["decode"]["step_time_s"] != pipe["decode"]["step_time_s"]
     for bad, why in (("TP3", "do not divide"), ("TP8 PP2", "do not divide"), ("banana", "names no split"),
                      ("TP0", "0 ways"), ("TP8 PP0", "0 ways")):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tokenmath.core.load import load_model, load_system
 from tokenmath.measure.validate import validate_table
 from tokenmath.measure.validate.rows import COLUMNS
+from tokenmath.serving.default_split import fastest_split
 from tokenmath.serving.serve import serve
 from tokenmath.serving.sim import simulate
 from tokenmath.serving.speculative import Speculation, acceptance_from_length, mtp_module, tokens_per_step
@@ -52,8 +53,9 @@ def test_serve_reports_the_speculative_step_and_the_draft_memory():
 
 def test_simulated_tpot_at_concurrency_one_is_the_speculative_step_over_tau():
     spec = Speculation(K=2, alpha=0.7)
-    r = simulate(DS, GB200, G=16, concurrency=1, requests=3, isl=3000, osl=301, spec=spec)
     s = serve(DS, GB200, G=16, B=1, S=3000 + 301 / 2, spec=spec)
+    lay, _ = fastest_split(DS, GB200, G=16, B=1, S=3000 + 301 / 2, precision=DS.weight_dtype, kv_dtype=DS.kv_dtype)
+    r = simulate(DS, GB200, G=16, concurrency=1, requests=3, isl=3000, osl=301, spec=spec, layout=lay)  # serve's split
     steps = -(-300 // spec.tokens_per_step)  # the last step's extra tokens are not counted
     assert r["tpot_s"]["mean"] == pytest.approx(s.value("decode.speculative.step_time_s") * steps / 300, rel=3e-3)
 

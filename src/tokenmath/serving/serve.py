@@ -196,7 +196,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
           layout: Layout | None = None) -> ServeReport:
     """Prefill and decode of B sequences at context S on G chips (default: one scale-up domain), split as `layout`
     says (default: tensor parallel for a dense model; for an MoE the split of the engines' whose decode step at B, S
-    is fastest, default_split.fastest_split, or with `spec` roofline.default_layout). With pipeline
+    is fastest, default_split.fastest_split; a speculative step runs on the same split). With pipeline
     stages (layout.pp) the G chips are pp streams of G/pp chips, each with B/pp of the sequences
     (roofline.Layout.pp: a token's time through the stages is one step of every layer on G/pp chips)."""
     G = system.domain_chips if G is None else G
@@ -213,7 +213,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     kv_dtype = kv_dtype or (precision if local_kv else m.kv_dtype)
     check_inputs(G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis)
     check_engine(engine)
-    lay, chosen = (layout, "") if layout is not None or spec is not None else fastest_split(
+    lay, chosen = (layout, "") if layout is not None else fastest_split(
         m, system, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis, priors=pri)
     kw = dict(G=G // pp, B=B / pp if pp > 1 else B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
               priors=pri, explain=explain, layout=lay)
@@ -285,7 +285,7 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
     numbers["memory.fits"] = value_of(req) <= value_of(cap)
     if spec is not None:
         sp = speculative_step(m, system, spec, G=G, B=B, S=S, precision=precision, kv_dtype=kv_dtype, basis=basis,
-                              priors=pri, explain=explain)
+                              priors=pri, explain=explain, layout=lay)
         numbers["decode.speculative.draft_tokens"] = spec.K
         numbers["decode.speculative.acceptance"] = spec.alpha
         numbers["decode.speculative.draft"] = spec.kind
