@@ -87,3 +87,17 @@ def test_validate_json_reports_out_of_sample_coverage():
 def test_catalog_lists_the_interval_table():
     r = run("catalog", "list")
     assert r.exit_code == 0 and "prediction intervals" in r.stdout and "serving" in r.stdout
+
+
+def test_simulate_rates_scale_alike_and_times_invert_them():
+    """A throughput's interval is a rate's ([x·e^lo, x·e^hi]): the run's output rate and its rate per chip differ only
+    by the chip count, so their intervals are the same factors of their points; a time's is the inverse (TPOT against
+    per-user speed). `output_tokens_per_s` ends in `_s` and was read as a time (×0.77–2.6 beside ×0.39–1.3)."""
+    d = json.loads(run("simulate", "llama-3.1-70b", "--on", "hgx-h100", "-C", "16", "--isl", "1024", "--osl", "128",
+                       "-n", "64", "--json").stdout)
+    factors = {k: [e / (d[k]["mean"] if isinstance(d[k], dict) else d[k]) for e in d[f"{k}_interval"]]
+               for k in ("output_tokens_per_s", "tokens_per_s_per_chip", "tokens_per_s_per_user", "tpot_s")}
+    assert factors["output_tokens_per_s"] == pytest.approx(factors["tokens_per_s_per_chip"])
+    assert factors["output_tokens_per_s"][0] < 1 < factors["output_tokens_per_s"][1]
+    lo, hi = factors["tokens_per_s_per_user"]
+    assert factors["tpot_s"] == pytest.approx([1 / hi, 1 / lo])

@@ -298,7 +298,8 @@ def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
         if scale is None:
             continue
         down, up, groups[phase] = scale
-        out[f"{key}_interval"] = [x / up, x / down] if key.endswith("_s") else [x * down, x * up]
+        rate = "_per_s" in key  # a rate's name says per second; every other mean is a time
+        out[f"{key}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
     if groups:
         out["interval_groups"] = groups
     return out
