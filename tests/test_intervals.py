@@ -101,3 +101,20 @@ def test_simulate_rates_scale_alike_and_times_invert_them():
     assert factors["output_tokens_per_s"][0] < 1 < factors["output_tokens_per_s"][1]
     lo, hi = factors["tokens_per_s_per_user"]
     assert factors["tpot_s"] == pytest.approx([1 / hi, 1 / lo])
+
+
+def test_a_generation_of_few_clusters_borrows_until_its_interval_is_a_conformal_one():
+    """Three (model, hardware) clusters, each measured at two formats, make every group of that generation: the
+    parent's other rows were the same clusters' (no new draw), so nothing was lent and the 80 % interval was the
+    three clusters' own range — A100's ×0.82–1.16, narrower than H100's ×0.46–1.29 from 168 rows. With fewer than
+    n_min = 9 effective rows no order statistic is a conformal bound: the group borrows from a parent with other
+    clusters, as wide as that spread says."""
+    many = _rows(n_clusters=40, between=0.5, key=("hopper", "decode", "fp8"))
+    few = [x for fmt in ("bf16", "int8") for x in _rows(n_clusters=3, per=2, between=0.03, seed=7,
+                                                       key=("ampere", "decode", fmt))]
+    few = [{**x, "id": f"{x['key'][2]}-{x['id']}"} for x in few]
+    t = derive(many + few)
+    small, big = t["ampere|decode|bf16"], t["hopper|decode|fp8"]
+    own = [x["r"] for x in few]
+    assert small["hi"] - small["lo"] > 2 * (max(own) - min(own))  # not the few clusters' own range
+    assert small["hi"] - small["lo"] >= 0.8 * (big["hi"] - big["lo"])

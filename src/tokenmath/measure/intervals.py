@@ -9,11 +9,15 @@ offline run; precision of the weights), and each group's 80 % interval is a spli
               weight (rows of one cluster share its offset: they are not independent draws); the rest
               of the parent group's clusters count min(n0, their number) rows in all, n0 = 10, so a group
               with few clusters borrows its parent's spread
-    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  a parent with no rows but the group's own
-              is skipped. The phase is kept before the precision because it sets the spread: a TTFT under
+    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  a parent lends its clusters that are not the
+              group's own (a cluster's rows at other formats or phases share its offset: they are no new draw).
+              The phase is kept before the precision because it sets the spread: a TTFT under
               load misses by several times what a decode step does, so a decode group of two clusters
               borrows from decode rows of other formats, not from TTFT rows of its own format
-    n_eff     = c + the parent's lent rows, c = the group's clusters
+    n_eff     = c + the parent's lent rows, c = the group's clusters; a parent that leaves n_eff below
+              n_min = (1 − α/2)/(α/2) (9 at 80 %) is passed over for the next one up: with fewer rows no
+              order statistic is a conformal bound (the level below exceeds 1), and the few rows' own range
+              would be narrower than a well-measured group's
     level     u = min(1, (1 − α/2) · (n_eff + 1) / n_eff)          (the finite-sample conformal level)
     bounds    hi = weighted quantile of r at u,  lo = weighted quantile of r at 1 − u
     interval  a predicted rate x: [x·e^lo, x·e^hi];  a time t: [t·e^−hi, t·e^−lo]
@@ -153,14 +157,23 @@ def derive(rows: list[dict], nominal: float = NOMINAL) -> dict[str, dict]:
         own = _members(rows, key)
         if not own:
             continue
-        ids = {x["id"] for x in own}
-        par, parent = _parents(key), []
-        while par and not parent:  # a parent holding only the group's own rows lends nothing: go up
-            parent = [x for x in _members(rows, par) if x["id"] not in ids]
-            par = _parents(par)
-        lo, hi = _bounds(own, parent, alpha)
+        lo, hi = _bounds(own, _lender(rows, key, own, alpha), alpha)
         out["|".join(key)] = {"n": len(own), "lo": lo, "hi": hi}
     return out
+
+
+def _lender(rows: list[dict], key, own: list[dict], alpha: float) -> list[dict]:
+    """The rows the group borrows: the nearest parent's clusters that are not the group's own, from the first parent
+    that brings n_eff to the conformal minimum (the last one, `*|*|*`, where none does)."""
+    mine = {x["cluster"] for x in own}
+    n_min = (1 - alpha / 2) / (alpha / 2) - 1e-9
+    par, parent = _parents(key), []
+    while par:
+        parent = [x for x in _members(rows, par) if x["cluster"] not in mine]
+        if len(mine) + min(PSEUDO_ROWS, len({x["cluster"] for x in parent})) >= n_min:
+            break
+        par = _parents(par)
+    return parent
 
 
 def _lookup(table: dict[str, dict], key: tuple[str, str, str]) -> dict | None:
