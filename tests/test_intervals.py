@@ -118,3 +118,21 @@ def test_a_generation_of_few_clusters_borrows_until_its_interval_is_a_conformal_
     own = [x["r"] for x in few]
     assert small["hi"] - small["lo"] > 2 * (max(own) - min(own))  # not the few clusters' own range
     assert small["hi"] - small["lo"] >= 0.8 * (big["hi"] - big["lo"])
+
+
+def test_simulate_gives_every_time_and_rate_its_interval_percentiles_in_order():
+    """Every mean and percentile `simulate` predicts carries its 80 % interval (end-to-end, ITL and the request rate
+    had none; percentiles had none); p50 ≤ p90 ≤ p99 holds for the points and for each end of their intervals."""
+    d = json.loads(run("simulate", "llama-3.1-8b", "--on", "mi300x-8", "-G", "1", "-C", "24", "--isl", "2048",
+                       "--osl", "128", "-n", "96", "--json").stdout)
+    for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "requests_per_s", "output_tokens_per_s", "tokens_per_s_per_user"):
+        x = d[k]["mean"] if isinstance(d[k], dict) else d[k]
+        lo, hi = d[f"{k}_interval"]
+        assert 0 < lo < x < hi, k
+    for k in ("ttft_s", "tpot_s", "e2e_s"):
+        s = d[k]
+        for p in ("p50", "p90", "p99"):
+            assert 0 < s[f"{p}_interval"][0] <= s[p] <= s[f"{p}_interval"][1], (k, p)
+        for end in (0, 1):
+            assert s["p50_interval"][end] <= s["p90_interval"][end] <= s["p99_interval"][end], k
+    assert d["interval_groups"]["ttft"].startswith("spec-sheet|ttft|")

@@ -132,7 +132,8 @@ def _print(r) -> None:
                           f"p90 {fmt(q['p90'], 's'):>9}  p95 {fmt(q['p95'], 's'):>9}  p99 {fmt(q['p99'], 's'):>9}",
                           markup=False)
     iv = [(label, m[f"{key}_interval"], unit) for key, label, unit in (
-        ("ttft_s", "TTFT", "s"), ("tpot_s", "TPOT", "s"), ("output_tokens_per_s", "output", "tok/s")) if f"{key}_interval" in m]
+        ("ttft_s", "TTFT", "s"), ("tpot_s", "TPOT", "s"), ("e2e_s", "end-to-end", "s"),
+        ("output_tokens_per_s", "output", "tok/s")) if f"{key}_interval" in m]
     if iv:
         console.print("  80 % interval of the means  " + ", ".join(f"{label} {fmt(lo, unit)} – {fmt(hi, unit)}"
                                                              for label, (lo, hi), unit in iv)

@@ -282,13 +282,15 @@ def _check_memory(m, system, G, W_all, pool, need, wl) -> None:
                          f"on {G} × {system.chip.name}; use more --chips or shorter requests")
 
 
-_MEANS = ("ttft_s", "tpot_s", "tokens_per_s_per_user", "output_tokens_per_s", "tokens_per_s_per_chip")
+_MEANS = ("ttft_s", "tpot_s", "itl_s", "e2e_s", "tokens_per_s_per_user", "output_tokens_per_s", "tokens_per_s_per_chip",
+          "requests_per_s")
 
 
 def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
-    """80 % intervals of the run's means (`<metric>_interval`; rates [x·down, x·up], times [t/up, t/down]) from the
-    validation residuals of rows under load of the same generation × phase × precision (serve.interval_scale);
-    `interval_groups` names each group. None where the catalog holds no interval table."""
+    """80 % intervals of the run's means (`<metric>_interval`; rates [x·down, x·up], times [t/up, t/down]) and of its
+    percentiles (`<metric>.p99_interval`, the same factors: validate keys a p99 row to its phase's group as it does a
+    mean) from the validation residuals of rows under load of the same generation × phase × precision
+    (serve.interval_scale); `interval_groups` names each group. None where the catalog holds no interval table."""
     out: dict = {}
     groups: dict = {}
     for key in _MEANS:
@@ -299,7 +301,11 @@ def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
             continue
         down, up, groups[phase] = scale
         rate = "_per_s" in key  # a rate's name says per second; every other mean is a time
-        out[f"{key}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
+        ends = (lambda y: [y * down, y * up]) if rate else (lambda y: [y / up, y / down])  # noqa: E731
+        out[f"{key}_interval"] = ends(x)
+        if isinstance(v, dict):
+            out[key] = {**v, **{f"{p}_interval": ends(y) for p, y in v.items()
+                                if p.startswith("p") and isinstance(y, float) and np.isfinite(y)}}
     if groups:
         out["interval_groups"] = groups
     return out
