@@ -136,3 +136,19 @@ def test_simulate_gives_every_time_and_rate_its_interval_percentiles_in_order():
         for end in (0, 1):
             assert s["p50_interval"][end] <= s["p90_interval"][end] <= s["p99_interval"][end], k
     assert d["interval_groups"]["ttft"].startswith("spec-sheet|ttft|")
+
+
+def test_serve_speculative_decode_carries_the_decode_group_s_interval():
+    """`serve --mtp`'s speculative rate, step and TPOT carry intervals (they had none), the decode group's; the rate's
+    ends are τ·B over the step's ends, and the human line states it."""
+    args = ("serve", "deepseek-v3", "--on", "hgx-h200", "--precision", "fp8", "--mtp", "1", "--acceptance", "0.8",
+            "-B", "32")
+    sp = json.loads(run(*args, "--json").stdout)["decode"]["speculative"]
+    for k in ("tokens_per_s", "step_time_s", "tpot_s"):
+        lo, hi = sp[f"{k}_interval"]
+        assert 0 < lo < sp[k] < hi, k
+    n = sp["tokens_per_step"] * 32
+    assert sp["tokens_per_s_interval"] == pytest.approx([n / sp["step_time_s_interval"][1],
+                                                         n / sp["step_time_s_interval"][0]])
+    line = next(x for x in run(*args).stdout.splitlines() if x.startswith("speculative decoding"))
+    assert "80 % interval" in line

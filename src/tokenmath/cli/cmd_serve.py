@@ -121,6 +121,10 @@ def warnings(r) -> list[str]:
             "a smaller --batch or --context, or a narrower --precision"]
 
 
+def _interval_words(iv, unit: str) -> str:
+    return "" if iv is None else f" [80 % interval {fmt(iv[0], unit)} – {fmt(iv[1], unit)}]"
+
+
 def _print(r) -> None:
     v = r.value
     chips = f"{r.G} chip" + ("s" if r.G != 1 else "")
@@ -158,7 +162,8 @@ def _print(r) -> None:
                       f"tau = {fmt(v('decode.speculative.tokens_per_step'))} tokens per step of "
                       f"{fmt(v('decode.speculative.step_time_s'), 's')} (verify + drafts): TPOT "
                       f"{fmt(v('decode.speculative.tpot_s'), 's')}, {fmt(v('decode.speculative.tokens_per_s'), 'tok/s')}"
-                      f" per replica, {fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
+                      f" per replica{_interval_words(v('decode.speculative.tokens_per_s_interval'), 'tok/s')}, "
+                      f"{fmt(v('decode.speculative.speedup'))}× plain decode", markup=False)
     if v("split_choice"):
         console.print(v("split_choice"), markup=False)
     if v("batch_note"):

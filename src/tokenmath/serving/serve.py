@@ -311,7 +311,9 @@ def serve(m: Model, system: System, *, G: int | None = None, B=128, S=4096, prec
                 numbers[f"{ph}.tokens_per_s_interval"] = [tps * t / hi, tps * t / lo]
                 numbers[f"{ph}.interval_group"] = f"{pri.file or pri.name}: the spread of the measured tables read"
                 numbers.pop(f"{ph}.usd_per_mtok_interval", None)
-                numbers.pop(f"{ph}.tokens_per_s_per_chip_interval", None)
+                for name in ("tokens_per_s_per_chip", "speculative.tokens_per_s", "speculative.step_time_s",
+                             "speculative.tpot_s"):
+                    numbers.pop(f"{ph}.{name}_interval", None)
     return ServeReport(m, system, G, B, S, precision, kv_dtype, basis, pre, dec, numbers)
 
 
@@ -341,8 +343,10 @@ def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
         if scale is None:
             return
         down, up, group = scale
+        # a speculative decode's verify step is a decode step (the acceptance is the user's, taken as given)
         for name, rate in (("tokens_per_s", True), ("tokens_per_s_per_chip", True), ("step_time_s", False),
-                           ("usd_per_mtok", False)):
+                           ("usd_per_mtok", False), ("speculative.tokens_per_s", True),
+                           ("speculative.step_time_s", False), ("speculative.tpot_s", False)):
             x = value_of(numbers.get(f"{ph}.{name}"))
             if x is not None:
                 numbers[f"{ph}.{name}_interval"] = [x * down, x * up] if rate else [x / up, x / down]
