@@ -152,3 +152,21 @@ def test_serve_speculative_decode_carries_the_decode_group_s_interval():
                                                          n / sp["step_time_s_interval"][0]])
     line = next(x for x in run(*args).stdout.splitlines() if x.startswith("speculative decoding"))
     assert "80 % interval" in line
+
+
+def test_price_costs_carry_intervals_from_serve_s_groups():
+    """`price`'s costs are step times at a chip-hour price: each phase's carries serve's group interval (they had
+    none), the request's spans the sum of the phases' ends, and a margin its range; a bound (spec basis) none."""
+    d = json.loads(run("price", "deepseek-v3", "--on", "hgx-h200", "--precision", "fp8", "--json").stdout)
+    s = d["serving"]
+    for k in ("prefill_usd_per_mtok", "decode_usd_per_mtok", "prefill_usd", "decode_usd", "usd_per_request"):
+        lo, hi = s[f"{k}_interval"]
+        assert 0 < lo < s[k] < hi, k
+    assert s["usd_per_request_interval"] == pytest.approx(
+        [s["prefill_usd_interval"][0] + s["decode_usd_interval"][0],
+         s["prefill_usd_interval"][1] + s["decode_usd_interval"][1]])
+    o = d["offers"][0]
+    assert o["margin_interval"][0] < o["margin"] < o["margin_interval"][1]
+    spec = json.loads(run("price", "deepseek-v3", "--on", "hgx-h200", "--precision", "fp8", "--basis", "spec",
+                          "--json").stdout)
+    assert not any(k.endswith("_interval") for k in spec["serving"])

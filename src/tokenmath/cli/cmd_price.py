@@ -62,6 +62,10 @@ def to_json(r, explain: bool = False) -> dict:
     return r.to_dict(derivations=explain)
 
 
+def _ends(iv, unit: str = "USD") -> str:
+    return "—" if iv is None else f"{fmt(iv[0], unit)} – {fmt(iv[1], unit)}"
+
+
 def _print(r) -> None:
     v = r.value
     w = (f"{v('workload.input_tokens'):,} in ({v('workload.cache_hit'):.0%} cached) + {v('workload.output_tokens'):,} "
@@ -74,11 +78,15 @@ def _print(r) -> None:
     t.add_row("batch", f"{v('serving.prefill_batch'):,} prompt(s)", f"{v('serving.decode_batch'):,} sequences")
     t.add_row("USD per M tokens (100% busy)", fmt(v("serving.prefill_usd_per_mtok"), "USD"),
               fmt(v("serving.decode_usd_per_mtok"), "USD"))
+    if v("serving.decode_usd_per_mtok_interval") is not None:
+        t.add_row("  80 % interval", *(_ends(v(f"serving.{ph}_usd_per_mtok_interval")) for ph in ("prefill", "decode")))
     t.add_row("bound by", str(v("serving.prefill_bound")), str(v("serving.decode_bound")))
     t.add_row("USD per request", fmt(v("serving.prefill_usd"), "USD"), fmt(v("serving.decode_usd"), "USD"))
     console.print(t)
+    iv = v("serving.usd_per_request_interval")
     console.print(f"serving cost per request: {fmt(v('serving.usd_per_request'), 'USD')} "
-                  f"({r.system.usd_per_chip_hour} USD per chip-hour, {v('serving.basis')} basis)", markup=False)
+                  + (f"[80 % interval {_ends(iv)}] " if iv else "")
+                  + f"({r.system.usd_per_chip_hour} USD per chip-hour, {v('serving.basis')} basis)", markup=False)
     if r.offers:
         o = Table(title="what APIs charge for the same request", title_justify="left")
         for c in ("offer", "sheet", "band", "in / cached / out per M", "USD per request", "margin", "markup"):
@@ -88,7 +96,8 @@ def _print(r) -> None:
                       f"{fmt(row['input_per_mtok'], 'USD')} / {fmt(row['cache_read_per_mtok'], 'USD')} / "
                       f"{fmt(row['output_per_mtok'], 'USD')}",
                       fmt(row["api_usd_per_request"], "USD"),
-                      fmt(row["margin"], "%") if "margin" in row else "—",
+                      (fmt(row["margin"], "%") + (f" [{_ends(row['margin_interval'], '%')}]"
+                                                   if "margin_interval" in row else "")) if "margin" in row else "—",
                       f"{row['markup']:.3g}×" if "markup" in row else "—")
         console.print(o)
         other = sorted({f"{row['offer']}@{row['date']} serves {row['serves']}" for row in r.offers

@@ -41,7 +41,7 @@ from ..core.records import Model, System
 from ..core.roofline import Layout, default_layout, step
 from ..core.units import fmt
 from ..serving.default_split import engine_splits
-from ..serving.serve import check_inputs, held_weights_bytes, usd_per_mtok
+from ..serving.serve import check_inputs, held_weights_bytes, interval_scale, usd_per_mtok
 
 __all__ = ["PriceReport", "price_workload", "price_split", "price_splits", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
@@ -277,8 +277,11 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
         "serving.rental_price_date": system.rental_price_date or system.chip.rental_price_date,
         "serving.basis": basis, "serving.precision": precision, "serving.kv_dtype": kv_dtype,
     }
+    if basis == "prior":
+        _cost_intervals(numbers, system, precision)
     refs = offers if offers is not None else [f"{sh.provider}/{oid}@{sh.date}" for sh, oid, _ in offers_for_model(m.name)]
-    rows = [_offer_row(ref, h, Nin, Nout, serve, N_in, explain) for ref in refs]
+    rows = [_offer_row(ref, h, Nin, Nout, serve, N_in, explain, numbers.get("serving.usd_per_request_interval"))
+            for ref in refs]
     assumptions = [
         f"one replica on {G} × {system.chip.name} rented at {system.usd_per_chip_hour} USD per chip-hour "
         f"({system.price_source()}), busy {utilisation:.0%} of the time",
@@ -293,7 +296,28 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
     return PriceReport(m, system, G, numbers, rows, assumptions)
 
 
-def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool) -> dict:
+def _cost_intervals(numbers: dict, system: System, precision: str) -> None:
+    """80 % intervals of the serving costs, each phase's from serve's residual group (a cost ∝ step time: [c/up,
+    c/down]); the request's is the sum of the phases' ends, their misses taken as going the same way (the wider
+    reading)."""
+    pri = load_priors(system.chip.priors)
+    if pri.formats is not None:  # a calibrated profile: serve gives its own measured spread, not a group's
+        return
+    ends = []
+    for ph in ("prefill", "decode"):
+        scale = interval_scale(pri, ph, precision)
+        if scale is None:
+            return
+        down, up, group = scale
+        for key in (f"serving.{ph}_usd_per_mtok", f"serving.{ph}_usd"):
+            c = float(value_of(numbers[key]))
+            numbers[f"{key}_interval"] = [c / up, c / down]
+        numbers[f"serving.{ph}_interval_group"] = group
+        ends.append(numbers[f"serving.{ph}_usd_interval"])
+    numbers["serving.usd_per_request_interval"] = [sum(e[0] for e in ends), sum(e[1] for e in ends)]
+
+
+def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool, serve_interval=None) -> dict:
     name, date = parse_offer_ref(ref)
     sheet, oid, o = load_offer(name, date)
     if o.currency != "USD":
@@ -325,6 +349,9 @@ def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool) -> dic
     if value_of(api) > 0:  # a request the API charges nothing for (all cached, free reads) has no margin
         q.update(margin=margin(cost, api), markup=markup(api, cost))
         row.update(margin=value_of(q["margin"]), markup=value_of(q["markup"]))
+        if serve_interval is not None:  # margin = 1 − serve/api falls as the serving cost rises
+            a = value_of(api)
+            row["margin_interval"] = [1 - serve_interval[1] / a, 1 - serve_interval[0] / a]
     if explain:
         row["_q"] = q
     return row
