@@ -170,3 +170,19 @@ def test_price_costs_carry_intervals_from_serve_s_groups():
     spec = json.loads(run("price", "deepseek-v3", "--on", "hgx-h200", "--precision", "fp8", "--basis", "spec",
                           "--json").stdout)
     assert not any(k.endswith("_interval") for k in spec["serving"])
+
+
+def test_sweep_points_carry_serve_s_interval_at_the_same_batch_and_context():
+    """Each grid point of `sweep` carries its 80 % interval (there were none), and at the same batch and context it is
+    serve's decode interval, rate and step time alike; on the spec basis (a bound) none."""
+    sw = json.loads(run("sweep", "llama-3.1-70b", "--on", "mi300x-8", "-B", "1,64", "-S", "4096,8192",
+                        "--json").stdout)["points"]
+    sv = json.loads(run("serve", "llama-3.1-70b", "--on", "mi300x-8", "-B", "64", "-S", "4096", "--json").stdout)
+    assert sw["tokens_per_s_per_chip_interval"][1][0] == pytest.approx(sv["decode"]["tokens_per_s_per_chip_interval"])
+    assert sw["step_time_s_interval"][1][0] == pytest.approx(sv["decode"]["step_time_s_interval"])
+    for k in ("step_time_s", "tokens_per_s_per_chip", "usd_per_mtok"):
+        for row, ivs in zip(sw[k], sw[f"{k}_interval"]):
+            assert all(0 < lo < x < hi for x, (lo, hi) in zip(row, ivs)), k
+    spec = json.loads(run("sweep", "llama-3.1-70b", "--on", "mi300x-8", "-B", "1,64", "--basis", "spec",
+                          "--json").stdout)["points"]
+    assert "step_time_s_interval" not in spec

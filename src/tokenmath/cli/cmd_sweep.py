@@ -107,13 +107,19 @@ def _print(r, B, S) -> None:
     title = (f"{r.model.display_name or r.model.name} on {r.G} × {r.system.chip.name} — decode, {r.precision} "
              f"weights, {r.kv_dtype} KV, {r.basis} basis, context {fmt(r.S_ref)} tok")
     t = Table(title=title, title_justify="left")
-    for col in ("batch", "step time", "tok/s per chip", label, "bound", "fits"):
+    rate_iv = r.interval_of("tokens_per_s_per_chip", r.tokens_per_s_per_chip)
+    for col in ("batch", "step time", "tok/s per chip") + (("80 % interval",) if rate_iv is not None else ()) + (
+            label, "bound", "fits"):
         t.add_column(col, justify="right")
     j = int(np.argmin(np.abs(r.context - r.S_ref)))
     for i in _rows(len(r.batch)):
-        t.add_row(fmt(r.batch[i]), fmt(r.step_time_s[i, j], "s"), fmt(r.tokens_per_s_per_chip[i, j], "tok/s"),
+        iv = () if rate_iv is None else (f"{fmt(rate_iv[i, j, 0], 'tok/s')} – {fmt(rate_iv[i, j, 1], 'tok/s')}",)
+        t.add_row(fmt(r.batch[i]), fmt(r.step_time_s[i, j], "s"), fmt(r.tokens_per_s_per_chip[i, j], "tok/s"), *iv,
                   fmt(cost[i, j], unit), str(r.bound[i, j]), "yes" if r.fits[i, j] else "no")
     console.print(t)
+    if r.interval is not None:
+        console.print(f"80 % intervals: residual group {r.interval[2].split(' (')[0]} of catalog/intervals/serving.yaml "
+                      "(`--json`: every point's step time, rate and cost)", markup=False)
     bb = v("balance_batch")
     lines = [
         f"B* = R·rho = {fmt(v('hardware_ratio'))} × {fmt(v('rho'))} = {fmt(v('optimal_batch'))} sequences "

@@ -31,9 +31,10 @@ import numpy as np
 from ..core import arch
 from ..core.derive import Q, formula, lift, plain, value_of
 from ..core.errors import InputError
+from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import hardware_ratio, optimal_batch, step
-from .serve import check_inputs, usd_per_mtok
+from .serve import check_inputs, interval_scale, usd_per_mtok
 
 __all__ = ["Sweep", "Inputs", "sweep", "roofline_inputs", "compute_time_per_seq", "kv_time_per_seq",
            "kv_compute_ratio", "balance_batch", "kv_crossover_context", "cost_floor_time", "unbatched_ratio",
@@ -195,6 +196,14 @@ class Sweep:
     balance_batch_by_context: np.ndarray
     memory_batch_limit_by_context: np.ndarray
     marks: dict = field(default_factory=dict)  # key -> Q or value, at S_ref
+    interval: tuple[float, float, str] | None = None  # a decode step's 80 % interval (down, up, group): serve's
+
+    def interval_of(self, name: str, x: np.ndarray) -> np.ndarray | None:
+        """The 80 % interval of each grid point, [..., (low, high)]: a rate [x·down, x·up], a time or cost [x/up, x/down]."""
+        if self.interval is None or x is None:
+            return None
+        down, up, _ = self.interval
+        return np.stack([x * down, x * up] if name.startswith("tokens_per_s") else [x / up, x / down], axis=-1)
 
     def value(self, key: str):
         return value_of(self.marks[key])
@@ -214,6 +223,10 @@ class Sweep:
             "tokens_per_s_per_chip": self.tokens_per_s_per_chip, "usd_per_mtok": self.usd_per_mtok,
             "chip_hours_per_mtok": self.chip_hours_per_mtok, "bound": self.bound, "fits": self.fits,
         }
+        if self.interval is not None:
+            for k in ("step_time_s", "tokens_per_s_per_chip", "usd_per_mtok", "chip_hours_per_mtok"):
+                out["points"][f"{k}_interval"] = self.interval_of(k, out["points"][k])
+            out["points"]["interval_group"] = self.interval[2]
         columns = {"context": self.context, "cost_floor_usd_per_mtok": self.floor_usd_per_mtok_by_context,
                    "cost_floor_chip_hours_per_mtok": self.floor_chip_hours_per_mtok_by_context,
                    "balance_batch": self.balance_batch_by_context,
@@ -272,8 +285,10 @@ def sweep(m: Model, system: System, *, G: int | None = None, batch=None, context
     B_bal_S = np.atleast_1d(balance_batch(value_of(inp.B_star), kappa_S))
 
     marks = _marks(m, system, inp, S0, kw, explain)
+    pri = load_priors(system.chip.priors)
+    iv = interval_scale(pri, "decode", precision) if basis == "prior" and pri.formats is None else None
     return Sweep(m, system, G, precision, kv_dtype, basis, B, S, S0, t, T / t / G, usd, chip_h, bound, fits,
-                 floor_usd_S, floor_chip_h_S, B_bal_S, np.atleast_1d(B_mem_S), marks)
+                 floor_usd_S, floor_chip_h_S, B_bal_S, np.atleast_1d(B_mem_S), marks, iv)
 
 
 def _marks(m: Model, system: System, inp: Inputs, S0: float, kw: dict, explain: bool) -> dict:
