@@ -186,3 +186,18 @@ def test_sweep_points_carry_serve_s_interval_at_the_same_batch_and_context():
     spec = json.loads(run("sweep", "llama-3.1-70b", "--on", "mi300x-8", "-B", "1,64", "--basis", "spec",
                           "--json").stdout)["points"]
     assert "step_time_s_interval" not in spec
+
+
+def test_frontier_points_carry_intervals_as_its_answer_does():
+    """Every frontier point carries the intervals its answer carries (only the answer had them, and only when asked
+    for with --at-user-speed); the groups are named once; the answer's are its point's."""
+    d = json.loads(run("frontier", "llama-3.1-70b", "--on", "hgx-h100", "--isl", "1024", "--osl", "1024",
+                       "--at-user-speed", "30", "--no-confirm", "--json").stdout)
+    assert set(d["interval_groups"]) == {"ttft", "decode", "run"}
+    for p in d["points"]:
+        for k in ("tokens_per_s_per_chip", "output_tokens_per_s", "tokens_per_s_per_user", "ttft_s", "tpot_s"):
+            lo, hi = p[f"{k}_interval"]
+            assert 0 < lo < p[k] < hi, k
+    at = d["at"]
+    assert at["tokens_per_s_per_chip_interval"][1] / at["tokens_per_s_per_chip"] == pytest.approx(
+        d["points"][0]["tokens_per_s_per_chip_interval"][1] / d["points"][0]["tokens_per_s_per_chip"])

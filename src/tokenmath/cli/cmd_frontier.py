@@ -142,6 +142,12 @@ def _print(fr) -> None:
         t.add_row(fmt(p["tokens_per_s_per_user"]), fmt(p["tokens_per_s_per_chip"]), str(p["concurrency"]),
                   str(p["chips"]), p["layout"], fmt(p["ttft_s"], "s"), fmt(p["tpot_s"], "s"))
     console.print(t)
+    g = fr.interval_groups
+    if g:
+        down, up = (x / p["tokens_per_s_per_chip"] for x in p["tokens_per_s_per_chip_interval"])
+        console.print(f"80 % intervals: tok/s per chip ×{down:.2f} – ×{up:.2f} of each point, TTFT and TPOT theirs "
+                      f"(residual groups {', '.join(x.split(' (')[0] for x in g.values())} of "
+                      "catalog/intervals/serving.yaml; `--json`: every point's)", markup=False)
     for note in fr.notes:
         console.print(f"note: {note}", markup=False)
     at = fr.at
