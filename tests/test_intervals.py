@@ -201,3 +201,21 @@ def test_frontier_points_carry_intervals_as_its_answer_does():
     at = d["at"]
     assert at["tokens_per_s_per_chip_interval"][1] / at["tokens_per_s_per_chip"] == pytest.approx(
         d["points"][0]["tokens_per_s_per_chip_interval"][1] / d["points"][0]["tokens_per_s_per_chip"])
+
+
+def test_a_phase_a_generation_has_no_rows_of_reads_that_phase_over_every_generation():
+    """A100 rows are decode steps only: its TTFT under load read `ampere|*|bf16`, the spread of decode steps, where
+    TTFTs miss by several times more on every generation measured. It reads `*|ttft|bf16` now; a phase the generation
+    has rows of keeps its own group."""
+    from tokenmath.core.records import Intervals
+
+    ttft = _rows(n_clusters=30, between=1.0, seed=3, key=("hopper", "ttft", "bf16"))
+    decode = _rows(n_clusters=30, between=0.1, seed=2, key=("hopper", "decode", "bf16"))
+    a100 = _rows(n_clusters=12, per=2, between=0.05, seed=8, key=("ampere", "decode", "bf16"))
+    t = derive(ttft + decode + [{**x, "id": f"a{x['id']}", "cluster": f"a{x['cluster']}"} for x in a100])
+    first = lambda *key: next(k for k in Intervals.lookup_order(*key) if k in t)  # noqa: E731
+    assert first("ampere", "ttft", "bf16") == "*|ttft|bf16"
+    assert first("ampere", "decode", "bf16") == "ampere|decode|bf16"
+    assert first("hopper", "ttft", "fp8") == "hopper|ttft|*"
+    g = t["*|ttft|bf16"]
+    assert g["hi"] - g["lo"] > 3 * (t["ampere|*|bf16"]["hi"] - t["ampere|*|bf16"]["lo"])

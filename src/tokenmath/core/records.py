@@ -724,7 +724,8 @@ class Intervals(Record):
     """Prediction intervals for predicted rates and times, derived from validation residuals.
 
     Groups are keyed `generation|phase|precision` (e.g. `hopper|decode|fp8`; `*` for any), from the most
-    specific to `*|*|*`, the phase kept before the precision; measure/intervals.py writes them. A predicted rate x lies in
+    specific to `*|*|*`, the phase kept before the precision and, where the generation has no rows of the phase,
+    before the generation; measure/intervals.py writes them. A predicted rate x lies in
     [x·e^lo, x·e^hi] with probability `nominal`; a time t (∝ 1/rate) in [t·e^−hi, t·e^−lo].
     """
 
@@ -736,9 +737,11 @@ class Intervals(Record):
 
     @staticmethod
     def lookup_order(generation: str, phase: str, precision: str) -> tuple[str, ...]:
-        """Group names from the most specific to `*|*|*`, the phase kept before the precision."""
+        """Group names from the most specific to `*|*|*`, the phase kept before the precision and the generation: a
+        phase the generation has no rows of reads that phase's rows of every generation (an A100 TTFT under load
+        misses as TTFTs do, not as A100 decode steps do)."""
         g, p, q = generation, phase, precision
-        return f"{g}|{p}|{q}", f"{g}|{p}|*", f"{g}|*|{q}", f"{g}|*|*", "*|*|*"
+        return f"{g}|{p}|{q}", f"{g}|{p}|*", f"*|{p}|{q}", f"*|{p}|*", f"{g}|*|{q}", f"{g}|*|*", "*|*|*"
 
     def group(self, generation: str, phase: str, precision: str) -> tuple[str, IntervalGroup]:
         """The most specific stored group for these keys, and its name."""

@@ -9,8 +9,12 @@ offline run; precision of the weights), and each group's 80 % interval is a spli
               weight (rows of one cluster share its offset: they are not independent draws); the rest
               of the parent group's clusters count min(n0, their number) rows in all, n0 = 10, so a group
               with few clusters borrows its parent's spread
-    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  a parent lends its clusters that are not the
-              group's own (a cluster's rows at other formats or phases share its offset: they are no new draw).
+    lookup    g|p|q → g|p|* → *|p|q → *|p|* → g|*|q → g|*|* → *|*|* (Intervals.lookup_order): a phase the
+              generation has no rows of reads that phase over every generation before the generation's other
+              phases (`*|p|q`, `*|p|*` are derived for that)
+    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  *|p|q → *|p|* → *|*|*;  a parent lends its
+              clusters that are not the group's own (a cluster's rows at other formats or phases share its
+              offset: they are no new draw).
               The phase is kept before the precision because it sets the spread: a TTFT under
               load misses by several times what a decode step does, so a decode group of two clusters
               borrows from decode rows of other formats, not from TTFT rows of its own format
@@ -151,7 +155,7 @@ def derive(rows: list[dict], nominal: float = NOMINAL) -> dict[str, dict]:
     keys: set[tuple[str, str, str]] = set()
     for x in rows:
         g, p, q = x["key"]
-        keys |= {(g, p, q), (g, "*", q), (g, p, "*"), (g, "*", "*"), ("*", "*", "*")}
+        keys |= {(g, p, q), (g, "*", q), (g, p, "*"), (g, "*", "*"), ("*", p, q), ("*", p, "*"), ("*", "*", "*")}
     out = {}
     for key in sorted(keys):
         own = _members(rows, key)
