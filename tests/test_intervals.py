@@ -219,3 +219,16 @@ def test_a_phase_a_generation_has_no_rows_of_reads_that_phase_over_every_generat
     assert first("hopper", "ttft", "fp8") == "hopper|ttft|*"
     g = t["*|ttft|bf16"]
     assert g["hi"] - g["lo"] > 3 * (t["ampere|*|bf16"]["hi"] - t["ampere|*|bf16"]["lo"])
+
+
+def test_cadence_model_step_carries_serve_s_decode_interval():
+    """`cadence MODEL --on SYSTEM` predicts a decode step and from it the latencies and throughput: they carry serve's
+    decode interval (none before); a given --step-ms is no prediction and has none."""
+    d = json.loads(run("cadence", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)
+    sv = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)["decode"]
+    assert d["step_time_s"] == pytest.approx(sv["step_time_s"])
+    assert d["step_time_s_interval"] == pytest.approx(sv["step_time_s_interval"])
+    assert d["worst_latency_s_interval"] == pytest.approx([2 * x for x in d["step_time_s_interval"]])
+    lo, hi = d["tokens_per_s_interval"]
+    assert lo == pytest.approx(128 / d["step_time_s_interval"][1]) and hi == pytest.approx(128 / d["step_time_s_interval"][0])
+    assert "step_time_s_interval" not in json.loads(run("cadence", "--step-ms", "20", "--json").stdout)

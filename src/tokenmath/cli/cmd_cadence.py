@@ -10,7 +10,8 @@ from ..serving.serve import tokens_per_s
 from ..core.derive import lift, value_of
 from ..core.errors import InputError
 from ..core.roofline import step
-from ..serving.serve import check_inputs
+from ..serving.serve import check_inputs, interval_scale
+from ..core.load import load_priors
 from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, PRECISION_OPTION, SET_OPTION,
@@ -54,6 +55,7 @@ def register(app: typer.Typer) -> None:
         if model is not None and on is None:
             raise InputError("a model needs --on SYSTEM")
         m, s = load_pair(model, on, set_)
+        iv = None  # a model's decode step on the prior basis: serve's 80 % interval (down, up, group)
         if step_ms is not None:
             t = lift(ex, "t_step", step_ms / 1e3, "s", "given: --step-ms")
             origin = f"given step {fmt(step_ms / 1e3, 's')}"
@@ -62,6 +64,9 @@ def register(app: typer.Typer) -> None:
             st = step(m, s, G=G, B=B, S=S, phase="decode", precision=precision, basis=basis, explain=ex)
             t = st.t_step
             origin = f"{m.name} decode step on {G} × {s.chip.name}, batch {fmt(B)}, context {fmt(S)} ({basis})"
+            pri = load_priors(s.chip.priors)
+            if basis == "prior" and pri.formats is None:
+                iv = interval_scale(pri, "decode", precision or m.weight_dtype)
         elif s is not None:
             chip = s.chip
             t = drain_time(lift(ex, "hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")),
@@ -75,15 +80,27 @@ def register(app: typer.Typer) -> None:
         tput = tokens_per_s(lift(ex, "B", B, "seq", "given: sequences per train"), t)
         lam = rate if rate else 0.8 * B / t_s
         sim = simulate_cadence(t_s, lam, arrivals, seed)
+        ends = {}
+        if iv is not None:  # times [t/up, t/down], the rate [x·down, x·up]
+            down, up, group = iv
+            ends = {f"{k}_interval": [float(value_of(q)) / up, float(value_of(q)) / down]
+                    for k, q in (("step_time_s", t), ("worst_latency_s", worst), ("mean_latency_s", mean))}
+            ends.update(tokens_per_s_interval=[float(value_of(tput)) * down, float(value_of(tput)) * up],
+                        interval_group=group)
         if as_json:
             emit_json({"step_time_s": t_s, "step_origin": origin, "worst_latency_s": value_of(worst),
                        "mean_latency_s": value_of(mean), "batch": B, "tokens_per_s": value_of(tput),
-                       "trains_per_s": 1 / t_s, "arrival_rate_per_s": lam, "simulated": sim,
+                       "trains_per_s": 1 / t_s, "arrival_rate_per_s": lam, **ends, "simulated": sim,
                        "derivations": {k: q.to_dict() for k, q in (("worst_latency_s", worst),
                                                                      ("mean_latency_s", mean),
                                                                      ("tokens_per_s", tput))}})
             return
         console.print(f"step (a train departs every step): {fmt(t_s, 's')} — {origin}", markup=False)
+        if ends:
+            lo, hi = ends["step_time_s_interval"]
+            console.print(f"  80 % interval of the step {fmt(lo, 's')} – {fmt(hi, 's')}, the latencies and throughput "
+                          f"in proportion (residual group {ends['interval_group'].split(' (')[0]} of "
+                          "catalog/intervals/serving.yaml)", markup=False)
         console.print(f"worst latency = 2 · t_step = {fmt(value_of(worst), 's')} (arrive just after a departure: "
                       "wait one step, ride one)", markup=False)
         console.print(f"mean latency  = 1.5 · t_step = {fmt(value_of(mean), 's')} (wait half a step on average)",
