@@ -232,3 +232,19 @@ def test_cadence_model_step_carries_serve_s_decode_interval():
     lo, hi = d["tokens_per_s_interval"]
     assert lo == pytest.approx(128 / d["step_time_s_interval"][1]) and hi == pytest.approx(128 / d["step_time_s_interval"][0])
     assert "step_time_s_interval" not in json.loads(run("cadence", "--step-ms", "20", "--json").stdout)
+
+
+def test_phases_times_and_costs_carry_serve_s_intervals():
+    """`phases` predicts each phase's step, chip-seconds and cost per token: each carries serve's group interval (none
+    before), the request's cost the phases' ends summed; the spec basis (a bound) none."""
+    d = json.loads(run("phases", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)
+    for ph in ("prefill", "decode"):
+        for k in ("step_time_s", "chip_s_per_token", "usd_per_mtok"):
+            lo, hi = d[f"{ph}.{k}_interval"]
+            assert 0 < lo < d[f"{ph}.{k}"] < hi, (ph, k)
+        assert d[f"{ph}.step_time_s_interval"][1] / d[f"{ph}.step_time_s"] == pytest.approx(
+            d[f"{ph}.usd_per_mtok_interval"][1] / d[f"{ph}.usd_per_mtok"])
+    lo, hi = d["usd_per_request_interval"]
+    assert 0 < lo < d["usd_per_request"] < hi
+    spec = json.loads(run("phases", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
+    assert "decode.step_time_s_interval" not in spec

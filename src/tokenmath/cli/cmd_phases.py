@@ -97,6 +97,12 @@ def _print(d, pub) -> None:
         t.add_row(ph, str(G), fmt(B), fmt(S), fmt(v(f"{ph}.step_time_s"), "s"), str(v(f"{ph}.bound")),
                   fmt(v(f"{ph}.chip_s_per_token"), "s"), fmt(v(f"{ph}.usd_per_mtok"), "USD") if usd else "no price")
     console.print(t)
+    if v("decode.step_time_s_interval") is not None:
+        console.print("80 % intervals of the steps: " + ", ".join(
+            f"{ph} {fmt(v(f'{ph}.step_time_s_interval')[0], 's')} – {fmt(v(f'{ph}.step_time_s_interval')[1], 's')}"
+            for ph in ("prefill", "decode")) + "; chip-s and USD per token in proportion (residual groups "
+            + ", ".join(v(f"{ph}.interval_group").split(" (")[0] for ph in ("prefill", "decode"))
+            + " of catalog/intervals/serving.yaml)", markup=False)
     r = v("out_over_in_cost_ratio")
     console.print(f"decode ÷ prefill cost per token = {fmt(r)}: if prices followed chip time, output would cost "
                   f"{fmt(r)}× input (each phase at its cheapest batch that fits; decode κ = "

@@ -32,9 +32,10 @@ import numpy as np
 from ..core import arch
 from ..core.derive import Numbers, formula, lift, value_of
 from ..core.errors import InputError
+from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import collective_latency, step
-from .serve import check_inputs
+from .serve import check_inputs, interval_scale
 from .sweep import balance_batch, compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, memory_batch_limit, \
     roofline_inputs
 
@@ -208,5 +209,30 @@ def disaggregate(m: Model, system: System, *, input_len: float, output_len: floa
     kappa = kv_compute_ratio(t_kv1, compute_time_per_seq(value_of(inp.N_active), G_d, value_of(inp.F)))
     nums["decode.kappa"] = kappa
     nums["decode.balance_batch"] = balance_batch(value_of(inp.B_star), kappa)
+    if basis == "prior":
+        _intervals(nums, system, precision)
     return Disagg(m, system, I, O, float(cache_hit), G_p, G_d, float(B_prefill), float(B_decode), precision,
                   kv_dtype, basis, nums)
+
+
+def _intervals(nums: dict, system: System, precision: str) -> None:
+    """80 % intervals of each phase's times and costs from serve's residual groups (each ∝ the phase's step time:
+    [x/up, x/down]); the request's cost spans the phases' ends summed, their misses taken as going the same way."""
+    pri = load_priors(system.chip.priors)
+    if pri.formats is not None:  # a calibrated profile: serve gives its own measured spread, not a group's
+        return
+    ends = []
+    for ph in ("prefill", "decode"):
+        scale = interval_scale(pri, ph, precision)
+        if scale is None:
+            return
+        down, up, nums[f"{ph}.interval_group"] = scale
+        for k in (f"{ph}.step_time_s", f"{ph}.chip_s_per_token", f"{ph}_chip_s_per_request", f"{ph}.usd_per_mtok"):
+            x = value_of(nums.get(k))
+            if x is not None:
+                nums[f"{k}_interval"] = [float(x) / up, float(x) / down]
+        ends.append(nums[f"{ph}_chip_s_per_request_interval"])
+    usd, chip_s = value_of(nums.get("usd_per_request")), sum(value_of(nums[f"{ph}_chip_s_per_request"])
+                                                            for ph in ("prefill", "decode"))
+    if usd is not None and chip_s > 0:
+        nums["usd_per_request_interval"] = [float(usd) * sum(e[i] for e in ends) / chip_s for i in (0, 1)]
