@@ -221,7 +221,9 @@ def intervals_yaml(table: dict[str, dict], spec_sheet: dict[str, dict], source: 
              f"source: \"{source}\"",
              f"nominal: {nominal}",
              "method: \"split-conformal on ln(measured / predicted) by generation|phase|precision, each (model, "
-             f"hardware) cluster one row; a group's parent lends up to {PSEUDO_ROWS:g} pseudo-rows; finite-sample level "
+             f"hardware) cluster one row; a group's parent lends up to {PSEUDO_ROWS:g} pseudo-rows of clusters the "
+             "group does not hold, a parent passed over while fewer than the conformal minimum; a phase a generation "
+             "has no rows of read from *|phase|precision; finite-sample level "
              "(1 − α/2)(n_eff + 1)/n_eff; spec-sheet groups: the pooled groups widened by the quantiles of the shift "
              "that predicting with each other catalog priors entry causes\"",
              f"notes: \"coverage of nominal {nominal:.0%} intervals on {cov.get('n', 0)} rows: "
