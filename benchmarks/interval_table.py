@@ -74,7 +74,8 @@ def main() -> None:
     shifts = prior_shifts(rows, others)
     measured = [x for x in rows if x["key"][0] != "spec-sheet"]  # rows of chips with measured kernels
     table = derive(measured)
-    spec_table = widen(derive(relabel(rows, "*")), shifts)  # every residual pools into the spec-sheet groups
+    # every residual pools into the spec-sheet groups, never narrower than a measured generation's
+    spec_table = widen(derive(relabel(rows, "*")), shifts, measured=table)
     cov = coverage(measured)
     if silicon:  # each table's rows, with every (model, hardware) cluster of both left out in turn
         ids = {x["id"] for x in silicon}
@@ -87,7 +88,7 @@ def main() -> None:
         for name, train, test in (("public", sil, pub), ("silicon", pub, sil)):
             c, n = _cross_coverage(train, test)
             print(f"  {name}: {c:.1%} of {n} rows inside intervals derived from the other table alone")
-    cov_spec = _spec_coverage(rows, shifts)
+    cov_spec = _spec_coverage(rows, shifts, measured)
     src = (f"tokenmath validate on {rep.table.rsplit('/', 1)[-1]} ({len(public)} serving rows)"
            + (f" and aiconfigurator-core's silicon sample ({len(silicon)} TTFT/TPOT rows under load, "
               f"benchmarks/silicon_table.py)" if silicon else "")
@@ -130,13 +131,13 @@ def _cross_coverage(train: list[dict], test: list[dict]) -> tuple[float, int]:
     return inside / max(n, 1), n
 
 
-def _spec_coverage(rows: list[dict], shifts: list[dict]) -> tuple[float, float]:
+def _spec_coverage(rows: list[dict], shifts: list[dict], measured: list[dict]) -> tuple[float, float]:
     """Swapped-priors residuals (r + s) inside spec-sheet intervals built without their own cluster."""
     by_id = {x["id"]: x for x in rows}
     inside, n, widths = 0, 0, []
     for c in {x["cluster"] for x in rows}:
         table = widen(derive(relabel([x for x in rows if x["cluster"] != c], "*")),
-                      [x for x in shifts if x["cluster"] != c])
+                      [x for x in shifts if x["cluster"] != c], measured=derive([x for x in measured if x["cluster"] != c]))
         for x in shifts:
             if x["cluster"] == c:
                 g, p, q = by_id[x["id"]]["key"]

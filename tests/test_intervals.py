@@ -248,3 +248,20 @@ def test_phases_times_and_costs_carry_serve_s_intervals():
     assert 0 < lo < d["usd_per_request"] < hi
     spec = json.loads(run("phases", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
     assert "decode.step_time_s_interval" not in spec
+
+
+def test_spec_sheet_groups_are_never_narrower_than_a_measured_generation_s():
+    """The spec-sheet groups pool every generation's residuals and add the prior-swap shift; the pool can be narrower
+    than one generation's group (Hopper's TTFTs miss far more than Blackwell's), so an AMD or TPU TTFT had a narrower
+    interval (×27 high/low) than an H100's (×93). Each spec-sheet bound is now at least the widest measured one."""
+    from tokenmath.measure.intervals import widen
+
+    wide = _rows(n_clusters=20, between=1.5, seed=9, key=("hopper", "ttft", "bf16"))
+    tight = _rows(n_clusters=60, between=0.2, seed=10, key=("blackwell", "ttft", "bf16"))
+    measured = derive(wide + tight)
+    shifts = [{**x, "r": 0.01 * (i % 3 - 1)} for i, x in enumerate(wide + tight)]
+    spec = widen(derive(relabel(wide + tight, "*")), shifts, measured=measured)["spec-sheet|ttft|bf16"]
+    hop = measured["hopper|ttft|bf16"]
+    assert spec["lo"] <= hop["lo"] and spec["hi"] >= hop["hi"]
+    pooled_only = widen(derive(relabel(wide + tight, "*")), shifts)["spec-sheet|ttft|bf16"]
+    assert pooled_only["hi"] - pooled_only["lo"] < hop["hi"] - hop["lo"]  # what it was
