@@ -265,3 +265,18 @@ def test_spec_sheet_groups_are_never_narrower_than_a_measured_generation_s():
     assert spec["lo"] <= hop["lo"] and spec["hi"] >= hop["hi"]
     pooled_only = widen(derive(relabel(wide + tight, "*")), shifts)["spec-sheet|ttft|bf16"]
     assert pooled_only["hi"] - pooled_only["lo"] < hop["hi"] - hop["lo"]  # what it was
+
+
+def test_a_generation_s_decode_group_borrows_decode_rows_of_other_generations_not_its_own_ttft_rows():
+    """A100's decode groups rest on three clusters that hold no other phase: the chain went g|decode|* → g|*|* →
+    *|*|*, so they borrowed the spread of every phase pooled (TTFTs under load included: ×0.24–1.79 beside H100's
+    decode ×0.46–1.29). The phase's rows of every generation come first now (*|decode|*), as in the lookup."""
+    hop_decode = _rows(n_clusters=30, between=0.1, seed=2, key=("hopper", "decode", "bf16"))
+    hop_ttft = _rows(n_clusters=30, between=1.0, seed=3, key=("hopper", "ttft", "bf16"))
+    hop_ttft = [{**x, "id": f"t{x['id']}", "cluster": f"t{x['cluster']}"} for x in hop_ttft]
+    a100 = _rows(n_clusters=3, per=2, between=0.05, seed=8, key=("ampere", "decode", "bf16"))
+    a100 = [{**x, "id": f"a{x['id']}", "cluster": f"a{x['cluster']}"} for x in a100]
+    t = derive(hop_decode + hop_ttft + a100)
+    a, d, tt = t["ampere|decode|bf16"], t["hopper|decode|bf16"], t["hopper|ttft|bf16"]
+    assert a["hi"] - a["lo"] < 0.5 * (tt["hi"] - tt["lo"])
+    assert a["hi"] - a["lo"] >= 0.8 * (d["hi"] - d["lo"])

@@ -12,12 +12,12 @@ offline run; precision of the weights), and each group's 80 % interval is a spli
     lookup    g|p|q → g|p|* → *|p|q → *|p|* → g|*|q → g|*|* → *|*|* (Intervals.lookup_order): a phase the
               generation has no rows of reads that phase over every generation before the generation's other
               phases (`*|p|q`, `*|p|*` are derived for that)
-    parents   g|p|q → g|p|* → g|*|* → *|*|*;  g|*|q → g|*|*;  *|p|q → *|p|* → *|*|*;  a parent lends its
-              clusters that are not the group's own (a cluster's rows at other formats or phases share its
-              offset: they are no new draw).
-              The phase is kept before the precision because it sets the spread: a TTFT under
-              load misses by several times what a decode step does, so a decode group of two clusters
-              borrows from decode rows of other formats, not from TTFT rows of its own format
+    parents   g|p|q → g|p|* → *|p|* → *|*|*;  g|*|q → g|*|* → *|*|*;  *|p|q → *|p|* → *|*|*;  a parent
+              lends its clusters that are not the group's own (a cluster's rows at other formats or phases
+              share its offset: they are no new draw).
+              The phase is kept before the precision and the generation because it sets the spread: a TTFT
+              under load misses by several times what a decode step does, so a decode group of two clusters
+              borrows from decode rows of other formats and generations, not from TTFT rows of its own
     n_eff     = c + the parent's lent rows, c = the group's clusters; a parent that leaves n_eff below
               n_min = (1 − α/2)/(α/2) (9 at 80 %) is passed over for the next one up: with fewer rows no
               order statistic is a conformal bound (the level below exceeds 1), and the few rows' own range
@@ -121,7 +121,9 @@ def _parents(key: tuple[str, str, str]) -> tuple[str, str, str] | None:
         return None
     if p != "*" and q != "*":
         return (g, p, "*")
-    if g != "*" and (p != "*" or q != "*"):
+    if g != "*" and p != "*":  # the phase's rows of every generation before this generation's other phases
+        return ("*", p, "*")
+    if g != "*" and q != "*":
         return (g, "*", "*")
     return ("*", "*", "*")
 
