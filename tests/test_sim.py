@@ -110,9 +110,11 @@ def test_golden_small_run():
     assert r["output_tokens_per_s"] == pytest.approx(12 / (2 * cycle), rel=1e-4)
     assert r.events == 5  # a wake, then (prefill, decode span) twice
     d = r.to_dict()
-    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
-        assert list(d[key]) == ["mean", "p50", "p90", "p95", "p99"]
-    assert set(d["tokens_per_s_per_user"]) == {"mean", "p50"}
+    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):  # each percentile beside its 80 % interval
+        assert [k for k in d[key] if not k.endswith("_interval")] == ["mean", "p50", "p90", "p95", "p99"]
+        assert [k for k in d[key] if k.endswith("_interval")] == ["p50_interval", "p90_interval", "p95_interval",
+                                                                  "p99_interval"]
+    assert set(d["tokens_per_s_per_user"]) == {"mean", "p50", "p50_interval"}
     for key in ("output_tokens_per_s", "tokens_per_s_per_chip", "requests_completed", "mean_batch", "kv_utilisation"):
         assert key in d
     assert "goodput" not in d  # no SLO given: the value does not apply
