@@ -231,6 +231,7 @@ def test_cadence_model_step_carries_serve_s_decode_interval():
     assert d["worst_latency_s_interval"] == pytest.approx([2 * x for x in d["step_time_s_interval"]])
     lo, hi = d["tokens_per_s_interval"]
     assert lo == pytest.approx(128 / d["step_time_s_interval"][1]) and hi == pytest.approx(128 / d["step_time_s_interval"][0])
+    assert d["trains_per_s_interval"] == pytest.approx([1 / d["step_time_s_interval"][1], 1 / d["step_time_s_interval"][0]])
     assert "step_time_s_interval" not in json.loads(run("cadence", "--step-ms", "20", "--json").stdout)
 
 

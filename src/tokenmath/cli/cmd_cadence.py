@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
             ends = {f"{k}_interval": [float(value_of(q)) / up, float(value_of(q)) / down]
                     for k, q in (("step_time_s", t), ("worst_latency_s", worst), ("mean_latency_s", mean))}
             ends.update(tokens_per_s_interval=[float(value_of(tput)) * down, float(value_of(tput)) * up],
-                        interval_group=group)
+                        trains_per_s_interval=[down / t_s, up / t_s], interval_group=group)
         if as_json:
             emit_json({"step_time_s": t_s, "step_origin": origin, "worst_latency_s": value_of(worst),
                        "mean_latency_s": value_of(mean), "batch": B, "tokens_per_s": value_of(tput),
