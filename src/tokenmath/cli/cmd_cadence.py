@@ -98,7 +98,8 @@ def register(app: typer.Typer) -> None:
         console.print(f"step (a train departs every step): {fmt(t_s, 's')} — {origin}", markup=False)
         if ends:
             lo, hi = ends["step_time_s_interval"]
-            console.print(f"  80 % interval of the step {fmt(lo, 's')} – {fmt(hi, 's')}, the latencies and throughput "
+            console.print(f"  80 % interval of the step {fmt(lo, 's')} – {fmt(hi, 's')}, the latencies and "
+                          "throughput "
                           f"in proportion (residual group {ends['interval_group'].split(' (')[0]} of "
                           "catalog/intervals/serving.yaml)", markup=False)
         console.print(f"worst latency = 2 · t_step = {fmt(value_of(worst), 's')} (arrive just after a departure: "

@@ -199,7 +199,8 @@ class Sweep:
     interval: tuple[float, float, str] | None = None  # a decode step's 80 % interval (down, up, group): serve's
 
     def interval_of(self, name: str, x: np.ndarray) -> np.ndarray | None:
-        """The 80 % interval of each grid point, [..., (low, high)]: a rate [x·down, x·up], a time or cost [x/up, x/down]."""
+        """The 80 % interval of each grid point, [..., (low, high)]: a rate [x·down, x·up], a time or a cost
+        [x/up, x/down]."""
         if self.interval is None or x is None:
             return None
         down, up, _ = self.interval
