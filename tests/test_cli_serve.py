@@ -388,3 +388,14 @@ def test_kv_dtype_refuses_a_weight_only_format():
     for bad in ("w8a8", "gguf_q4_0", "int4_g128"):
         _one_line_error(run("serve", "llama-3.1-8b", "--on", "h100", "--kv-dtype", bad), "--kv-dtype")
     assert run("serve", "llama-3.1-8b", "--on", "h100", "--kv-dtype", "fp8").exit_code == 0
+
+
+def test_a_bare_chip_over_several_chips_says_they_talk_over_the_network():
+    """`--on h100 -G 8` is eight lone chips joined only by their NICs (every collective crosses the network); serve
+    says so and names the server that joins them over NVLink. One chip, or a named server, says nothing."""
+    r = run("serve", "llama-3.1-70b", "--on", "h100", "-G", "8")
+    assert r.exit_code == 0 and "no scale-up link" in r.output and "--on hgx-h100" in r.output
+    wide = run("serve", "llama-3.1-405b", "--on", "h100", "-G", "16")
+    assert "hgx-h100 (8 chips a domain)" in wide.output
+    for args in (("--on", "hgx-h100"), ("--on", "h100", "-G", "1", "-B", "1", "-S", "1024")):
+        assert "no scale-up link" not in run("serve", "llama-3.1-8b", *args).output

@@ -90,10 +90,24 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
                                    f"weights ({DEFAULT_BATCH}, the default, do not); give --batch to choose")
     if s.chip.widened_note(r.precision):
         r.numbers["precision_note"] = s.chip.widened_note(r.precision)
+    if s.domain_chips == 1 and r.G > 1:
+        r.numbers["domain_note"] = _lone_chip_note(s, r)
     if m.max_context and context > m.max_context:
         r.numbers["context_note"] = (f"context {context:,} tokens is beyond {m.name}'s trained context of "
                                      f"{m.max_context:,} (catalog); computed anyway, the model would not serve it")
     return r
+
+
+def _lone_chip_note(s, r) -> str:
+    """--on names one chip and --chips asks for more: they share no scale-up link, so every collective crosses the
+    network; name the servers of that chip that would hold them over NVLink or its like."""
+    from ..core.load import load_system, names
+    homes = sorted((h.domain_chips < r.G, n, h.domain_chips) for n in names("systems")
+                   if (h := load_system(n)).chip.name == s.chip.name and h.domain_chips > 1)
+    said = [f"{n}" + (f" ({d} chips a domain)" if d < r.G else "") for _, n, d in homes[:2]]
+    return (f"{s.name} names one chip with no scale-up link: its {r.G} chips talk over the network at "
+            f"{fmt(s.scaleout_bw, 'B/s')} a chip (comm {fmt(r.value('decode.t_comm_s'), 's')} a decode step)"
+            + (f"; for servers of them joined by their scale-up link say --on {' or '.join(said)}" if said else ""))
 
 
 def _most_that_fit(r) -> int:
@@ -170,6 +184,8 @@ def _print(r) -> None:
         console.print(v("batch_note"), markup=False)
     if v("context_note"):
         console.print(v("context_note"), markup=False)
+    if v("domain_note"):
+        console.print(v("domain_note"), markup=False)
     if v("precision_note"):
         console.print(v("precision_note"), markup=False)
     fits = "fits" if r.fits else "DOES NOT FIT"
