@@ -117,7 +117,7 @@ def test_batch_one_reads_only_the_active_parameters():
 def test_prefill_lm_head_multiplies_one_row_per_prompt():
     """A prefill samples only each prompt's last position: the LM head's FLOP count B rows, not B·S tokens;
     a decode step samples every token. (Spec basis: FLOP at the peak, no other term in t_math.)"""
-    m, sysm = load_model("llama-3.1-8b"), load_system("h200")
+    m, sysm = load_model("llama-3.1-8b"), load_system("hgx-h200")
     pc = arch.param_counts(m)
     F = sysm.chip.peak("bf16")
     VD = m.vocab_size * m.d_model
@@ -135,7 +135,7 @@ def test_a_mixed_step_samples_its_decodes_and_one_row_per_prompt_piece():
     """The simulator's mixed step (decodes plus prompt chunks, one roofline step) computes logits for its decode
     tokens and one row per prompt piece: `sampled` sets the LM head's rows."""
     from tokenmath.serving.sim.steps import mixed_time
-    m, sysm = load_model("llama-3.1-8b"), load_system("h200")
+    m, sysm = load_model("llama-3.1-8b"), load_system("hgx-h200")
     pc, VD, F = arch.param_counts(m), m.vocab_size * m.d_model, sysm.chip.peak("bf16")
     full = step(m, sysm, G=1, B=5, S=1000, basis="spec", phase="decode", S_new=1640 / 5, precision="bf16")
     part = step(m, sysm, G=1, B=5, S=1000, basis="spec", phase="decode", S_new=1640 / 5, precision="bf16", sampled=5)
@@ -259,3 +259,32 @@ def test_probe11q_one_vector_groups_decode_at_the_mla_kernels_law():
     assert max(t.values()) < 1.5 * min(t.values())
     d = step(m, s, G=8, B=64, S=8192, phase="decode", explain=True).t_kv.explain()
     assert "latent bytes one MLA decode kernel reads" in d
+
+
+def test_a_layers_elementwise_bytes_per_token_by_hand():
+    """Llama-3.1-8B (D 4,096, F 14,336, 32 query and 8 KV heads of 128), BF16 activations, one chip: two residual
+    RMSNorms 2·4·D·2 = 65,536, SwiGLU 3·F·2 = 86,016, RoPE on Q and K 2·(32 + 8)·128·2 = 20,480; with FP8 GEMMs the
+    QKV and gate-up inputs are cast (2·D·(2 + 1) = 24,576) and the activation writes FP8 (F·(2·2 + 1) = 71,680)."""
+    from tokenmath.core.load import load_model
+    from tokenmath.core.roofline import elementwise_bytes_per_token
+
+    m = load_model("llama-3.1-8b")
+    assert elementwise_bytes_per_token(m, 1, "bf16", 2.0) == 65_536 + 86_016 + 20_480
+    assert elementwise_bytes_per_token(m, 1, "fp8", 2.0) == 65_536 + 24_576 + 71_680 + 20_480
+    assert elementwise_bytes_per_token(m, 2, "bf16", 2.0) == 65_536 + 86_016 / 2 + 20_480 / 2  # norms on every rank
+
+
+def test_a_prefill_pays_its_elementwise_kernels_bytes_and_a_decode_step_almost_none():
+    """t_elt = L · T · a_tok / (W · eta): 16,384 prompt tokens of Llama-3.1-8B FP8 on an H200 stream 32 · 16,384 ·
+    182,272 B ≈ 96 GB through the norms, RoPE and activation (~23 ms); a decode step of 8 sequences, 8 tokens."""
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import step
+
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h200")
+    pre = step(m, s, G=1, B=1, S=16_384, phase="prefill", precision="fp8")
+    dec = step(m, s, G=1, B=8, S=16_384, phase="decode", precision="fp8")
+    t_pre, t_dec = (float(x.extras["t_elt"]) for x in (pre, dec))
+    W = s.chip.hbm_bandwidth_bytes_per_s
+    assert t_pre == pytest.approx(32 * 16_384 * 182_272 / (W * 0.865), rel=0.01)
+    assert t_dec == pytest.approx(t_pre * 8 / 16_384, rel=1e-9)
+    assert t_pre < float(pre.t_overhead) < float(pre.t_step)

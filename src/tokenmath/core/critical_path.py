@@ -37,7 +37,7 @@ from .derive import formula
 __all__ = [
     "blom_z", "dp_batch", "dp_tokens", "piece_group_tokens", "dp_tokens_pieces", "dense_matmul_params", "dense_bytes_chip", "body_flop_chip",
     "head_flop_chip",
-    "attention_flop_chip", "busiest_rank_load", "busiest_rank_experts", "expert_rows", "expert_flop_chip",
+    "attention_flop_chip", "elementwise_time_chip", "busiest_rank_load", "busiest_rank_experts", "expert_rows", "expert_flop_chip",
     "expert_bytes_chip", "dense_head_gemm_time", "expert_gemm_time", "attention_time_chip", "dense_weight_time",
     "expert_weight_time", "kv_time_chip", "math_time_chip", "weight_time_chip", "serial_kernel_time_chip",
     "expert_op_math_time", "expert_op_stream_time", "serial_kernel_time_moe_op",
@@ -171,6 +171,14 @@ def expert_op_stream_time(W_experts, W, eta_bw_e, L_moe, hit_max, t_e):
 @formula("t_attn = FLOP_attn / (F_attn · eta_attn)", unit="s")
 def attention_time_chip(FLOP_attn, F_attn, eta_attn):
     return FLOP_attn / (F_attn * eta_attn)
+
+
+@formula("t_elt = L · T_dp · a_tok / (W · eta_elt)", unit="s")
+def elementwise_time_chip(L, T_dp, a_tok, W, eta_elt):
+    """The layers' norm, residual-add, RoPE and activation kernels streaming their activations
+    (roofline.elementwise_bytes_per_token): every rank of a tensor-parallel group runs the norms over the group's
+    T_dp tokens on the whole hidden state, the activation on its 1/tp share of the MLP."""
+    return L * T_dp * a_tok / (W * eta_elt)
 
 
 @formula("t_w_dense = W_dense / (W · eta_bw)", unit="s")

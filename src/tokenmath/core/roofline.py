@@ -79,6 +79,7 @@ from .critical_path import (
     dp_batch,
     dp_tokens,
     dp_tokens_pieces,
+    elementwise_time_chip,
     expert_bytes_chip,
     expert_flop_chip,
     expert_gemm_time,
@@ -116,7 +117,8 @@ from .units import COMPUTE_FORMAT
 
 __all__ = [
     "Step", "Layout", "step", "default_layout", "drain_time", "hardware_ratio", "optimal_batch", "latency_floor",
-    "gemms_per_layer", "aux_kernels_per_layer", "kernel_format", "moe_format", "MOE_PEAK",
+    "gemms_per_layer", "aux_kernels_per_layer", "elementwise_bytes_per_token", "kernel_format", "moe_format", "MOE_PEAK",
+    "CAST_FORMATS",
     "blom_z", "busiest_rank_load", "busiest_rank_experts", "BASES", "PHASES"
 ]
 
@@ -223,6 +225,56 @@ def aux_kernels_per_layer(m: Model, fused_moe: bool = False) -> float:
     base = 3 + (2 if m.mla is not None else 1)
     L_moe = arch.n_moe_layers(m)
     return base + (0 if fused_moe else 3) * L_moe / m.n_layers
+
+
+@formula("t_overhead = t_kernels + t_elt", unit="s")
+def overhead_with_elementwise(t_kernels, t_elt):
+    """The step's fixed costs and its elementwise kernels' streaming time (elementwise_bytes_per_token)."""
+    return t_kernels + t_elt
+
+
+# GEMM kernel formats whose activations a served model casts before the GEMM, and the format cast to. The kernel
+# tables time each such op on BF16 input with a dynamic cast inside (kernel_tables._cast_cost reads it apart); a
+# served ModelOpt FP8 checkpoint casts at its static input scale (vLLM's static_scaled_fp8_quant, the tables'
+# scale_matrix op), NVFP4 per 16-element block, each a streaming kernel. Block-scaled FP8 casts per token group
+# inside the GEMM op its curves time, and keeps that cast there.
+CAST_FORMATS = {"fp8": "fp8", "fp4": "nvfp4"}
+
+
+def elementwise_bytes_per_token(m: Model, tp, kf: str, b_act: float):
+    """Bytes a layer's elementwise kernels read and write per token on one chip, averaged over layers.
+
+    Laid out as NVIDIA's estimator composes a layer (aiconfigurator-core sdk/models/llama.py: `add_norm` ops of
+    2·D in and 2·D out, `act_gate` of 2·F/tp in and F/tp out) and as the engines fuse them:
+    - two residual-add RMSNorms, each reading the residual stream and the sublayer's output and writing both:
+      2 · 4·D·b_act;
+    - where the GEMMs run a cast format (CAST_FORMATS), the QKV and gate-up GEMMs' inputs cast from the norms'
+      output, reading b_act and writing b_in an element: 2 · D·(b_act + b_in) (the estimator's QKV and gate-up
+      GEMMs pay their quantisation; the projections after attention and after the activation take
+      `low_precision_input`: those kernels write the cast format themselves);
+    - the MLP's activation, reading its gate and up projections and writing their product in the down
+      projection's input format: F/tp·((n_mlp − 1)·b_act + b_in) in dense-MLP layers and over an MoE layer's
+      shared experts (the routed experts' activation is inside the fused MoE op's measured time);
+    - RoPE, read and written in place on each chip's query and key heads: 2·(N_c + K_c)·H·b_act on attention
+      layers (MLA: its rope dimensions, and its two latent RMSNorms, 2·(q_lora + kv_lora)·b_act).
+    A decode step of a few sequences moves kilobytes (the kernels' fixed cost, aux_kernels_per_layer, is what
+    counts there); a prefill, or a decode of thousands of sequences, moves gigabytes: 65,536 prompt tokens of
+    Llama-3.1-8B in BF16, 11 GB a layer."""
+    L, L_moe, D = m.n_layers, arch.n_moe_layers(m), m.d_model
+    tp = np.asarray(tp, dtype=float)
+    b_in = arch.bytes_per(CAST_FORMATS[kf]) if kf in CAST_FORMATS else b_act
+    sh = m.moe.n_shared_experts * (m.moe.d_ff_shared_expert or m.moe.d_ff_expert) if m.moe is not None else 0
+    F_avg = ((L - L_moe) * m.d_ff + L_moe * sh) / L
+    norms = 2 * 4 * D * b_act + (2 * D * (b_act + b_in) if kf in CAST_FORMATS else 0.0)
+    act = F_avg / tp * ((m.mlp_matrices - 1) * b_act + b_in)
+    N_c = m.n_heads * np.maximum(1.0 / tp, 1.0 / m.n_heads)
+    if m.mla is not None:
+        a = m.mla
+        rope = 2 * (N_c + 1) * a.qk_rope_head_dim * b_act + 2 * ((a.q_lora_rank or 0) + a.kv_lora_rank) * b_act
+    else:
+        K = m.n_kv_heads or m.n_heads
+        rope = 2 * (N_c + K * np.maximum(1.0 / tp, 1.0 / K)) * m.head_dim * b_act
+    return norms + act + rope * arch.attention_layers(m) / L
 
 
 def kernel_format(m: Model, prec: str, pri: Priors, chip=None) -> str:
@@ -751,6 +803,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             t_over = overhead_time_moe(*args, g("L_moe", arch.n_moe_layers(m), "", src_m),
                                        t_moe_q if t_moe_q is not None else g("t_moe", t_moe, "s", t_moe_src)) \
                 if fused else overhead_time(*args)
+        if "t_elt" in extras:  # the elementwise kernels' bytes, beside their fixed cost
+            t_over = overhead_with_elementwise(t_over, extras["t_elt"])
         overlap = p("overlap", "comm_overlap")
         if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
             t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)
@@ -1003,6 +1057,14 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
     extras["W_touched"] = value_of(W_dense) + value_of(extras.get("W_experts", 0.0))
     if spec:
         return t_math, t_weights, t_kv, None, extras
+    act = _act_dtype(prec)
+    cast = f", cast to {CAST_FORMATS[kf_dense]} for the GEMMs" if kf_dense in CAST_FORMATS else ""
+    extras["t_elt"] = elementwise_time_chip(
+        g("L", m.n_layers, "", src_m), T_dp,
+        g("a_tok", elementwise_bytes_per_token(m, tp, kf_dense, arch.bytes_per(act)), "B",
+          f"{src_m}: norm, residual, RoPE and activation bytes per token and layer on a chip, {act} activations"
+          f"{cast} (roofline.elementwise_bytes_per_token)"),
+        W, g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)"))
     serial = serial_kernel_time_moe_op if moe_sum else serial_kernel_time_chip
     t_serial = serial(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
     extras.update(t_attn=t_attn, t_mm=value_of(t_mm_d) + value_of(t_mm_e))
