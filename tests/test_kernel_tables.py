@@ -543,3 +543,26 @@ def test_the_gdn_prefill_law_recovers_the_kernels_it_was_generated_from(tmp_path
     assert c["gdn_ctx_t0"]["y"] == pytest.approx([20e-6, 25e-6], rel=0.01)
     assert c["gdn_ctx_t_seq"]["y"] == pytest.approx([1e-6, 5e-6], rel=0.01)
     assert c["gdn_ctx_t_tok"]["y"] == pytest.approx([15e-9, 100e-9], rel=0.01)
+
+
+def test_a_quantised_gemms_rows_are_read_less_their_activation_cast_and_a_bf16_ones_are_not():
+    """The tables time an FP8 op on BF16 input with its cast inside: t = t_k + c·M·K + X/eta. The derivation reads
+    eta without the cast (a served model casts in the kernel before the GEMM: roofline.elementwise_bytes_per_token);
+    a BF16 op's rows are read as they are."""
+    pd = pytest.importorskip("pandas")  # the kernels extra
+
+    from tokenmath.measure.kernel_tables import _gemm_engine
+
+    F, W, eta, c, t_k = 1979e12, 4.8e12, 0.75, 2e-12, 5e-6
+    rows = []
+    for M in (1, 16, 64, 1024, 2048, 4096, 8192, 16384):
+        for N in (1024, 2048, 4096, 8192, 16384):
+            for K in (1024, 4096, 8192, 16384):
+                X = max(2 * M * N * K / F, (M * K + K * N + M * N * 2) / W)
+                rows.append(dict(m=M, n=N, k=K, latency=(t_k + c * M * K + X / eta) * 1e3))
+    df = pd.DataFrame(rows)
+    got, bound, _ = _gemm_engine(df, F, W, 1.0, quantised=True)
+    big = [m for m in got if bound[m] and m >= 2048]
+    assert big and np.allclose([got[m] for m in big], eta, rtol=0.02)
+    raw, _, _ = _gemm_engine(df, F, W, 1.0)
+    assert all(raw[m] < 0.9 * eta for m in big)  # read as measured, the cast held 10 % or more of the op's time

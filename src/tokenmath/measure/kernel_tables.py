@@ -21,6 +21,9 @@ peaks, so the core needs no heavy dependency:
         eta_bw.<f>(M): memory-bound M, 1/slope, held non-increasing in M (a weight read never gets
                        cheaper because more rows ride on it)
         eta_mm.<f>(M): compute-bound M, median of X / (t − t_kernel.<f>) where t > 2·t_kernel
+        FP8 / NVFP4 (roofline.CAST_FORMATS): each op's rows less its activation cast, t − c·M·K, c fitted on
+                       its own compute-bound rows (`_cast_cost`); the served model's cast is priced with the
+                       norms' and activation's bytes (roofline.elementwise_bytes_per_token)
     decode attention (one layer, B sequences at context S, K KV heads of H):
         bytes = B · S · 2 · K · H · b_kv;   eta_kv_bytes.<kv>(bytes) = median of bytes / (W · t),
         by bins of bytes (factor-2 wide), with t held non-decreasing in bytes
@@ -75,7 +78,7 @@ from ..core.arch import bytes_per
 from ..core.errors import InputError
 from ..core.load import PACKAGE_CATALOG, load_chip
 from ..core.records import ENGINES
-from ..core.roofline import MOE_PEAK
+from ..core.roofline import CAST_FORMATS, MOE_PEAK
 from ..core.units import COMPUTE_FORMAT
 
 __all__ = ["TABLE_SYSTEMS", "Derived", "find_tables", "derive_priors", "derive_all", "write_priors", "priors_yaml"]
@@ -243,20 +246,44 @@ def _line(X: np.ndarray, t: np.ndarray) -> tuple[float, float]:
     return float(a), 1.0 / float(slope)
 
 
-def _gemm_engine(df, F: float, W: float, b_w: float) -> tuple[dict, dict, float]:
+def _cast_cost(M: np.ndarray, K: np.ndarray, t: np.ndarray, X: np.ndarray, compute: np.ndarray) -> float:
+    """Seconds per activation element an FP8 / NVFP4 GEMM op spends quantising its A operand.
+
+    The tables time the op as a served model would call it on BF16 activations: the scale and the cast of the
+    M·K input, then the MMA. The cast grows with M·K, not with the MMA's M·N·K, so at each compute-bound M
+    (≥ 1024 rows) the shapes give t = a_M + c_M · M·K + X / eta_M (least squares in relative error); c is the
+    median c_M, held ≥ 0. On H200 (aiconfigurator-core 0.12.0) c·M·K is 2.3-3.6× the time of streaming 3 bytes
+    an element at W for TensorRT-LLM's and vLLM's ops, 1.2-1.4× for SGLang's; the BF16 tables fit −0.8…+0.3
+    (no cast)."""
+    cs = []
+    for m in np.unique(M[compute & (M >= 1024)]):
+        s = compute & (M == m)
+        if s.sum() >= 8:
+            A = np.vstack([np.ones(s.sum()), M[s] * K[s], X[s]]).T / t[s, None]
+            (_, c, _), *_ = np.linalg.lstsq(A, np.ones(s.sum()), rcond=None)
+            cs.append(c)
+    return max(float(np.median(cs)), 0.0) if cs else 0.0
+
+
+def _gemm_engine(df, F: float, W: float, b_w: float, quantised: bool = False) -> tuple[dict, dict, float]:
     """One engine's GEMM table at one format -> ({M: eta}, {M: compute-bound?}, t_kernel).
 
     At each M the shapes give a line t = a_M + X / eta_M (X = max(FLOP/F, bytes/W)): the intercept is the op's
     fixed cost (launch, fill, tail, and for FP8/NVFP4 the activations' quantisation), the slope its rate.
     t_kernel = the median intercept over the memory-bound rows M ≤ 256 (the weight-streaming regime of
-    decode); memory-bound M take eta from the slope; compute-bound M take the median X / (t − t_kernel)
-    (their rate absorbs what grows with M beyond the fixed cost: quantising M·K activations)."""
+    decode); memory-bound M take eta from the slope; compute-bound M take the median X / (t − t_kernel).
+    A `quantised` op's rows are read less their activation cast, c · M·K (`_cast_cost`), never below X: a
+    served model fuses that cast into the norm or activation before the GEMM, whose bytes
+    roofline.elementwise_bytes_per_token counts (before 2026-11-29 the FP8 rate at large M, 0.54 of the peak on
+    H200, held the cast as well: counted twice once the elementwise kernels' bytes were priced)."""
     d = df[(df.n >= 1024) & (df.k >= 1024) & (df.n <= 32768) & (df.k <= 32768) & df.m.isin(M_GRID)]
     t = d.latency.to_numpy() * 1e-3  # the tables are in ms
     M, N, K = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k"))
     flop_t = 2 * M * N * K / F
     bytes_t = (M * K * (b_w if b_w < 2 else 2.0) + K * N * b_w + M * N * 2.0) / W
     X = np.maximum(flop_t, bytes_t)
+    if quantised:
+        t = np.maximum(t - _cast_cost(M, K, t, X, flop_t > bytes_t) * M * K, X)
     fits, bound = {}, {}
     for m in np.unique(M):
         s = M == m
@@ -328,7 +355,7 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
             sub = df[df.gemm_dtype == tab_fmt]
             if len(sub) == 0:
                 continue
-            eta, bound, tk = _gemm_engine(sub, F, W, b_w)
+            eta, bound, tk = _gemm_engine(sub, F, W, b_w, quantised=fmt_ in CAST_FORMATS)
             law = _gemm_k_law(sub, F)
             if law:
                 out.k_law[f"{fmt_}@{eng.split()[0]}"] = law
@@ -347,7 +374,8 @@ def _gemm(root: Path, sysdir: str, chip, out: Derived) -> None:
         src = (f"{PACKAGE} {out.version} {sysdir}/gemm ({{engines}}; {tab_fmt}): t = t_kernel + max(FLOP/F, bytes/W)"
                f" / eta at model-sized shapes (memory-bound M: the slope; compute-bound M: median of "
                f"max(FLOP/F, bytes/W)/(t − t_kernel)), against F = {F / 1e12:g} TFLOP/s and W = {W / 1e12:g} TB/s "
-               f"of catalog chip {chip.name}")
+               f"of catalog chip {chip.name}" + ("; each op's rows less its activation cast c·M·K, fitted on its own "
+                                                  "rows (kernel_tables._cast_cost)" if fmt_ in CAST_FORMATS else ""))
         _store_split(out, f"eta_mm.{fmt_}", f"eta_bw.{fmt_}", per, bounds, used, src, "rows", " in M")
     if kernels:
         out.scalars["kernel_overhead_s"] = float(np.median(kernels))
