@@ -41,7 +41,7 @@ from ..core.records import Model, System
 from ..core.roofline import Layout, default_layout, step
 from ..core.units import fmt
 from ..serving.default_split import engine_splits
-from ..serving.serve import check_inputs, held_weights_bytes, interval_scale, usd_per_mtok
+from ..serving.serve import check_inputs, held_weights_bytes, phase_time_intervals, usd_per_mtok
 
 __all__ = ["PriceReport", "price_workload", "price_split", "price_splits", "replica_chips", "max_batch", "phase_cost", "serving_usd", "api_usd",
            "margin", "markup", "offers_for_model", "parse_offer_ref", "check_workload"]
@@ -297,24 +297,13 @@ def price_workload(m: Model, system: System, *, input_len: int, output_len: int,
 
 
 def _cost_intervals(numbers: dict, system: System, precision: str) -> None:
-    """80 % intervals of the serving costs, each phase's from serve's residual group (a cost ∝ step time: [c/up,
-    c/down]); the request's is the sum of the phases' ends, their misses taken as going the same way (the wider
-    reading)."""
-    pri = load_priors(system.chip.priors)
-    if pri.formats is not None:  # a calibrated profile: serve gives its own measured spread, not a group's
-        return
-    ends = []
-    for ph in ("prefill", "decode"):
-        scale = interval_scale(pri, ph, precision)
-        if scale is None:
-            return
-        down, up, group = scale
-        for key in (f"serving.{ph}_usd_per_mtok", f"serving.{ph}_usd"):
-            c = float(value_of(numbers[key]))
-            numbers[f"{key}_interval"] = [c / up, c / down]
-        numbers[f"serving.{ph}_interval_group"] = group
-        ends.append(numbers[f"serving.{ph}_usd_interval"])
-    numbers["serving.usd_per_request_interval"] = [sum(e[0] for e in ends), sum(e[1] for e in ends)]
+    """80 % intervals of the serving costs, each phase's from serve's residual group (a cost ∝ step time); the
+    request's is the sum of the phases' ends, their misses taken as going the same way (the wider reading)."""
+    if phase_time_intervals(numbers, system, precision,
+                            lambda ph: (f"serving.{ph}_usd_per_mtok", f"serving.{ph}_usd"),
+                            lambda ph: f"serving.{ph}_interval_group"):
+        ends = [numbers[f"serving.{ph}_usd_interval"] for ph in ("prefill", "decode")]
+        numbers["serving.usd_per_request_interval"] = [sum(e[0] for e in ends), sum(e[1] for e in ends)]
 
 
 def _offer_row(ref: str, h, Nin, Nout, serve, N_in: float, explain: bool, serve_interval=None) -> dict:

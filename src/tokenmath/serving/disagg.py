@@ -32,10 +32,9 @@ import numpy as np
 from ..core import arch
 from ..core.derive import Numbers, formula, lift, value_of
 from ..core.errors import InputError
-from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import collective_latency, step
-from .serve import check_inputs, interval_scale
+from .serve import check_inputs, phase_time_intervals
 from .sweep import balance_batch, compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, memory_batch_limit, \
     roofline_inputs
 
@@ -216,22 +215,14 @@ def disaggregate(m: Model, system: System, *, input_len: float, output_len: floa
 
 
 def _intervals(nums: dict, system: System, precision: str) -> None:
-    """80 % intervals of each phase's times and costs from serve's residual groups (each ∝ the phase's step time:
-    [x/up, x/down]); the request's cost spans the phases' ends summed, their misses taken as going the same way."""
-    pri = load_priors(system.chip.priors)
-    if pri.formats is not None:  # a calibrated profile: serve gives its own measured spread, not a group's
+    """80 % intervals of each phase's times and costs from serve's residual groups (each ∝ the phase's step time);
+    the request's cost spans the phases' ends summed, their misses taken as going the same way."""
+    if not phase_time_intervals(nums, system, precision,
+                                lambda ph: (f"{ph}.step_time_s", f"{ph}.chip_s_per_token", f"{ph}_chip_s_per_request",
+                                            f"{ph}.usd_per_mtok"),
+                                lambda ph: f"{ph}.interval_group"):
         return
-    ends = []
-    for ph in ("prefill", "decode"):
-        scale = interval_scale(pri, ph, precision)
-        if scale is None:
-            return
-        down, up, nums[f"{ph}.interval_group"] = scale
-        for k in (f"{ph}.step_time_s", f"{ph}.chip_s_per_token", f"{ph}_chip_s_per_request", f"{ph}.usd_per_mtok"):
-            x = value_of(nums.get(k))
-            if x is not None:
-                nums[f"{k}_interval"] = [float(x) / up, float(x) / down]
-        ends.append(nums[f"{ph}_chip_s_per_request_interval"])
+    ends = [nums[f"{ph}_chip_s_per_request_interval"] for ph in ("prefill", "decode")]
     usd, chip_s = value_of(nums.get("usd_per_request")), sum(value_of(nums[f"{ph}_chip_s_per_request"])
                                                             for ph in ("prefill", "decode"))
     if usd is not None and chip_s > 0:

@@ -336,6 +336,25 @@ def interval_scale(pri: Priors, phase: str, precision: str) -> tuple[float, floa
     return float(np.exp(b.lo)), float(np.exp(b.hi)), f"{key} ({iv.file or iv.name}; n = {b.n})"
 
 
+def phase_time_intervals(numbers: dict, system: System, precision: str, keys, group_key) -> bool:
+    """80 % intervals of quantities ∝ each phase's step time (a time, chip-seconds, a cost: [x/up, x/down]) from serve's
+    residual groups: keys(phase) names them, group_key(phase) where the group is written; False (none written) on a
+    calibrated profile, whose own measured spread serve gives, or without a stored table."""
+    pri = load_priors(system.chip.priors)
+    if pri.formats is not None:
+        return False
+    scales = {ph: interval_scale(pri, ph, precision) for ph in ("prefill", "decode")}
+    if any(sc is None for sc in scales.values()):
+        return False
+    for ph, (down, up, group) in scales.items():
+        numbers[group_key(ph)] = group
+        for k in keys(ph):
+            x = value_of(numbers.get(k))
+            if x is not None:
+                numbers[f"{k}_interval"] = [float(x) / up, float(x) / down]
+    return True
+
+
 def _intervals(numbers: dict, pri: Priors, precision: str) -> None:
     """80 % prediction intervals of each phase's rates, times and costs, from the stored validation residuals."""
     for ph in ("prefill", "decode"):
