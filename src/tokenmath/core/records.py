@@ -671,8 +671,12 @@ class EngineSettings(Record):
     # the KV cache's element type where a run does not set it: 'auto' the model's own activation type whatever its
     # weights (vLLM, SGLang), 'checkpoint' what the checkpoint's quantisation config says (TensorRT-LLM)
     kv_cache_dtype: Literal["auto", "checkpoint"] | None = None
+    # the share r of a running request's output still to come that admission keeps free for it (serving/sim/fastpath.py
+    # held_tokens): 1 reserves the whole (TensorRT-LLM's guaranteed-no-evict), 0 none (vLLM V1 allocates as tokens come)
+    kv_output_reserve: float = 1.0
 
-    RANGES = {"kv_memory_fraction": "(0, 1]", "max_num_tokens": "[1, 1e7]", "max_batch": "[1, 1e7]",
+    RANGES = {"kv_memory_fraction": "(0, 1]", "kv_output_reserve": "[0, 1]", "max_num_tokens": "[1, 1e7]",
+              "max_batch": "[1, 1e7]",
               "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]", "max_num_tokens_large_gpu": "[1, 1e7]",
               "runtime_bytes": "[0, 1e12]", "nccl_bytes": "[0, 1e12]", "reserve_base_bytes": "[0, 1e12]",
               "reserve_per_token_bytes": "[0, 1e9]", "reserve_per_graph_seq_bytes": "[0, 1e9]",
