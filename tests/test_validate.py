@@ -1069,3 +1069,18 @@ def test_a_serving_metric_beside_a_training_frameworks_name_is_a_serving_row():
     assert row_kind(row) == "serving"
     assert row_kind(row | dict(metric="tokens_per_s_per_gpu", input_len="", output_len="",
                                notes="DeepSpeed ZeRO-3, global batch 1024")) == "training"
+
+
+def test_a_vllm_max_load_batch_holds_each_sequence_at_its_mean_kv():
+    """vLLM V1 allocates KV blocks as tokens come (no reservation of the output to come; SGLang keeps new_token_ratio
+    0.098 of it): its full pool holds a sequence at ISL + OSL/2 on average, not the ISL + OSL that TensorRT-LLM's
+    guaranteed-no-evict reserves (probe 11AW). A TensorRT-LLM row reads as before."""
+    import re
+
+    row = dict(TRT, input_len="2000", output_len="8000")
+    trt = predict_row(dict(row, source="TensorRT-LLM performance overview"), Aliases())
+    vllm = predict_row(dict(row, source="vLLM benchmark"), Aliases())
+    assert "KV per sequence at 2000+8000 tokens" in trt.why[0]
+    assert "KV per sequence at 6000 tokens (2000 + (1 + r)/2 · 8000, r = 0" in vllm.why[0]
+    B_trt, B_vllm = (int(re.search(r"engine batch (\d+)", r.why[0]).group(1)) for r in (trt, vllm))
+    assert B_vllm > 1.5 * B_trt  # 10,000 / 6,000 tokens a sequence, in pools the engines size by their own rules

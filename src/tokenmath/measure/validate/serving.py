@@ -39,7 +39,7 @@ from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
 from ...serving.engine_memory import kv_pool_engine
 from ...serving.serve import interval_phase
-from ...serving.sim.fastpath import engine_batch, kv_pool_bytes
+from ...serving.sim.fastpath import engine_batch, held_tokens, kv_pool_bytes
 from ...serving.sim.steps import mixed_time
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
@@ -1289,7 +1289,7 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         if isinstance(held, str):
             return held, why, None
         if held < B:
-            return (f"a batch of {B} needs the KV of {B} sequences of {su.ISL}+{su.OSL} tokens; the KV pool of {G} × "
+            return (f"a batch of {B} needs the KV of {B} sequences of {_held_words(su)}; the KV pool of {G} × "
                     f"{sysm.chip.name} holds {held}"), why, None
         B_p = max(1, min(B, _prompts_per_step(int(su.layout.dp(G)), tokens_max, su.ISL)))
         pre = step(m, sysm, B=B_p, S=su.ISL, phase="prefill", **kw)
@@ -1334,15 +1334,15 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
         held = _engine_batch(su, spec, al)
         if isinstance(held, str):
             return held, why, None
-        if held < B:  # a scheduler admits a request only when its whole KV fits (TensorRT-LLM's no-evict policy)
+        if held < B:  # the engine admits only what its pool holds (held_tokens: whole KV under no-evict)
             B = held
-            why.append(f"but the KV pool holds {held} sequences of {su.ISL}+{su.OSL} tokens: {held} run at a time, "
+            why.append(f"but the KV pool holds {held} sequences of {_held_words(su)}: {held} run at a time, "
                        f"the rest wait")
     else:
         B = _engine_batch(su, spec, al)
         if isinstance(B, str):
             return B, why, None
-        why.append(f"engine batch {B} (KV pool / KV per sequence at {su.ISL}+{su.OSL} tokens"
+        why.append(f"engine batch {B} (KV pool / KV per sequence at {_held_words(su)}"
                    f"{'' if spec else ', capped at ' + str(int(_batch_cap(su, al)))})")
     if mode == "decode":
         S = su.ISL + su.OSL / 2
@@ -1464,15 +1464,32 @@ def _max_load_engine(su: _Setup, al: Aliases) -> dict:
     return eng
 
 
+def _held_tokens(su: _Setup) -> float:
+    """The tokens of KV one sequence holds in the row's engine's full pool (fastpath.held_tokens): ISL + OSL where the
+    engine reserves the whole (TensorRT-LLM, the default), less where it allocates as tokens come (vLLM, SGLang)."""
+    r = float(load_engine(su.engine or "default")["kv_output_reserve"])
+    return su.ISL + su.OSL if r == 1 else float(held_tokens(su.ISL, su.OSL, r))
+
+
+def _held_words(su: _Setup, S_held: float | None = None) -> str:
+    """The tokens one sequence is held at, in words, for a row's why."""
+    S_held = _held_tokens(su) if S_held is None else S_held
+    if S_held == su.ISL + su.OSL:
+        return f"{su.ISL}+{su.OSL} tokens"
+    r = float(load_engine(su.engine or "default")["kv_output_reserve"])
+    return (f"{S_held:.0f} tokens ({su.ISL} + (1 + r)/2 · {su.OSL}, r = {r:g}: the {su.engine} scheduler keeps r of "
+            f"the output to come free, so a full pool holds each sequence at its mean)")
+
+
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
-    kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
+    kv_held = float(arch.kv_stored_bytes(su.m, _held_tokens(su), su.kv))
     if spec:
         pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all / su.layout.pp)
     else:
         pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp),
                                     precision=su.prec, pp=su.layout.pp))
-    if pool < kv_held:
+    if pool < float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv)):
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
     cap = math.inf if spec else _batch_cap(su, al)
@@ -1502,13 +1519,15 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     e = True
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
     cap = su.system.chip.hbm_capacity_bytes
-    kv_held = float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv))
+    S_held = _held_tokens(su)
+    kv_held = float(arch.kv_stored_bytes(su.m, S_held, su.kv))
     Bq: Q | int
     if su.B is None:
         pool = kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G,
                               lift(e, "W_all", W_all, "B", f"{su.m.file or su.m.name}: every weight in its format ({su.prec})"),
                               tp=float(su.layout.tp), explain=True, precision=su.prec, pp=su.layout.pp)
-        Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B", f"KV of one sequence at ISL + OSL = {su.ISL + su.OSL} tok ({su.kv})"),
+        Bq = engine_batch(pool, lift(e, "kv_held", kv_held, "B",
+                                     f"KV of one sequence at {_held_words(su, S_held)} ({su.kv})"),
                           lift(e, "B_max", _batch_cap(su, al), "seq", al.source("engine.max_batch") + (
                               f" × {su.layout.dp(su.G)} attention-DP ranks" if su.layout.dp(su.G) > 1 else ""))).renamed("B")
     else:

@@ -4,8 +4,10 @@ U clients (the concurrency) keep one request each in the system (prompt I, outpu
 `roofline.step` (with speculation, serving/speculative.py: t_d = t_spec, tau tokens per step):
 
     kv_pool  = f_kv · (G · C − W_all)                  what the engine leaves for KV (C: HBM per chip)
-    B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences whose whole KV fits (kv_held at I + O); B_max the
-                                                       engine's cap × dp (each attention-DP rank's scheduler its own)
+    B_cap    = min(floor(kv_pool / kv_held), B_max)    sequences the pool holds (kv_held at S_held = I + (1 + r)/2 · O,
+                                                       held_tokens: r the engine's reserve for the output to come,
+                                                       1 the whole I + O); B_max the engine's cap × dp (each
+                                                       attention-DP rank's scheduler its own)
     B        = min(U, B_cap)                           sequences decoding
     n_d      = (O − 1) / tau                           decode steps per request (the first token is the prefill's)
     n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget;
@@ -65,9 +67,27 @@ from ..serve import check_inputs
 from ..speculative import Speculation, speculative_step
 from .steps import mixed_time
 
-__all__ = ["SteadyState", "steady_state", "kv_pool_bytes", "engine_batch", "cadence_period", "FAST_POLICIES"]
+__all__ = ["SteadyState", "steady_state", "kv_pool_bytes", "held_tokens", "engine_batch", "cadence_period",
+           "FAST_POLICIES"]
 
 FAST_POLICIES = ("continuous", "disagg", "cadence")
+
+
+@formula("S_held = I + (1 + r) / 2 · O", unit="tok")
+def held_tokens(I, O, r):
+    """The tokens of KV a request holds, on average over its life, in a pool its engine keeps full (r: the share of
+    the output still to come that admission keeps free for a running request, the engine's kv_output_reserve).
+
+    After o of its O output tokens a request holds I + o and keeps r · (O − o) free for the rest. In a loaded pool's
+    steady state, where a finishing request's room goes to a new one, the running requests are at every stage of
+    their output: o spreads evenly over [0, O), so the mean is I + O/2 + r · O/2. The pool stays level: a step's B
+    requests add B tokens, the B/O that finish free B/O · (I + O) and their successors take B/O · I.
+    r = 1 (TensorRT-LLM's guaranteed-no-evict) is the whole I + O from admission on; r = 0 (vLLM V1's blocks as the
+    tokens come) I + O/2, so the pool runs (I + O) / (I + O/2) times the sequences; SGLang's steady new_token_ratio
+    0.098 is I + 0.549 · O. A steady state only: a burst admitted at once outgrows an r < 1 pool as it decodes and the
+    engine preempts and recomputes (vLLM) or retracts (SGLang) its newest requests until the stages spread; neither
+    that recompute nor SGLang's room for one whole new request is counted."""
+    return I + (1 + r) / 2 * O
 
 
 @formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
@@ -255,16 +275,20 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
                           explain=ex, precision=precision, pp=lay.pp)
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
-    held = np.asarray(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)
+    r = float(eng["kv_output_reserve"])
+    S_held = held_tokens(I_arr, O_arr, r)
+    held = np.asarray(arch.kv_stored_bytes(m, S_held, kv_dtype), dtype=float)
     if spec:
-        held = held + np.asarray(spec.extra_kv_bytes(m, I_arr + O_arr, kv_dtype), dtype=float)
+        held = held + np.asarray(spec.extra_kv_bytes(m, S_held, kv_dtype), dtype=float)
     dp = float(lay.dp(G_d))  # attention data parallelism: each rank's scheduler fills its own token budget and batch
     # the engine's batch cap is each attention-DP rank's, as the simulator's (sim/run.py); a --max-batch the replica's
     B_max = float(max_batch or float(eng["max_batch"]) * dp)
-    B_cap = engine_batch(pool, g("kv_held", held, "B", f"KV of one request at I + O tokens ({kv_dtype})"),
+    at = "I + O tokens" if r == 1 else \
+        f"S_held = I + (1 + r) / 2 · O tokens, r = {r:g} ({eng_src('kv_output_reserve')})"
+    B_cap = engine_batch(pool, g("kv_held", held, "B", f"KV of one request at {at} ({kv_dtype})"),
                          g("B_max", B_max, "seq", "given: --max-batch" if max_batch else eng_src("max_batch")
                            + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else "")))
-    if np.any(value_of(B_cap) < 1):
+    if np.any(value_of(B_cap) < 1) or np.any(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype) > value_of(pool)):
         raise InputError(f"one request of {I_arr.max():g} + {O_arr.max():g} tokens does not fit in the KV pool on "
                          f"{G_d} × {system.chip.name}")
     if ex:

@@ -21,9 +21,10 @@ A prompt whose prefix a cache holds (workload.with_prefix_hits) prefills only it
 ones (chunked: its chunks start there; continuous and disagg: a step of such pieces, steps.StepTimes.prompts);
 its KV is reserved whole, as if no other request shared the cached blocks.
 
-Admission is first come, first served and reserves a request's whole KV (prompt plus output) when
-it is admitted, so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy);
-disagg admits on the decode pool before the prefill. A free replica decides at the end of the
+Admission is first come, first served and charges a request's KV when it is admitted: its whole KV (prompt plus
+output), so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy), or for an engine that
+allocates as tokens come (vLLM, SGLang) its mean hold in a full pool (run._admitted_kv); disagg admits on the decode
+pool before the prefill. A free replica decides at the end of the
 instant, so requests that arrive together are scheduled together.
 """
 
