@@ -566,3 +566,59 @@ def test_a_quantised_gemms_rows_are_read_less_their_activation_cast_and_a_bf16_o
     assert big and np.allclose([got[m] for m in big], eta, rtol=0.02)
     raw, _, _ = _gemm_engine(df, F, W, 1.0)
     assert all(raw[m] < 0.9 * eta for m in big)  # read as measured, the cast held 10 % or more of the op's time
+
+
+def test_the_dsa_indexer_law_is_the_full_module_less_the_skip_module(tmp_path):
+    """SGLang's DSA module rows (GLM-5, the whole attention block) and skip-indexer rows (GLM-5.2, the block without
+    its indexer) generated so that their difference is the indexer's weight read at W plus
+    t0 + B·t_seq + [S > 2048]·t_sel + S·t_len + B·S·132/(W·eta): the fit gives those terms back, pooled over tp."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from tokenmath.measure.kernel_tables import DSA_TABLE_DIMS as D
+    from tokenmath.measure.kernel_tables import _dsa_indexer
+
+    chip = load_chip("b200")
+    W = chip.hbm_bandwidth_bytes_per_s
+    t0, t_seq, t_sel, t_len, eta = 28e-6, 60e-9, 6e-6, 0.4e-9, 0.3
+    w_idx = (D["q_lora_rank"] * D["n_idx"] * D["d_idx"] + D["d_model"] * (D["d_idx"] + D["n_idx"])) * 1.0 / W
+    rows = []
+    for tp in (1, 8):
+        for B in (1, 4, 16, 64, 256, 512, 1024):
+            for S in (1, 512, 2048, 4096, 16384, 65536):
+                skip = 30e-6 + B * 0.1e-6
+                idx = w_idx + t0 + B * t_seq + (S > 2048) * t_sel + S * t_len + B * S * 132 / (W * eta)
+                base = dict(gemm_type="fp8_block", kv_cache_dtype="fp8", tp_size=tp, batch_size=B, step=S, isl=1)
+                rows += [dict(base, op_name="dsa_generation_module", architecture="GlmMoeDsaForCausalLM",
+                              latency=(skip + idx) * 1e3),
+                         dict(base, op_name="dsa_generation_module_skip_indexer", architecture="GlmMoeDsaForCausalLM",
+                              latency=skip * 1e3 * (20 if B > 512 else 1))]  # another regime past 512 sequences
+    out = _derived_from(tmp_path, rows, "b200", "blackwell", "b200_sxm/sparse_attention/sglang",
+                        "dsa_generation_module_perf.parquet", _dsa_indexer, chip)
+    got = [out.curves[f"dsa_idx_{n}.fp8"]["y"][0] for n in ("t0", "t_seq", "t_sel", "t_len", "eta")]
+    assert got == pytest.approx([t0, t_seq, t_sel, t_len, eta], rel=0.01)
+    assert out.curves["dsa_idx_t0.fp8"]["x"] == [32.0] and "skip_indexer" in out.curves["dsa_idx_t0.fp8"]["source"]
+
+
+def test_a_dsa_model_decodes_with_its_indexers_measured_cost():
+    """GLM-5 on eight B200 (SGLang's priors): the step's KV read takes the MLA law over the top-k latents and the
+    indexer's law over every cached key, L_i · (t0 + B·t_seq + t_sel + S·t_len) beside both streams; DeepSeek-V3
+    (no indexer) reads as before."""
+    from tokenmath.core.derive import value_of
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import Layout, step
+
+    s, m = load_system("hgx-b200"), load_model("glm-5")
+    pri = load_priors("b200-kernels").for_engine("sglang")
+    st = step(m, s, G=8, B=64, S=8192, phase="decode", kv_dtype="fp8", priors=pri, explain=True, layout=Layout(tp=8))
+    e = st.t_kv.inputs["eta_kv"]
+    v = {k: value_of(e.inputs[k]) for k in ("kv_a", "kv_i", "W", "L", "t0_attn", "n_seq", "t_seq", "eta_dec", "L_i",
+                                            "t0_idx", "t_seq_idx", "sel", "t_sel", "S", "t_len", "eta_idx")}
+    assert v["L_i"] == 78 and v["sel"] == 1.0 and v["kv_i"] == 64 * 8192 * 132 * 78
+    assert 15e-6 < v["t0_idx"] < 60e-6 and "skip_indexer" in e.inputs["t0_idx"].source
+    idx = v["L_i"] * (v["t0_idx"] + v["n_seq"] * v["t_seq_idx"] + v["t_sel"] + v["S"] * v["t_len"])
+    t = v["L"] * (v["t0_attn"] + v["n_seq"] * v["t_seq"]) + idx + (v["kv_a"] / v["eta_dec"] + v["kv_i"] / v["eta_idx"]) / v["W"]
+    assert value_of(st.t_kv) == pytest.approx(t, rel=1e-9)
+    assert 2e-3 < idx < 6e-3  # ~30 µs a layer over 78 layers: what the hand estimate of its bytes (~0.1 ms) missed
+    v3 = step(load_model("deepseek-v3"), s, G=8, B=64, S=8192, phase="decode", kv_dtype="fp8", priors=pri,
+              explain=True, layout=Layout(tp=8))
+    assert "kv_i" not in v3.t_kv.inputs["eta_kv"].inputs

@@ -78,7 +78,7 @@ __all__ = [
     "flop_per_token", "attention_flop_per_token", "expected_experts_touched", "weight_bytes_touched",
     "bytes_per", "n_moe_layers", "layer_kinds", "weight_formats", "model_weight_bytes", "weight_bytes_all",
     "is_native", "n_linear_layers", "attention_layers", "recurrent_flop_per_token", "linear_layer_params", "state_bytes_per_sequence", "group_layer_params",
-    "n_cross_layers", "cross_kv_bytes", "vision_params", "idle_params", "image_flop_per_sequence",
+    "n_cross_layers", "cross_kv_bytes", "vision_params", "idle_params", "image_flop_per_sequence", "n_index_layers",
 ]
 
 
@@ -260,7 +260,8 @@ def _group_attention_flop(m: Model, S, causal: bool):
     return out
 
 
-def _n_index_layers(m: Model) -> int:
+def n_index_layers(m: Model) -> int:
+    """Layers that run their own sparse-attention indexer (all attention layers unless the config shares them)."""
     sa = m.sparse_attention
     if sa is None:
         return 0
@@ -482,7 +483,7 @@ def kv_bytes_per_token(m: Model, kv_dtype: str | None = None, explain: bool = Fa
                             lift(explain, "kv_layer", kv, "B/tok", f"mean over layers of K·(H + H_v)·b per group "
                                  f"({what}), {kv_dtype or m.kv_dtype} ({src})"),
                             lift(explain, "idx_layer", ix, "B/tok", "indexer keys per compressed entry"))
-    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) / m.n_layers if m.sparse_attention \
+    idx = m.sparse_attention.index_bytes_per_token_layer * n_index_layers(m) / m.n_layers if m.sparse_attention \
         else 0.0
     kind = "MLA latent (r_kv + d_rope)·b" if m.mla else "2·K·H·b"
     if m.n_kv_layers or m.linear_attention or m.cross_attention:
@@ -512,7 +513,7 @@ def kv_parts(m: Model, S, kv_dtype: str | None = None, read: bool = False) -> li
     per = _kv_per_attention_layer(m, kv_dtype)
     S_full = np.minimum(S, m.sparse_attention.index_topk) if m.sparse_attention and read else S
     kept = full * S_full + (sliding * np.minimum(S, m.sliding_window) if sliding else 0.0)
-    idx = m.sparse_attention.index_bytes_per_token_layer * _n_index_layers(m) * S if m.sparse_attention else 0.0
+    idx = m.sparse_attention.index_bytes_per_token_layer * n_index_layers(m) * S if m.sparse_attention else 0.0
     cross = cross_kv_bytes(m, kv_dtype)  # the image's cache: read whole, never rewritten
     return [(per * kept, 1 if m.mla is not None else m.n_kv_heads), (idx, 1), *parts,
             (cross if cross else 0.0, m.n_kv_heads)]
@@ -583,7 +584,7 @@ def attention_flop_per_token(m: Model, S, phase: str = "decode"):
         sa = m.sparse_attention
         ctx = np.minimum(_mean_context(S, None, causal), sa.index_topk)
         indexer = 2 * sa.index_n_heads * sa.index_head_dim * _mean_context(S, None, causal)
-        return full * per_key * ctx + _n_index_layers(m) * indexer + recur
+        return full * per_key * ctx + n_index_layers(m) * indexer + recur
     out = full * per_key * _mean_context(S, None, causal)
     if m.cross_attention is not None and m.cross_attention.kv_tokens:  # every text token sees all P image tokens
         out = out + n_cross_layers(m) * per_key * m.cross_attention.kv_tokens

@@ -43,7 +43,7 @@ from .errors import InputError
 from .units import PRECISION_BYTES
 
 __all__ = ["between_sizes", "gemm_flop", "gemm_bytes", "gemm_time", "small_m_efficiency", "depth_efficiency",
-           "stream_time", "alltoall_time", "context_attention_eta",
+           "stream_time", "alltoall_time", "context_attention_eta", "sparse_decode_eta",
            "bus_factor", "collective_time", "ring_bus_bandwidth", "alltoall_bus_bandwidth",
            "achieved_rate", "curve_value", "efficiency", "cache_hit_share", "tiered_bandwidth", "curve_spread",
            "has_curve", "check_formats"]
@@ -113,6 +113,21 @@ def hybrid_decode_eta(kv_a, kv_s, W, L_a, t0_attn, n_pair, t_pair, eta_dec, L_l,
     kv_a, kv_s = np.asarray(kv_a, dtype=float), np.asarray(kv_s, dtype=float)
     t = W * (L_a * (t0_attn + n_pair * t_pair) + L_l * t0_gdn) + kv_a / eta_dec + kv_s / eta_gdn
     return np.where(kv_a + kv_s > 0, (kv_a + kv_s) / np.maximum(t, 1e-300), eta_dec)
+
+
+@formula("eta_kv = (kv_a + kv_i) / (W·(L·(t0_attn + n_seq·t_seq) + L_i·(t0_idx + n_seq·t_seq_idx + sel·t_sel "
+         "+ S·t_len)) + kv_a/eta_dec + kv_i/eta_idx)", unit="")
+def sparse_decode_eta(kv_a, kv_i, W, L, t0_attn, n_seq, t_seq, eta_dec, L_i, t0_idx, t_seq_idx, sel, t_sel, S, t_len,
+                      eta_idx):
+    """A DeepSeek-sparse-attention model's decode reads as one rate: each of its L layers runs the MLA kernel's law
+    over the kv_a bytes of the top-k latents it attends to (decode_attention_eta), each of its L_i indexer layers the
+    indexer's measured law (kernel_tables._dsa_indexer: a fixed cost, one per sequence, the top-k selection where the
+    context S exceeds the k kept (sel = 1), the walk along one sequence's S keys, and the kv_i bytes of every cached
+    index key at eta_idx)."""
+    kv_a, kv_i = np.asarray(kv_a, dtype=float), np.asarray(kv_i, dtype=float)
+    idx = L_i * (t0_idx + n_seq * t_seq_idx + sel * t_sel + S * t_len)
+    t = W * (L * (t0_attn + n_seq * t_seq) + idx) + kv_a / eta_dec + kv_i / eta_idx
+    return np.where(kv_a + kv_i > 0, (kv_a + kv_i) / np.maximum(t, 1e-300), eta_dec)
 
 
 @formula("eta_attn = (FLOP_a + FLOP_s) / (FLOP_a/eta_a + F·L_l·(t0_gdn + n_seq·t_seq + n_tok·t_tok))", unit="")

@@ -109,6 +109,7 @@ from .kernels import (
     has_curve,
     ring_bus_bandwidth,
     small_m_efficiency,
+    sparse_decode_eta,
     tiered_bandwidth,
 )
 from .load import load_priors
@@ -660,6 +661,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             what = "latent bytes one MLA decode kernel reads"
         elif phase == "decode" and not latent and pairs is not None and m.n_kv_heads and has("attn_dec_eta", kv):
             terms, what = gqa_law(pairs, g_q), "KV bytes one decode-attention kernel reads"
+        if terms and m.sparse_attention is not None and has("dsa_idx_eta", "fp8"):
+            return dsa_eta(kv_chip_bytes, seqs, *terms)
         if terms:
             t0, work, t_work, eta_dec = terms
             return decode_attention_eta(
@@ -678,6 +681,24 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         if pri.eta_kv is not None or has("eta_kv", kv):
             return c("eta_kv", "eta_kv", kv, S)
         return eta_bw
+
+    def dsa_eta(kv_chip_bytes, seqs, t0, n_seq, t_seq, eta_dec):
+        """DeepSeek sparse attention: the MLA law over the top-k latents, the indexer's law over every cached key."""
+        sa = m.sparse_attention
+        L_i = arch.n_index_layers(m)
+        n_idx = g("n_idx", sa.index_n_heads, "", f"{src_m}: indexer heads (the law is measured at GLM-5's 32)")
+        kv_i = g("kv_i", np.asarray(seqs, dtype=float) * np.asarray(S, dtype=float) * sa.index_bytes_per_token_layer
+                 * L_i, "B", f"{src_m}: index keys the indexer layers read on the chip (every cached token)")
+        return sparse_decode_eta(
+            g("kv_a", np.maximum(np.asarray(kv_chip_bytes, dtype=float) - value_of(kv_i), 0.0), "B",
+              "top-k latent bytes the MLA kernels read on the chip"), kv_i, W,
+            g("L", m.n_layers, "", src_m), t0, n_seq, t_seq, eta_dec,
+            g("L_i", L_i, "", f"{src_m}: layers running their own indexer"),
+            c("t0_idx", "dsa_idx_t0", "fp8", n_idx, "s"), c("t_seq_idx", "dsa_idx_t_seq", "fp8", n_idx, "s"),
+            g("sel", (np.asarray(S, dtype=float) > sa.index_topk).astype(float), "",
+              f"1 where the context exceeds the {sa.index_topk:,} tokens kept (a top-k to select)"),
+            c("t_sel", "dsa_idx_t_sel", "fp8", n_idx, "s"), g("S", S, "tok", "context"),
+            c("t_len", "dsa_idx_t_len", "fp8", n_idx, "s"), c("eta_idx", "dsa_idx_eta", "fp8", n_idx))
 
     def eta_attn_for(flop_chip, seqs, toks, heads, kv_heads):  # prefill attention on one chip: the kernel's law, else
         flop_k = np.asarray(value_of(flop_chip), dtype=float) / m.n_layers  # its rate by the FLOP of one kernel

@@ -55,6 +55,10 @@ FP8 experts at ep ≥ 8 at a quarter of the bandwidth the tables show (median mi
 runs (`MOE_FORMATS`), as fractions of the FP8 peak (roofline.MOE_PEAK). `moe_overhead_fmt` (the op at one
 token, `_moe_fixed`) is kept for priors without the law.
 
+DeepSeek sparse attention's indexer (DeepSeek-V3.2, GLM-5) in decode is read as the difference of SGLang's two
+measured attention modules, GLM-5's whole DSA block less GLM-5.2's block on a layer that skips its indexer
+(`_dsa_indexer`, round 19): t = t0 + B·t_seq + [S > k]·t_sel + S·t_len + B·S·132/(W·eta) a layer (`dsa_idx_*`).
+
 Each engine (TensorRT-LLM, SGLang, vLLM; their newest collected version) gives its own curve, stored
 as `<key>@<engine>` (e.g. `eta_kv_bytes.fp8@trtllm`) and used when the engine is known
 (`Priors.for_engine`: `serve --engine`, and validation rows whose source names it); the plain key is
@@ -573,6 +577,69 @@ def _mla_decode(root: Path, sysdir: str, chip, out: Derived) -> None:
             f"{PACKAGE} {out.version} {sysdir}/mla generation_mla ({used}; KV {tab_fmt}, latent {MLA_LATENT} "
             f"values a token): t = t0 + B·t_seq + bytes/(W·eta) fitted per h (kernel_tables._mla_decode), "
             f"W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
+
+
+# the DSA indexer's decode law (DeepSeek-V3.2's lightning indexer at GLM-5's sizes): one curve point each, at the
+# tables' indexer heads, and their units
+DSA_INDEXER_LAW = {"dsa_idx_t0": "s", "dsa_idx_t_seq": "s", "dsa_idx_t_sel": "s", "dsa_idx_t_len": "s",
+                   "dsa_idx_eta": ""}
+# the tables' GLM-5 / GLM-5.2 indexer (aiconfigurator-core sdk/operations/dsa.py DSA_MODEL_DIMS GlmMoeDsaForCausalLM):
+# d_model 6144, q_lora_rank 2048, index_n_heads 32, index_head_dim 128, index_topk 2048; its key cached in FP8 with
+# one fp32 scale a token (128 + 4 B, the catalog's index_bytes_per_token_layer for glm-5)
+DSA_TABLE_DIMS = {"d_model": 6144, "q_lora_rank": 2048, "n_idx": 32, "d_idx": 128, "topk": 2048, "key_bytes": 132}
+# bytes a weight holds in each GEMM format the DSA tables name (NVFP4: 4 bits and an FP8 scale per 16)
+DSA_GEMM_BYTES = {"fp8_block": 1.0, "bfloat16": 2.0, "nvfp4": 0.5625}
+DSA_MAX_BATCH = 512  # the 1,024-sequence rows run 8-15× the 512's in both modules: another regime, left out
+
+
+def _dsa_indexer(root: Path, sysdir: str, chip, out: Derived) -> None:
+    """The DSA indexer's decode cost on one layer (DeepSeek-V3.2's lightning indexer: its q/k projections and
+    weights, the FP8 logits of every cached key, the top-k), read as the difference of two measured modules:
+    SGLang's GLM-5 `dsa_generation_module` (the whole attention block) less GLM-5.2's
+    `dsa_generation_module_skip_indexer` (the same block on a layer that reuses another's top-k), matched by GEMM
+    format, KV format, tp, B and S (the median of each side). Less the indexer's weight read at W (the roofline
+    streams those weights with the step's others), fitted as
+
+        t = t0 + B · t_seq + [S > k] · t_sel + S · t_len + B · S · c / (W · eta)
+
+    t0 the indexer's dozen kernels' fixed cost, t_seq each sequence's, t_sel the top-k selection once the context
+    exceeds the k = 2,048 tokens kept, t_len the walk along one sequence's keys (one sequence's logits and top-k
+    run on a few SMs: at B = 1 the cost grows with S, not with B·S), c = 132 B the cached key a token, eta its
+    streaming rate. The indexer is replicated on every tp rank (the difference is the same at tp 1-8), so its
+    rows are pooled over tp and the KV format; B ≤ DSA_MAX_BATCH. Stored as one-point curves at the tables' 32
+    indexer heads (`dsa_idx_*`, format key 'fp8', the key's). Only SGLang's tables hold the skip module: the law
+    is SGLang's, read for every engine."""
+    files = _newest(root / "data" / sysdir / "sparse_attention", "dsa_generation_module_perf.parquet")
+    W, dims = chip.hbm_bandwidth_bytes_per_s, DSA_TABLE_DIMS
+    w_params = dims["q_lora_rank"] * dims["n_idx"] * dims["d_idx"] + dims["d_model"] * (dims["d_idx"] + dims["n_idx"])
+    law: dict[str, dict[int, tuple]] = {}
+    errs: dict[str, list] = {}
+    keys = ["gemm_type", "kv_cache_dtype", "tp_size", "batch_size", "step"]
+    for eng, f in files.items():
+        d = _read(f)
+        d = d[(d.batch_size <= DSA_MAX_BATCH) & d.gemm_type.isin(list(DSA_GEMM_BYTES))]
+        full = d[(d.op_name == "dsa_generation_module") & (d.architecture == "GlmMoeDsaForCausalLM")]
+        skip = d[d.op_name == "dsa_generation_module_skip_indexer"]
+        if len(full) == 0 or len(skip) == 0:
+            continue
+        j = full.groupby(keys).latency.median().rename("full").to_frame().join(
+            skip.groupby(keys).latency.median().rename("skip"), how="inner").reset_index()
+        B, S = j.batch_size.to_numpy(dtype=float), j.step.to_numpy(dtype=float)
+        t = (j.full - j.skip).to_numpy() * 1e-3 - w_params * j.gemm_type.map(DSA_GEMM_BYTES).to_numpy() / W
+        bytes_t = B * S * dims["key_bytes"] / W
+        y = t - bytes_t
+        s = y > 0
+        if s.sum() < 20:
+            continue
+        A = np.stack([np.ones(s.sum()), B[s], (S[s] > dims["topk"]).astype(float), S[s], bytes_t[s]], 1)
+        x = _nnls(A / t[s, None], y[s] / t[s])
+        law[eng] = {dims["n_idx"]: (max(x[0], 1e-7), max(x[1], 1e-12), x[2], max(x[3], 1e-15), 1 / (1 + x[4]))}
+        errs[eng] = list(np.abs((A @ x + bytes_t[s]) / t[s] - 1))
+    _store_law(out, law, errs, DSA_INDEXER_LAW, "fp8", "indexer heads (the tables' GLM-5: 32)", lambda used: (
+        f"{PACKAGE} {out.version} {sysdir}/sparse_attention dsa_generation_module GLM-5 less "
+        f"dsa_generation_module_skip_indexer GLM-5.2 ({used}; B ≤ {DSA_MAX_BATCH}, pooled over tp and KV format, "
+        f"the indexer's weights at W taken off): t = t0 + B·t_seq + [S > 2048]·t_sel + S·t_len + B·S·132 B/(W·eta) "
+        f"(kernel_tables._dsa_indexer), W = {W / 1e12:g} TB/s of catalog chip {chip.name}; "))
 
 
 # head sizes H at which the context-attention law is fitted (other sizes, H = 512's special kernels, left out)
@@ -1128,6 +1195,7 @@ def derive_priors(chip_name: str, root: Path, version: str) -> Derived:
     _mla_decode(root, sysdir, chip, out)
     _gdn_decode(root, sysdir, chip, out)
     _gdn_prefill(root, sysdir, chip, out)
+    _dsa_indexer(root, sysdir, chip, out)
     _prefill_attention(root, sysdir, chip, out)
     _allreduce(root, sysdir, chip, out)
     _alltoall(root, sysdir, chip, out)
