@@ -88,3 +88,51 @@ def test_an_engine_that_allocates_kv_as_tokens_come_holds_more_sequences():
     r = simulate(m, s, G=1, concurrency=2000, isl=2000, osl=2000, requests=2500, engine="vllm")
     assert r.settings["batch_limit"] == int(a["batch_cap"]) and r.settings["batch_limit_by"] == "the KV pool"
     assert r["mean_batch"] > 0.9 * r.settings["batch_limit"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+@pytest.mark.parametrize("policy", ["continuous", "disagg"])
+def test_frontier_search_and_simulate_size_the_batch_by_one_admission_rule(engine, policy):
+    """Every place that sizes a batch by what an engine's pool holds reads fastpath.held_kv_bytes at the engine's
+    kv_output_reserve r (probe 11AW2): beyond the pool, frontier's batch, the closed form's cap and the simulator's
+    batch limit are one number, and search's layouts are sized at the same S_held (their per-chip accounting is the
+    engine-less pool, a bound the closed form then takes the engine's pool under)."""
+    from tokenmath.core import arch
+    from tokenmath.core.load import load_engine, load_priors
+    from tokenmath.serving.frontier import frontier, point_layout
+    from tokenmath.serving.search_space import Target, enumerate_groups
+    from tokenmath.serving.sim.fastpath import held_kv_bytes
+
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h200")
+    G, eng = 2, load_engine(engine)
+    r = float(eng["kv_output_reserve"])
+    pools = dict(prefill_chips=G, decode_chips=G) if policy == "disagg" else {}
+    fr = frontier(m, s, isl=2000, osl=2000, chips=[G], concurrencies=[5000], policy=policy, engine=engine,
+                  confirm=False, **pools)
+    a = steady_state(m, s, G=G, concurrency=5000, isl=2000, osl=2000, policy=policy, engine=engine, **pools)
+    sim = simulate(m, s, G=G, concurrency=5000, requests=200, isl=2000, osl=2000, policy=policy, engine=engine,
+                   layout=point_layout(fr.points[0]), **pools)
+    assert fr.points[0]["batch"] == float(a["batch_cap"]) == sim.settings["batch_limit"]
+    assert sim.settings["batch_limit_by"] == "the KV pool"
+    t = Target(m, s, load_priors(s.chip.priors), m.weight_dtype, m.kv_dtype)
+    g = next(g for g in enumerate_groups(t, isl=2000, osl=2000, engine=eng, policies=("continuous",)).groups
+             if (g.tp, g.ep, g.pp) == (G, 1, 1))
+    held = float(held_kv_bytes(m, 2000, 2000, r, m.kv_dtype))
+    W = float(arch.model_weight_bytes(m, m.weight_dtype)) / G
+    assert g.batch_cap == min(np.floor(eng["kv_memory_fraction"] * (s.chip.hbm_capacity_bytes - W) * G / held),
+                              eng["max_batch"])
+    assert g.batch_cap >= sim.settings["batch_limit"]  # the engine's pool keeps less than the engine-less rule
+
+
+def test_the_whole_kv_where_the_engine_reserves_it():
+    """r = 1 (TensorRT-LLM, the default engine) holds exactly the whole I + O, the draft's KV included: the engine-less
+    and TensorRT-LLM paths size their batches as before."""
+    from tokenmath.core import arch
+    from tokenmath.serving.sim.fastpath import held_kv_bytes
+
+    m = load_model("deepseek-v3")
+    sp = Speculation(K=1, alpha=0.8)
+    I, O = np.array([1000.0, 3000.0]), np.array([500.0, 2000.0])
+    assert np.array_equal(held_kv_bytes(m, I, O, 1.0, m.kv_dtype), arch.kv_stored_bytes(m, I + O, m.kv_dtype))
+    assert np.array_equal(held_kv_bytes(m, I, O, 1.0, m.kv_dtype, sp),
+                          arch.kv_stored_bytes(m, I + O, m.kv_dtype) + sp.extra_kv_bytes(m, I + O, m.kv_dtype))

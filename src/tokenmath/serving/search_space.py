@@ -10,7 +10,9 @@ Memory, per chip (placement.py's accounting, with the checkpoint's own bytes per
 
     b̄        = W_all / (N_dense + N_routed)
     W_chip   = N_dense · b̄ / (tp · pp) + N_routed · b̄ / (tp · ep · pp)         (placement.weights_per_chip)
-    B_stage  = floor(f_kv · (C − W_chip) · ep · tp_kv / kv_held)               (placement.kv_per_chip, inverted)
+    B_stage  = floor(f_kv · (C − W_chip) · ep · tp_kv / kv_held)               (placement.kv_per_chip, inverted;
+                                                                                kv_held at the engine's S_held,
+                                                                                sim/fastpath.held_kv_bytes)
     B_cap    = pp · min(B_stage, B_max)                                         sequences in flight per replica
 
 (f_kv: the engine's KV share of the memory left after the weights; tp_kv = min(tp, K), 1 for MLA). A
@@ -39,6 +41,7 @@ from ..core.errors import InputError
 from ..core.records import Model, Priors, System
 from ..core.roofline import Layout, default_layout
 from .placement import _kv_split, candidate_splits, split_params, weights_per_chip
+from .sim.fastpath import held_kv_bytes
 from .speculative import Speculation
 
 __all__ = ["Target", "Group", "Space", "enumerate_groups", "stage_batch_cap", "concurrency_grid", "budget_grid",
@@ -148,12 +151,11 @@ def pipeline_system(system: System, pp: int) -> System:
     return system.model_copy(update={"chip": chip})
 
 
-def _memory(t: Target, isl: float, osl: float):
+def _memory(t: Target, isl: float, osl: float, r: float):
     m, spec = t.model, t.spec
     W_all = float(value_of(arch.model_weight_bytes(m, t.precision))) + \
         (spec.extra_weight_bytes(m, t.precision) if spec else 0.0)
-    kv_held = float(arch.kv_stored_bytes(m, isl + osl, t.kv_dtype)) + \
-        (float(spec.extra_kv_bytes(m, isl + osl, t.kv_dtype)) if spec else 0.0)
+    kv_held = float(held_kv_bytes(m, isl, osl, r, t.kv_dtype, spec))
     N_dense, N_routed = split_params(m)
     return W_all, kv_held, N_dense, N_routed, W_all / (N_dense + N_routed)
 
@@ -166,7 +168,7 @@ def enumerate_groups(t: Target, *, isl: float, osl: float, engine: dict, policie
     max_chips = dom if max_chips is None else int(max_chips)
     if max_chips > dom and not s.scaleout_bw:
         raise InputError(f"{s.name} has no scale-out network in the catalog: --max-chips at most {dom}")
-    W_all, kv_held, N_dense, N_routed, b_bar = _memory(t, isl, osl)
+    W_all, kv_held, N_dense, N_routed, b_bar = _memory(t, isl, osl, float(engine["kv_output_reserve"]))
     C, f_kv, B_max = s.chip.hbm_capacity_bytes, float(engine["kv_memory_fraction"]), float(engine["max_batch"])
     budgets_used = budget_grid(budgets, isl)
     groups: list[Group] = []

@@ -39,7 +39,7 @@ from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
 from ...serving.engine_memory import kv_pool_engine
 from ...serving.serve import interval_phase
-from ...serving.sim.fastpath import engine_batch, held_tokens, kv_pool_bytes
+from ...serving.sim.fastpath import engine_batch, held_kv_bytes, held_tokens, kv_pool_bytes
 from ...serving.sim.steps import mixed_time
 from ...serving.speculative import Speculation, speculative_step
 from ..intervals import phase_of
@@ -1464,11 +1464,15 @@ def _max_load_engine(su: _Setup, al: Aliases) -> dict:
     return eng
 
 
+def _reserve(su: _Setup) -> float:
+    """The row's engine's kv_output_reserve r (fastpath.held_tokens): 1 where it reserves a request's whole KV
+    (TensorRT-LLM, the default), less where it allocates as tokens come (vLLM 0, SGLang 0.098)."""
+    return float(load_engine(su.engine or "default")["kv_output_reserve"])
+
+
 def _held_tokens(su: _Setup) -> float:
-    """The tokens of KV one sequence holds in the row's engine's full pool (fastpath.held_tokens): ISL + OSL where the
-    engine reserves the whole (TensorRT-LLM, the default), less where it allocates as tokens come (vLLM, SGLang)."""
-    r = float(load_engine(su.engine or "default")["kv_output_reserve"])
-    return su.ISL + su.OSL if r == 1 else float(held_tokens(su.ISL, su.OSL, r))
+    """The tokens of KV one sequence holds in the row's engine's full pool (fastpath.held_tokens)."""
+    return float(held_tokens(su.ISL, su.OSL, _reserve(su)))
 
 
 def _held_words(su: _Setup, S_held: float | None = None) -> str:
@@ -1476,20 +1480,20 @@ def _held_words(su: _Setup, S_held: float | None = None) -> str:
     S_held = _held_tokens(su) if S_held is None else S_held
     if S_held == su.ISL + su.OSL:
         return f"{su.ISL}+{su.OSL} tokens"
-    r = float(load_engine(su.engine or "default")["kv_output_reserve"])
+    r = _reserve(su)
     return (f"{S_held:.0f} tokens ({su.ISL} + (1 + r)/2 · {su.OSL}, r = {r:g}: the {su.engine} scheduler keeps r of "
             f"the output to come free, so a full pool holds each sequence at its mean)")
 
 
 def _engine_batch(su: _Setup, spec: bool, al: Aliases, explain: bool = False):
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
-    kv_held = float(arch.kv_stored_bytes(su.m, _held_tokens(su), su.kv))
+    kv_held = float(held_kv_bytes(su.m, su.ISL, su.OSL, _reserve(su), su.kv))
     if spec:
         pool = kv_pool_bytes(1.0, su.G, su.system.chip.hbm_capacity_bytes, W_all / su.layout.pp)
     else:
         pool = float(kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G, W_all, tp=float(su.layout.tp),
                                     precision=su.prec, pp=su.layout.pp))
-    if pool < float(arch.kv_stored_bytes(su.m, su.ISL + su.OSL, su.kv)):
+    if pool < float(held_kv_bytes(su.m, su.ISL, su.OSL, 1.0, su.kv)):
         return (f"{su.m.name} at {su.prec} leaves no room for one sequence's KV on {su.G} × "
                 f"{su.system.chip.name} ({su.G * su.system.chip.hbm_capacity_bytes / 1e9:.0f} GB)")
     cap = math.inf if spec else _batch_cap(su, al)
@@ -1520,7 +1524,7 @@ def _explain_run(su: _Setup, B, B_p, t_dec, al: Aliases) -> Q:
     W_all = float(arch.model_weight_bytes(su.m, su.prec))
     cap = su.system.chip.hbm_capacity_bytes
     S_held = _held_tokens(su)
-    kv_held = float(arch.kv_stored_bytes(su.m, S_held, su.kv))
+    kv_held = float(held_kv_bytes(su.m, su.ISL, su.OSL, _reserve(su), su.kv))
     Bq: Q | int
     if su.B is None:
         pool = kv_pool_engine(_max_load_engine(su, al), su.m, su.system, su.G,

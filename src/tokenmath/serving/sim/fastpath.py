@@ -67,8 +67,8 @@ from ..serve import check_inputs
 from ..speculative import Speculation, speculative_step
 from .steps import mixed_time
 
-__all__ = ["SteadyState", "steady_state", "kv_pool_bytes", "held_tokens", "engine_batch", "cadence_period",
-           "FAST_POLICIES"]
+__all__ = ["SteadyState", "steady_state", "kv_pool_bytes", "held_tokens", "held_kv_bytes", "engine_batch",
+           "cadence_period", "FAST_POLICIES"]
 
 FAST_POLICIES = ("continuous", "disagg", "cadence")
 
@@ -88,6 +88,16 @@ def held_tokens(I, O, r):
     engine preempts and recomputes (vLLM) or retracts (SGLang) its newest requests until the stages spread; neither
     that recompute nor SGLang's room for one whole new request is counted."""
     return I + (1 + r) / 2 * O
+
+
+def held_kv_bytes(m: Model, I, O, r: float, kv_dtype: str, spec: Speculation | None = None) -> np.ndarray:
+    """The KV bytes one request of I + O tokens holds in a full pool of an engine whose admission keeps r of the output
+    to come free (held_tokens; r = 1 the whole I + O), the draft's KV included. Every place that sizes a batch by what
+    an engine's pool holds (the closed form, the simulator's admission, validate's engine batch, search's layouts)
+    reads it here."""
+    S_held = held_tokens(I, O, r)
+    kv = np.asarray(arch.kv_stored_bytes(m, S_held, kv_dtype), dtype=float)
+    return kv + np.asarray(spec.extra_kv_bytes(m, S_held, kv_dtype), dtype=float) if spec else kv
 
 
 @formula("B_engine = min(floor(kv_pool / kv_held), B_max)", unit="seq")
@@ -276,10 +286,7 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     if np.any(value_of(pool) <= 0):
         raise InputError(f"{m.name} does not fit on {G_d} × {system.chip.name}: no room for KV beside the weights")
     r = float(eng["kv_output_reserve"])
-    S_held = held_tokens(I_arr, O_arr, r)
-    held = np.asarray(arch.kv_stored_bytes(m, S_held, kv_dtype), dtype=float)
-    if spec:
-        held = held + np.asarray(spec.extra_kv_bytes(m, S_held, kv_dtype), dtype=float)
+    held = held_kv_bytes(m, I_arr, O_arr, r, kv_dtype, spec)
     dp = float(lay.dp(G_d))  # attention data parallelism: each rank's scheduler fills its own token budget and batch
     # the engine's batch cap is each attention-DP rank's, as the simulator's (sim/run.py); a --max-batch the replica's
     B_max = float(max_batch or float(eng["max_batch"]) * dp)
@@ -288,7 +295,7 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
     B_cap = engine_batch(pool, g("kv_held", held, "B", f"KV of one request at {at} ({kv_dtype})"),
                          g("B_max", B_max, "seq", "given: --max-batch" if max_batch else eng_src("max_batch")
                            + (f" × {dp:g} attention data-parallel ranks" if dp > 1 else "")))
-    if np.any(value_of(B_cap) < 1) or np.any(arch.kv_stored_bytes(m, I_arr + O_arr, kv_dtype) > value_of(pool)):
+    if np.any(value_of(B_cap) < 1) or np.any(held_kv_bytes(m, I_arr, O_arr, 1.0, kv_dtype, spec) > value_of(pool)):
         raise InputError(f"one request of {I_arr.max():g} + {O_arr.max():g} tokens does not fit in the KV pool on "
                          f"{G_d} × {system.chip.name}")
     if ex:

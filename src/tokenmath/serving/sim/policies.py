@@ -23,9 +23,9 @@ its KV is reserved whole, as if no other request shared the cached blocks.
 
 Admission is first come, first served and charges a request's KV when it is admitted: its whole KV (prompt plus
 output), so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy), or for an engine that
-allocates as tokens come (vLLM, SGLang) its mean hold in a full pool (run._admitted_kv); disagg admits on the decode
-pool before the prefill. A free replica decides at the end of the
-instant, so requests that arrive together are scheduled together.
+allocates as tokens come (vLLM, SGLang) its mean hold in a full pool (fastpath.held_kv_bytes); disagg admits on the
+decode pool before the prefill. A free replica decides at the end of the instant, so requests that arrive together
+are scheduled together.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from ..serve import check_inputs, interval_phase, interval_scale
 from ..speculative import Speculation
 from .engine import Engine
 from ..engine_memory import kv_pool_engine
-from .fastpath import cadence_period, held_tokens, steady_state
+from .fastpath import cadence_period, held_kv_bytes, steady_state
 from .metrics import SATURATED, Recorder, SimResult, queue_growth, stats
 from .policies import POLICIES, Cadence, Chunked, Continuous, Disagg
 from .steps import StepTimes
@@ -152,11 +152,11 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
     lay = layout or default_layout(m, G_d)
     W_all = float(value_of(arch.model_weight_bytes(m, precision))) + (spec.extra_weight_bytes(m, precision) if spec else 0.0)
     pool = float(kv_pool_engine(eng, m, system, G_d, W_all, tp=float(lay.tp), precision=precision, pp=lay.pp))
-    whole = np.asarray(arch.kv_stored_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
-    if spec:
-        whole = whole + np.asarray(spec.extra_kv_bytes(m, wl.isl + wl.osl, kv_dtype), dtype=float)
-    _check_memory(m, system, G_d, W_all, pool, whole, wl)
-    need = _admitted_kv(m, wl, kv_dtype, spec, float(eng["kv_output_reserve"]), whole)
+    # a request must fit whole (its last token needs all of it); the replica admits against its mean hold (r < 1:
+    # vLLM, SGLang allocate as tokens come) or its whole KV (r = 1: TensorRT-LLM's guaranteed-no-evict); its
+    # preemptions (recompute) are not simulated
+    _check_memory(m, system, G_d, W_all, pool, held_kv_bytes(m, wl.isl, wl.osl, 1.0, kv_dtype, spec), wl)
+    need = held_kv_bytes(m, wl.isl, wl.osl, float(eng["kv_output_reserve"]), kv_dtype, spec)
     if policy == "disagg" and W_all > G_p * system.chip.hbm_capacity_bytes:
         raise InputError(f"{m.name} does not fit on {G_p} prefill chips: use more --prefill-chips")
     # the engine's max_batch is each attention-DP rank's scheduler's (TensorRT-LLM's max_batch_size, vLLM's max_num_seqs
@@ -229,18 +229,6 @@ def simulate(m: Model, system: System, *, G: int | None = None, concurrency: int
         result.decode_step = (B_bar, S_bar, step(m, system, B=B_bar, S=S_bar, phase="decode", explain=True,
                                                  **dec.kw).t_step)
     return result
-
-
-def _admitted_kv(m, wl, kv_dtype, spec, r: float, whole: np.ndarray) -> np.ndarray:
-    """The KV each request is charged while it runs: its whole prompt and output where the engine reserves it (r = 1,
-    TensorRT-LLM), else its mean hold in a full pool (fastpath.held_tokens: vLLM r = 0, SGLang 0.098). The replica
-    admits against the sum of these charges, so an r < 1 engine runs the pool's steady-state batch; its preemptions
-    (recompute) are not simulated."""
-    if r == 1:
-        return whole
-    S_held = held_tokens(wl.isl, wl.osl, r)
-    need = np.asarray(arch.kv_stored_bytes(m, S_held, kv_dtype), dtype=float)
-    return need + np.asarray(spec.extra_kv_bytes(m, S_held, kv_dtype), dtype=float) if spec else need
 
 
 def _batch_limit(pool_seats: float, engine_cap: float, clients: int | None, workers: int) -> dict:
