@@ -110,6 +110,12 @@ def _print(r, show_all: bool) -> None:
     console.print(f"fits: {'yes' if row['fits'] else 'NO'} — {which} split tp={row['tp']} ep={row['ep']} "
                   f"pp={row['pp']} on {row['chips']} chips: {fmt(row['memory_per_chip_bytes'], 'B')} of "
                   f"{fmt(cap, 'B')} per chip", markup=False)
+    if "tokens_per_s_per_chip_interval" in row:
+        lo, hi = row["tokens_per_s_per_chip_interval"]
+        t_lo, t_hi = row["step_time_s_interval"]
+        console.print(f"80 % interval: {fmt(lo, 'tok/s')} – {fmt(hi, 'tok/s')} per chip, step {fmt(t_lo, 's')} – "
+                      f"{fmt(t_hi, 's')} (residual group {v['interval_group'].split(' (')[0]} of "
+                      "catalog/intervals/serving.yaml; `--json`: every split's)", markup=False)
     console.print("pipelining: weights per chip fall as 1/pp; KV per chip does not (pp micro-batches of B are in "
                   f"flight: {fmt(row['sequences_in_flight'])} sequences), so KV per stage stays "
                   f"{fmt(row['kv_per_stage_bytes'], 'B')}", markup=False)

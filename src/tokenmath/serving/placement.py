@@ -37,7 +37,7 @@ from ..core.errors import InputError
 from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import Layout, step
-from .serve import check_inputs
+from .serve import check_inputs, interval_ends, prior_interval_scale
 
 __all__ = ["weights_per_chip", "kv_per_chip", "pipeline_hop_time", "largest_model", "Placement", "place",
            "split_params", "candidate_splits"]
@@ -125,7 +125,7 @@ class Placement(Numbers):
     def row(self, i: int) -> dict:
         """One split; a figure that does not apply to it (a split that cannot run has no step time) is left out."""
         out = {k: plain(v[i]) for k, v in self.splits.items()}
-        return {k: v for k, v in out.items() if v != "" and not (isinstance(v, float) and np.isnan(v))}
+        return {k: v for k, v in out.items() if v != "" and not np.isnan(v if isinstance(v, (float, list)) else 0).any()}
 
     def to_dict(self, derivations: bool = False) -> dict:
         chosen = self.requested if self.requested is not None else self.best
@@ -228,6 +228,10 @@ def place(m: Model, system: System, *, B: float = 128, S: float = 4096, max_chip
         "t_comm_s": t_comm, "pipeline_tier": pp_tier, "t_pipeline_s": np.where(runs, t_pp, np.nan),
         "step_time_s": latency, "tokens_per_s_per_chip": tok_per_chip, "runs": runs, "why_not": reason,
     }
+    scale = prior_interval_scale(pri, basis, "decode", precision)  # serve's decode group: a stage step is one
+    if scale is not None:
+        splits["step_time_s_interval"] = interval_ends(latency, scale, rate=False)
+        splits["tokens_per_s_per_chip_interval"] = interval_ends(tok_per_chip, scale, rate=True)
     requested = None
     if tp is not None or ep is not None or pp is not None:
         requested = _pick(splits, fits=None)  # the candidates were filtered to the request: take its best
@@ -245,6 +249,8 @@ def place(m: Model, system: System, *, B: float = 128, S: float = 4096, max_chip
         "weights_bytes": (N_dense + N_routed) * b_w,
         "kv_bytes_per_stage_step": B * kv_held,
     }
+    if scale is not None:
+        numbers["interval_group"] = scale[2]
     i = requested if requested is not None else best
     if i is not None:  # the chosen split's memory, as a derivation
         src = f"{m.file or m.name}: parameters by component"

@@ -36,7 +36,7 @@ from ..core.units import KV_FORMATS, PRECISION_BYTES
 from .default_split import fastest_split
 from .speculative import Speculation, speculative_step
 
-__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "held_weights_bytes", "interval_phase", "interval_scale", "tokens_per_s", "usd_per_mtok"]
+__all__ = ["ServeReport", "serve", "check_engine", "check_inputs", "held_weights_bytes", "interval_ends", "interval_phase", "interval_scale", "prior_interval_scale", "tokens_per_s", "usd_per_mtok"]
 
 
 @formula("tokens_per_s = T / t_step", unit="tok/s")
@@ -334,6 +334,20 @@ def interval_scale(pri: Priors, phase: str, precision: str) -> tuple[float, floa
         return None
     key, b = iv.group(pri.generation, phase, precision)
     return float(np.exp(b.lo)), float(np.exp(b.hi)), f"{key} ({iv.file or iv.name}; n = {b.n})"
+
+
+def prior_interval_scale(pri: Priors, basis: str, phase: str, precision: str) -> tuple[float, float, str] | None:
+    """interval_scale where serve's residual groups apply: the prior basis on catalog priors (a calibrated profile
+    carries its own measured spread, the spec basis is a bound); None elsewhere."""
+    return interval_scale(pri, phase, precision) if basis == "prior" and pri.formats is None else None
+
+
+def interval_ends(x, scale: tuple[float, float, str], rate: bool):
+    """The 80 % interval of a predicted x (a float or an array: the ends stacked on a last axis) from an
+    interval_scale: a rate [x·down, x·up], a time or a cost ∝ time [x/up, x/down]."""
+    down, up = scale[0], scale[1]
+    ends = [x * down, x * up] if rate else [x / up, x / down]
+    return np.stack(ends, axis=-1) if isinstance(x, np.ndarray) else [float(e) for e in ends]
 
 
 def phase_time_intervals(numbers: dict, system: System, precision: str, keys, group_key) -> bool:
