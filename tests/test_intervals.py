@@ -282,3 +282,42 @@ def test_a_generation_s_decode_group_borrows_decode_rows_of_other_generations_no
     a, d, tt = t["ampere|decode|bf16"], t["hopper|decode|bf16"], t["hopper|ttft|bf16"]
     assert a["hi"] - a["lo"] < 0.5 * (tt["hi"] - tt["lo"])
     assert a["hi"] - a["lo"] >= 0.8 * (d["hi"] - d["lo"])
+
+
+def test_place_splits_carry_serve_s_decode_interval():
+    """`place` predicts each split's stage step and tokens/s per chip: each carries serve's decode interval (none
+    before), the same factors as serve's at that split; the printed verdict gives the chosen split's; spec none."""
+    d = json.loads(run("place", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)
+    sv = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)["decode"]
+    assert d["interval_group"] == sv["interval_group"]
+    down, up = (x / sv["tokens_per_s"] for x in sv["tokens_per_s_interval"])
+    for sp in d["splits"]:
+        if "step_time_s" in sp:
+            assert sp["tokens_per_s_per_chip_interval"] == pytest.approx([sp["tokens_per_s_per_chip"] * down,
+                                                                          sp["tokens_per_s_per_chip"] * up])
+            assert sp["step_time_s_interval"] == pytest.approx([sp["step_time_s"] / up, sp["step_time_s"] / down])
+    assert "80 % interval:" in run("place", "llama-3.1-70b", "--on", "hgx-h100").stdout
+    spec = json.loads(run("place", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
+    assert "tokens_per_s_per_chip_interval" not in spec["split"] and "interval_group" not in spec
+
+
+def test_fastmode_points_and_frontier_carry_serve_s_decode_interval():
+    """`fastmode MODEL --on SYSTEM` predicts operating points and a latency–cost frontier: each step, speed and cost
+    carries serve's decode interval (none before), the factors sweep's at the same batch; spec none."""
+    d = json.loads(run("fastmode", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)
+    sv = json.loads(run("serve", "llama-3.1-70b", "--on", "hgx-h100", "--json").stdout)["decode"]
+    up = sv["step_time_s"] / sv["step_time_s_interval"][0]
+    down = sv["step_time_s"] / sv["step_time_s_interval"][1]
+    for name, p in d["points"].items():
+        assert p["step_time_s_interval"] == pytest.approx([p["step_time_s"] / up, p["step_time_s"] / down]), name
+        assert p["tokens_per_s_per_sequence_interval"] == pytest.approx(
+            [p["tokens_per_s_per_sequence"] * down, p["tokens_per_s_per_sequence"] * up]), name
+        lo, hi = p["usd_per_mtok_interval"]
+        assert 0 < lo < p["usd_per_mtok"] < hi
+    f = d["frontier"]
+    assert f["interval_group"] == sv["interval_group"]
+    for k in ("step_time_s", "usd_per_mtok", "chip_hours_per_mtok"):
+        assert all(0 < lo < x < hi for x, (lo, hi) in zip(f[k], f[f"{k}_interval"])), k
+    assert "80 % interval" in run("fastmode", "llama-3.1-70b", "--on", "hgx-h100").stdout
+    spec = json.loads(run("fastmode", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
+    assert "step_time_s_interval" not in spec["frontier"] and "step_time_s_interval" not in spec["points"]["fast"]

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ..core.errors import InputError
 from ..serving.modes import check_multiples, fast_slow_modes
-from ..serving.serve import check_inputs
+from ..serving.serve import check_inputs, interval_ends
 from ..core.units import fmt
 from .common import (
     CHIPS_OPTION, EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, PRECISION_OPTION,
@@ -86,6 +86,12 @@ def _pct(x) -> str:
     return "—" if x is None else fmt(x, "%")
 
 
+def _ends(point: dict) -> str:
+    """A point's step-time interval, printed beside it."""
+    iv = point.get("step_time_s_interval")
+    return "" if iv is None else f" (80 %: {fmt(iv[0], 's')} – {fmt(iv[1], 's')})"
+
+
 def _print(r) -> None:
     v = r.value
     p, s = r.p, r.s
@@ -121,7 +127,8 @@ def _print(r) -> None:
     std, fast = r.points.get("standard_roofline"), r.points.get("fast_roofline")
     if std:
         console.print(f"  on the roofline ({r.basis}): standard B = {fmt(std['batch'])} at {fmt(std['step_time_s'], 's')}"
-                      f"/token, fast B = {fmt(fast['batch'])} at {fmt(fast['step_time_s'], 's')}/token → price × "
+                      f"/token{_ends(std)}, fast B = {fmt(fast['batch'])} at {fmt(fast['step_time_s'], 's')}/token"
+                      f"{_ends(fast)} → price × "
                       f"{fmt(fast['price_multiple'])}, speed × {fmt(fast['speed_multiple'])}; KV share of the standard "
                       f"step {fmt(std['kv_share'])}; slow mode saves at most {_pct(std['slow_mode_max_saving'])}",
                       markup=False)
@@ -131,9 +138,15 @@ def _print(r) -> None:
     t = Table(title=f"latency–cost frontier ({r.basis} basis)", title_justify="left")
     cost = r.usd_per_mtok if r.usd_per_mtok is not None else r.chip_hours_per_mtok
     unit = "USD" if r.usd_per_mtok is not None else ""
-    for col in ("batch", "step time (latency/token)", "USD/Mtok" if unit else "chip-h/Mtok"):
+    iv = r.interval
+    for col in ("batch", "step time (latency/token)") + (("80 % interval",) if iv else ()) + (
+            "USD/Mtok" if unit else "chip-h/Mtok",):
         t.add_column(col, justify="right")
     fi = r.frontier_index
     for i in fi[np.unique(np.round(np.linspace(0, len(fi) - 1, min(len(fi), 12))).astype(int))]:
-        t.add_row(fmt(r.batch[i]), fmt(r.step_time_s[i], "s"), fmt(cost[i], unit))
+        ends = () if iv is None else (" – ".join(fmt(x, "s") for x in interval_ends(r.step_time_s[i], iv, rate=False)),)
+        t.add_row(fmt(r.batch[i]), fmt(r.step_time_s[i], "s"), *ends, fmt(cost[i], unit))
     console.print(t)
+    if iv is not None:
+        console.print(f"80 % intervals: residual group {iv[2].split(' (')[0]} of catalog/intervals/serving.yaml, the "
+                      "same factors for the cost (`--json`: every point's step, speed and cost)", markup=False)

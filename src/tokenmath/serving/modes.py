@@ -33,6 +33,7 @@ from ..core.derive import Numbers, formula, lift, plain, value_of
 from ..core.errors import InputError
 from ..core.records import Model, System
 from ..core.roofline import step
+from .serve import interval_ends
 from .sweep import compute_time_per_seq, kv_compute_ratio, kv_time_per_seq, roofline_inputs, sweep
 
 __all__ = ["batch_ratio", "kv_share_for_multiples", "standard_batch_memory_bound", "standard_batch_compute_bound",
@@ -122,6 +123,7 @@ class Modes(Numbers):
     fits: np.ndarray | None = None  # weights + KV fit in HBM at each batch
     frontier_index: np.ndarray | None = None
     points: dict = field(default_factory=dict)  # 'standard', 'fast', 'standard_roofline', 'fast_roofline'
+    interval: tuple[float, float, str] | None = None  # serve's decode interval (down, up, group) on the prior basis
 
     def to_dict(self, derivations: bool = False) -> dict:
         out: dict = {"price_multiple": self.p, "speed_multiple": self.s, "chips_multiple": self.m}
@@ -134,6 +136,11 @@ class Modes(Numbers):
             out["frontier"] = {"batch": self.batch[f], "step_time_s": self.step_time_s[f],
                                "usd_per_mtok": None if self.usd_per_mtok is None else self.usd_per_mtok[f],
                                "chip_hours_per_mtok": self.chip_hours_per_mtok[f]}
+            if self.interval is not None:  # a step time and the costs ∝ it: [x/up, x/down]
+                for k in ("step_time_s", "usd_per_mtok", "chip_hours_per_mtok"):
+                    if out["frontier"][k] is not None:
+                        out["frontier"][f"{k}_interval"] = interval_ends(out["frontier"][k], self.interval, rate=False)
+                out["frontier"]["interval_group"] = self.interval[2]
             out["points"] = self.points
         if derivations:
             out["derivations"] = self.derivations()
@@ -175,6 +182,7 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     out.chip_hours_per_mtok = sw.chip_hours_per_mtok[:, 0]
     cost = out.usd_per_mtok if out.usd_per_mtok is not None else out.chip_hours_per_mtok
     out.fits = sw.fits[:, 0]
+    out.interval = sw.interval
     out.frontier_index = pareto_frontier(out.step_time_s, np.where(out.fits, cost, np.nan))  # only what fits in HBM
     if not consistent:
         return out
@@ -206,6 +214,9 @@ def fast_slow_modes(p: float, s: float, m: float = 1.0, *, model: Model | None =
     out.points["standard"] = _point(model, system, value_of(B_std), **kw)
     out.points["fast"] = _point(model, system, value_of(nums["fast_batch"]), **kw)
     out.points.update(_roofline_points(model, system, p, s, m, **kw))
+    if out.interval is not None:
+        for point in out.points.values():
+            _point_intervals(point, out.interval)
     nums["roofline_standard_batch"] = out.points.get("standard_roofline", {}).get("batch")
     nums["roofline_kv_share"] = out.points.get("standard_roofline", {}).get("kv_share")
     nums["roofline_slow_mode_max_saving"] = out.points.get("standard_roofline", {}).get("slow_mode_max_saving")
@@ -224,6 +235,15 @@ def _point(model, system, B, *, G, S, precision, kv_dtype, basis) -> dict:
     return {"batch": float(B), "step_time_s": t, "tokens_per_s_per_sequence": 1 / t,
             "usd_per_mtok": G * price / 3600 * t / B * 1e6 if price else None,
             "chip_hours_per_mtok": G * t / B * 1e6 / 3600, "kv_share": float(st.v("t_kv")) / t, "bound": st.bound}
+
+
+def _point_intervals(point: dict, scale: tuple[float, float, str]) -> None:
+    """An operating point's 80 % intervals from serve's decode group: its step, speed and costs (the multiples and
+    the KV share are ratios of steps of one model on one chip, left without)."""
+    for k, rate in (("step_time_s", False), ("tokens_per_s_per_sequence", True), ("usd_per_mtok", False),
+                    ("chip_hours_per_mtok", False)):
+        if point.get(k) is not None:
+            point[f"{k}_interval"] = interval_ends(point[k], scale, rate)
 
 
 def _roofline_points(model, system, p, s, m, *, G, S, precision, kv_dtype, basis) -> dict:
