@@ -321,3 +321,22 @@ def test_fastmode_points_and_frontier_carry_serve_s_decode_interval():
     assert "80 % interval" in run("fastmode", "llama-3.1-70b", "--on", "hgx-h100").stdout
     spec = json.loads(run("fastmode", "llama-3.1-70b", "--on", "hgx-h100", "--basis", "spec", "--json").stdout)
     assert "step_time_s_interval" not in spec["frontier"] and "step_time_s_interval" not in spec["points"]["fast"]
+
+
+def test_search_best_rows_carry_serve_s_intervals():
+    """`search` predicts each best deployment's steps, rates, times and cost, closed form and simulated: each carries
+    the residual group validate keys such a quantity to (none before) — the decode step serve's decode interval, a
+    TTFT the ttft group's, a percentile its mean's factors — and the table prints the best row's."""
+    args = ("search", "llama-3.1-8b", "--on", "hgx-h100", "--isl", "1000", "--osl", "200", "--slo-tpot", "30ms",
+            "--confirm", "1", "--rounds", "1", "-n", "400", "-j", "1")
+    b = json.loads(run(*args, "--json").stdout)["best"][0]
+    assert set(b["interval_groups"]) == {"prefill", "decode", "ttft", "run"}
+    for k in ("decode_step_s", "prefill_step_s", "tokens_per_s_per_chip", "ttft_s", "tpot_s", "usd_per_mtok",
+              "sim_ttft_s", "sim_tpot_p90_s", "sim_tokens_per_s_per_chip", "sim_tokens_per_s_per_user"):
+        lo, hi = b[f"{k}_interval"]
+        assert 0 < lo < b[k] < hi, k
+    assert b["sim_ttft_p90_s_interval"][1] / b["sim_ttft_p90_s"] == pytest.approx(
+        b["ttft_s_interval"][1] / b["ttft_s"])
+    assert b["tokens_per_s_per_chip_interval"][1] * b["usd_per_mtok_interval"][0] == pytest.approx(
+        b["tokens_per_s_per_chip"] * b["usd_per_mtok"])  # a cost ∝ 1 / rate: the same group's ends, inverted
+    assert "80 % intervals, llama-3.1-8b on hgx-h100" in run(*args).stdout

@@ -167,6 +167,10 @@ def to_json(r: SearchRun, explain: bool = False) -> dict:
     return d
 
 
+def _ends(iv, unit: str) -> str:
+    return f"{fmt(iv[0], unit)} – {fmt(iv[1], unit)}"
+
+
 def _print(r: SearchRun) -> None:
     res, s = r.result, r.result.summary
     c = res.columns
@@ -188,6 +192,14 @@ def _print(r: SearchRun) -> None:
                   "—" if np.isnan(c["usd_per_mtok"][i]) else fmt(c["usd_per_mtok"][i]))
     console.print(t)
     console.print("* in closed form, at the catalog's rental price, fully busy", markup=False)
+    for i in res.best:
+        iv = res.intervals(i)
+        parts = [f"{name} {_ends(iv[k], unit)}" for name, k, unit in (
+            ("tok/s per chip", "sim_tokens_per_s_per_chip_interval", "tok/s"), ("TTFT", "sim_ttft_s_interval", "s"),
+            ("TPOT", "sim_tpot_s_interval", "s"), ("USD/Mtok", "usd_per_mtok_interval", "")) if k in iv]
+        if parts:
+            console.print(f"  80 % intervals, {c['model'][i]} on {c['system'][i]}: {', '.join(parts)} (residual "
+                          "groups of catalog/intervals/serving.yaml; `--json`: every figure's)", markup=False)
     console.print(f"{s['configurations']:,} configurations ({s['layouts']:,} layouts; {s['layouts_pruned']:,} pruned: "
                   f"weights and one request do not fit) in closed form in {fmt(s['evaluate_s'], 's')} "
                   f"({fmt(s['configurations_per_s'])} configurations/s, {s['runner']}); {s['meeting_slo']:,} meet "

@@ -28,6 +28,7 @@ ranking breaks ties on the configuration's id, so the answers do not depend on w
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -35,9 +36,9 @@ from typing import Callable
 import numpy as np
 
 from ..core.errors import InputError
-from ..core.load import load_engine
+from ..core.load import load_engine, load_priors
 from .search_space import POLICIES, Group, Space, Target, enumerate_groups, pipeline_system
-from .serve import usd_per_mtok
+from .serve import interval_ends, interval_phase, prior_interval_scale, usd_per_mtok
 from .sim import Workload, simulate, steady_state
 from .sim.metrics import stats
 
@@ -102,6 +103,32 @@ COLUMNS: dict[str, tuple[str, str]] = {
 }
 _SIM_KEYS = ("sim_requests", "sim_ttft_s", "sim_ttft_p90_s", "sim_ttft_p95_s", "sim_ttft_p99_s", "sim_tpot_s",
              "sim_tpot_p90_s", "sim_tpot_p95_s", "sim_tokens_per_s_per_chip", "sim_tokens_per_s_per_user", "sim_meets_slo")
+
+
+_PREDICTED = ("decode_step_s", "prefill_step_s", "output_tokens_per_s", "tokens_per_s_per_chip", "tokens_per_s_per_user",
+              "ttft_s", "tpot_s", "e2e_s", "requests_per_s", "deployment_tokens_per_s", "usd_per_mtok",
+              *(k for k in _SIM_KEYS if k.endswith("_s") or "_per_s_" in k))
+_STEP_PHASES = {"decode_step_s": "decode", "prefill_step_s": "prefill"}
+
+
+def row_intervals(row: dict, pri, precision: str) -> dict:
+    """80 % intervals of a configuration's predicted steps, rates, times and cost, closed form and simulated alike,
+    from serve's residual groups: a step its phase's, a quantity under load the group validate keys its rows to
+    (serve.interval_phase: TTFT, decode for TPOT and per-user speed, run for the rest; a percentile its mean's);
+    the cost ∝ chip time. {} where serve's groups do not apply (a calibrated profile: prior_interval_scale)."""
+    out: dict = {}
+    groups: dict = {}
+    for k in _PREDICTED:
+        if k not in row:
+            continue
+        base = re.sub(r"_p\d+_s$", "_s", k.removeprefix("sim_"))
+        phase = _STEP_PHASES.get(base) or interval_phase(base)
+        scale = prior_interval_scale(pri, "prior", phase, precision)
+        if scale is None:
+            continue
+        out[f"{k}_interval"] = interval_ends(row[k], scale, rate="_per_s" in k)
+        groups[phase] = scale[2]
+    return out | ({"interval_groups": groups} if groups else {})
 
 
 @dataclass(frozen=True)
@@ -277,8 +304,14 @@ class SearchResult:
             out[k] = str(v) if kind == "str" else bool(v) if kind == "bool" else int(v) if kind == "int" else float(v)
         return out
 
+    def intervals(self, i: int) -> dict:
+        """A configuration's 80 % intervals (`<column>_interval`, `interval_groups`); {} on a calibrated profile."""
+        row = self.row(i)
+        system = next(t.system for t in self.spec.targets if t.system.name == row["system"])
+        return row_intervals(row, load_priors(system.chip.priors), row["precision"])
+
     def to_dict(self) -> dict:
-        return {"best": [self.row(i) for i in self.best], "summary": self.summary,
+        return {"best": [self.row(i) | self.intervals(i) for i in self.best], "summary": self.summary,
                 **({"notes": self.notes} if self.notes else {})}
 
 
