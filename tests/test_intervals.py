@@ -340,3 +340,20 @@ def test_search_best_rows_carry_serve_s_intervals():
     assert b["tokens_per_s_per_chip_interval"][1] * b["usd_per_mtok_interval"][0] == pytest.approx(
         b["tokens_per_s_per_chip"] * b["usd_per_mtok"])  # a cost ∝ 1 / rate: the same group's ends, inverted
     assert "80 % intervals, llama-3.1-8b on hgx-h100" in run(*args).stdout
+
+
+def test_train_carries_the_held_out_trn_interval():
+    """`train` at a published run's MFU prior carries the 80 % interval of catalog/intervals/training.yaml (split-
+    conformal on the held-out TRN residuals, one pooled group): MFU a rate, time, chip-hours and cost its inverse
+    factors; a given --mfu is no prediction and has none."""
+    args = ("train", "llama-3.1-70b", "--on", "hgx-h100", "-G", "1024", "-D", "15T")
+    d = json.loads(run(*args, "--json").stdout)
+    b = load_intervals("training").groups["*|train|*"]
+    assert d["interval_group"].startswith("*|train|*")
+    assert d["time_s_interval"] == pytest.approx([d["time_s"] / np.exp(b.hi), d["time_s"] / np.exp(b.lo)])
+    assert d["mfu_interval"] == pytest.approx([d["mfu"] * np.exp(b.lo), d["mfu"] * np.exp(b.hi)])
+    for k in ("chip_hours", "cost_usd", "time_days"):
+        lo, hi = d[f"{k}_interval"]
+        assert 0 < lo < d[k] < hi, k
+    assert "80 % interval: time" in run(*args).stdout
+    assert "time_s_interval" not in json.loads(run(*args, "--mfu", "0.4", "--json").stdout)

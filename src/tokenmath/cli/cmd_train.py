@@ -147,6 +147,12 @@ def _print(r) -> None:
     for row in rows:
         t.add_row(*row)
     console.print(t)
+    if r.numbers.get("time_s_interval"):
+        lo, hi = v("time_days_interval")
+        console.print(f"80 % interval: time {fmt(lo)} – {fmt(hi)} days, MFU {fmt(v('mfu_interval')[0], '%')} – "
+                      f"{fmt(v('mfu_interval')[1], '%')}, the same factors for chip-hours and cost (residual group "
+                      f"{v('interval_group').split(' (')[0]} of catalog/intervals/training.yaml: held-out TRN rows)",
+                      markup=False)
     mem = Table(title=f"memory per chip (split TP{v('split.tp')} CP{v('split.cp')} PP{v('split.pp')} DP{v('split.dp')}"
                       f"{' EP' + str(v('split.ep')) if r.model.moe else ''}, ZeRO-{v('split.zero')})",
                 title_justify="left")

@@ -223,11 +223,12 @@ def coverage(rows: list[dict], nominal: float = NOMINAL) -> dict:
 # ---- catalog/intervals/<name>.yaml ---------------------------------------------------------------
 
 def intervals_yaml(table: dict[str, dict], spec_sheet: dict[str, dict], source: str, cov: dict,
-                   nominal: float = NOMINAL) -> str:
+                   nominal: float = NOMINAL, title: str = "80 % prediction intervals of serving rates and times",
+                   script: str = "benchmarks/interval_table.py") -> str:
     """The stored interval table: measured-priors groups, then the spec-sheet groups."""
     lines = ["# Prediction intervals from validation residuals (tokenmath.measure.intervals). Regenerate with",
-             "# `python benchmarks/interval_table.py`; do not edit by hand.",
-             "display_name: 80 % prediction intervals of serving rates and times",
+             f"# `python {script}`; do not edit by hand.",
+             f"display_name: {title}",
              f"source: \"{source}\"",
              f"nominal: {nominal}",
              "method: \"split-conformal on ln(measured / predicted) by generation|phase|precision, each (model, "

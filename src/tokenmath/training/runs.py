@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..core import arch
 from ..core.derive import Numbers, Q, formula, lift, nest, value_of
 from ..core.errors import InputError
-from ..core.load import CatalogError, load_chip, load_training_priors
+from ..core.load import CatalogError, load_chip, load_intervals, load_training_priors
 from ..core.records import Chip, Model, System, TrainingPrior
 from .memory import (ADAM_SOURCE, OPTIMIZER_BYTES_PER_PARAM, act_full, act_layer_input, act_layer_none,
                      act_layer_selective, act_reversible, act_stored, in_flight, dense_params_per_chip, expert_params_per_chip,
@@ -202,6 +202,25 @@ def check_train_inputs(*, G, tokens, S=None, mfu=None, recompute="selective", pp
         raise InputError(f"--batch-tokens must be between 1 and 1e13 tokens (got {batch_tokens:g})")
 
 
+def _intervals(numbers: dict) -> dict:
+    """80 % intervals of the MFU (a rate: [x·e^lo, x·e^hi]) and the time, chip-hours and cost (∝ 1/MFU: [x·e^−hi,
+    x·e^−lo]) from catalog/intervals/training.yaml: split-conformal on the held-out TRN residuals, one pooled group
+    (benchmarks/training_interval_table.py). {} without the table."""
+    try:
+        iv = load_intervals("training")
+    except CatalogError:
+        return {}
+    key, b = iv.group("*", "train", "*")
+    down, up = math.exp(b.lo), math.exp(b.hi)
+    out = {"mfu_interval": [value_of(numbers["mfu"]) * down, min(1.0, value_of(numbers["mfu"]) * up)]}
+    for k in ("time_s", "time_days", "chip_hours", "cost_usd"):
+        if numbers.get(k) is not None:
+            x = float(value_of(numbers[k]))
+            out[f"{k}_interval"] = [x / up, x / down]
+    out["interval_group"] = f"{key} ({iv.file or iv.name}; n = {b.n})"
+    return out
+
+
 def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = None, mfu: float | None = None,
           recompute: str = "selective", reversible: bool = False, pp: int | None = None,
           microbatches: int | None = None, tp: int | None = None, ep: int | None = None, zero: int | None = None,
@@ -277,6 +296,8 @@ def train(m: Model, system: System, *, G: int, tokens: float, S: int | None = No
                      "time_days": value_of(t) / 86400, "chip_hours": hours, "cost_usd": cost,
                      "usd_per_chip_hour": price, "price_source": system.price_source() if price else None,
                      "carry": carry if mfu is None else "given", "carry_notes": carry_notes}
+    if mfu is None and carry == "hfu":  # the carry the held-out TRN residuals were predicted with
+        numbers.update(_intervals(numbers))
     numbers.update(_memory_numbers(m, system, sp, S, recompute, reversible, explain))
     numbers.update(_split_numbers(sp, bt, bt_src, S, interleave, len([x for x in splits if x.fits]), explain))
     numbers["reversible.flop_overhead"] = value_of(ratio_full(pc.active, value_of(attn))) - 1
