@@ -235,9 +235,10 @@ def intervals_yaml(table: dict[str, dict], spec_sheet: dict[str, dict], source: 
              f"hardware) cluster one row; a group's parent lends up to {PSEUDO_ROWS:g} pseudo-rows of clusters the "
              "group does not hold, a parent passed over while fewer than the conformal minimum; a phase a generation "
              "has no rows of read from *|phase|precision; finite-sample level "
-             "(1 − α/2)(n_eff + 1)/n_eff; spec-sheet groups: the pooled groups widened by the quantiles of the shift "
-             "that predicting with each other catalog priors entry causes, never narrower than a measured "
-             "generation's group\"",
+             "(1 − α/2)(n_eff + 1)/n_eff" + ("; spec-sheet groups: the pooled groups widened by the quantiles of the "
+                                              "shift that predicting with each other catalog priors entry causes, never "
+                                              "narrower than a measured generation's group"
+                                              if any(k.startswith("spec-sheet|") for k in spec_sheet) else "") + "\"",
              f"notes: \"coverage of nominal {nominal:.0%} intervals on {cov.get('n', 0)} rows: "
              f"{cov.get('left_out_cluster', float('nan')):.1%} with each (model, hardware) cluster left out, "
              f"{cov.get('in_sample', float('nan')):.1%} in sample\"",
