@@ -8,6 +8,7 @@ from rich.table import Table
 
 from ..serving.serve import serve
 from ..core.errors import InputError
+from ..core.load import load_system, names
 from ..core.units import fmt
 from .grid_args import parse_number
 from .serving_args import (ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, SERVE_SPLIT_OPTION,
@@ -101,7 +102,6 @@ def compute(model, on, chips, batch, context, precision, kv_dtype, basis, explai
 def _lone_chip_note(s, r) -> str:
     """--on names one chip and --chips asks for more: they share no scale-up link, so every collective crosses the
     network; name the servers of that chip that would hold them over NVLink or its like."""
-    from ..core.load import load_system, names
     homes = sorted((h.domain_chips < r.G, n, h.domain_chips) for n in names("systems")
                    if (h := load_system(n)).chip.name == s.chip.name and h.domain_chips > 1)
     said = [f"{n}" + (f" ({d} chips a domain)" if d < r.G else "") for _, n, d in homes[:2]]
