@@ -10,7 +10,7 @@ from ..serving.serve import tokens_per_s
 from ..core.derive import lift, value_of
 from ..core.errors import InputError
 from ..core.roofline import step
-from ..serving.serve import check_inputs, interval_scale
+from ..serving.serve import check_inputs, interval_ends, prior_interval_scale
 from ..core.load import load_priors
 from ..core.units import fmt
 from .common import (
@@ -64,9 +64,7 @@ def register(app: typer.Typer) -> None:
             st = step(m, s, G=G, B=B, S=S, phase="decode", precision=precision, basis=basis, explain=ex)
             t = st.t_step
             origin = f"{m.name} decode step on {G} × {s.chip.name}, batch {fmt(B)}, context {fmt(S)} ({basis})"
-            pri = load_priors(s.chip.priors)
-            if basis == "prior" and pri.formats is None:
-                iv = interval_scale(pri, "decode", precision or m.weight_dtype)
+            iv = prior_interval_scale(load_priors(s.chip.priors), basis, "decode", precision or m.weight_dtype)
         elif s is not None:
             chip = s.chip
             t = drain_time(lift(ex, "hbm", chip.hbm_capacity_bytes, "B", chip.source_of("hbm_capacity_bytes")),
@@ -82,11 +80,10 @@ def register(app: typer.Typer) -> None:
         sim = simulate_cadence(t_s, lam, arrivals, seed)
         ends = {}
         if iv is not None:  # times [t/up, t/down], the rate [x·down, x·up]
-            down, up, group = iv
-            ends = {f"{k}_interval": [float(value_of(q)) / up, float(value_of(q)) / down]
+            ends = {f"{k}_interval": interval_ends(float(value_of(q)), iv, rate=False)
                     for k, q in (("step_time_s", t), ("worst_latency_s", worst), ("mean_latency_s", mean))}
-            ends.update(tokens_per_s_interval=[float(value_of(tput)) * down, float(value_of(tput)) * up],
-                        trains_per_s_interval=[down / t_s, up / t_s], interval_group=group)
+            ends.update(tokens_per_s_interval=interval_ends(float(value_of(tput)), iv, rate=True),
+                        trains_per_s_interval=interval_ends(1 / t_s, iv, rate=True), interval_group=iv[2])
         if as_json:
             emit_json({"step_time_s": t_s, "step_origin": origin, "worst_latency_s": value_of(worst),
                        "mean_latency_s": value_of(mean), "batch": B, "tokens_per_s": value_of(tput),

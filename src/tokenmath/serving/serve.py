@@ -360,12 +360,12 @@ def phase_time_intervals(numbers: dict, system: System, precision: str, keys, gr
     scales = {ph: interval_scale(pri, ph, precision) for ph in ("prefill", "decode")}
     if any(sc is None for sc in scales.values()):
         return False
-    for ph, (down, up, group) in scales.items():
-        numbers[group_key(ph)] = group
+    for ph, scale in scales.items():
+        numbers[group_key(ph)] = scale[2]
         for k in keys(ph):
             x = value_of(numbers.get(k))
             if x is not None:
-                numbers[f"{k}_interval"] = [float(x) / up, float(x) / down]
+                numbers[f"{k}_interval"] = interval_ends(float(x), scale, rate=False)
     return True
 
 

@@ -34,7 +34,7 @@ from ..core.errors import InputError
 from ..core.load import load_priors
 from ..core.records import Model, System
 from ..core.roofline import hardware_ratio, optimal_batch, step
-from .serve import check_inputs, interval_scale, usd_per_mtok
+from .serve import check_inputs, interval_ends, prior_interval_scale, usd_per_mtok
 
 __all__ = ["Sweep", "Inputs", "sweep", "roofline_inputs", "compute_time_per_seq", "kv_time_per_seq",
            "kv_compute_ratio", "balance_batch", "kv_crossover_context", "cost_floor_time", "unbatched_ratio",
@@ -203,8 +203,7 @@ class Sweep:
         [x/up, x/down]."""
         if self.interval is None or x is None:
             return None
-        down, up, _ = self.interval
-        return np.stack([x * down, x * up] if name.startswith("tokens_per_s") else [x / up, x / down], axis=-1)
+        return interval_ends(np.asarray(x), self.interval, rate=name.startswith("tokens_per_s"))
 
     def value(self, key: str):
         return value_of(self.marks[key])
@@ -287,7 +286,7 @@ def sweep(m: Model, system: System, *, G: int | None = None, batch=None, context
 
     marks = _marks(m, system, inp, S0, kw, explain)
     pri = load_priors(system.chip.priors)
-    iv = interval_scale(pri, "decode", precision) if basis == "prior" and pri.formats is None else None
+    iv = prior_interval_scale(pri, basis, "decode", precision)
     return Sweep(m, system, G, precision, kv_dtype, basis, B, S, S0, t, T / t / G, usd, chip_h, bound, fits,
                  floor_usd_S, floor_chip_h_S, B_bal_S, np.atleast_1d(B_mem_S), marks, iv)
 

@@ -25,7 +25,7 @@ from ...core.records import Model, Priors, System, kernel_engine
 from ...core.roofline import Layout, default_layout, step
 from ..batching import worst_latency
 from ..disagg import kv_link, kv_transfer_time
-from ..serve import check_inputs, interval_phase, interval_scale
+from ..serve import check_inputs, interval_ends, interval_phase, interval_scale
 from ..speculative import Speculation
 from .engine import Engine
 from ..engine_memory import kv_pool_engine
@@ -302,9 +302,9 @@ def mean_intervals(metrics: dict, pri: Priors, precision: str) -> dict:
         scale = interval_scale(pri, phase, precision) if x is not None else None
         if scale is None:
             continue
-        down, up, groups[phase] = scale
+        groups[phase] = scale[2]
         rate = "_per_s" in key  # a rate's name says per second; every other mean is a time
-        ends = (lambda y: [y * down, y * up]) if rate else (lambda y: [y / up, y / down])  # noqa: E731
+        ends = lambda y: interval_ends(y, scale, rate)  # noqa: E731
         out[f"{key}_interval"] = ends(x)
         if isinstance(v, dict):
             out[key] = {**v, **{f"{p}_interval": ends(y) for p, y in v.items()
