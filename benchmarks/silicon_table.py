@@ -59,6 +59,18 @@ def _split(r: dict, pre: str = "") -> tuple[int, str] | str:
         (f" MoE-TP{mtp}" if mtp > tp * dp else "")
 
 
+UNEVEN = "untrusted label: concurrency ≠ batch size × attention-DP ranks"
+
+
+def _consistent(r: dict, concurrency: int) -> bool:
+    """Whether an aggregated run's label agrees with itself: the sample writes `batch_size` per attention-DP rank,
+    so concurrency = batch_size · attention_dp_size (a blank or 0 read as 1) — true of 2,780 of the 2,784 runs that
+    state attention_dp_size. A run where it fails (a batch of 56 at concurrency 448 with no attention DP named; 13 at
+    416) does not say how many sequences each rank held, so the split it ran is not known."""
+    dp = int(r["attention_dp_size"] or 1) or 1
+    return not r["batch_size"].strip().isdigit() or int(r["batch_size"]) * dp == concurrency
+
+
 def _pools(r: dict) -> tuple[int, str] | str:
     """A disaggregated run's chips and parallelism text (each pool's workers and split), or why it is left out."""
     n_p, n_d = (int(r[k]) if r[k].strip().isdigit() else 0 for k in ("prefill_num_workers", "decode_num_workers"))
@@ -98,9 +110,9 @@ def silicon_rows(per_config: int | None = 2, seed: int = 7, mode: str = "agg",
         if key in seen:
             skipped["the same measurement under another label"] += 1
             continue
-        read = _split(r) if mode == "agg" else _pools(r)
+        read = _pools(r) if mode == "disagg" else (_split(r) if _consistent(r, int(m.group(1))) else UNEVEN)
         if isinstance(read, str):
-            skipped[read if mode == "disagg" else "untrusted split label"] += 1
+            skipped[read if mode == "disagg" or read == UNEVEN else "untrusted split label"] += 1
             continue
         seen.add(key)  # a run left out does not hide the same measurement under a label that reads
         G, par = read
