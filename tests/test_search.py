@@ -125,6 +125,26 @@ def test_a_pipeline_stage_serves_like_a_replica_of_its_chips():
     assert c["output_tokens_per_s"][pp2] == pytest.approx(2 * c["output_tokens_per_s"][tp4], rel=1e-9)
 
 
+def test_an_engine_sets_the_closed_form_and_the_simulations_of_every_configuration():
+    """--engine reaches each configuration as `frontier --engine` and `simulate --engine` take it: vLLM's KV pool and
+    admission (S_held at r = 0) and its measured kernels, not the default engine's."""
+    from tokenmath.serving.sim.fastpath import steady_state
+
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h100")
+    rows = {}
+    for engine in ("default", "vllm"):
+        t = Target(m, s, load_priors(s.chip.priors), "fp8", m.kv_dtype, engine=engine)
+        r = search(SearchSpec((t,), 2000, 500, policies=("continuous",), budgets=(8192,), confirm=1, rounds=1))
+        c = r.columns
+        i = np.flatnonzero((c["layout"] == "continuous tp2") & (c["concurrency"] == 31))[0]
+        ss = steady_state(m, s, G=2, concurrency=31, isl=2000, osl=500, precision="fp8", engine=engine,
+                          max_num_tokens=8192, max_batch=int(c["batch_cap"][i]))
+        assert c["tpot_s"][i] == pytest.approx(float(ss["tpot_s"]), rel=1e-9)
+        assert r.summary["engine"] == engine
+        rows[engine] = c["tpot_s"][i]
+    assert rows["vllm"] != rows["default"]
+
+
 @pytest.mark.parametrize("args, needles", [
     (["llama-3.1-8b,not-a-model", "--on", "hgx-h100", "--isl", "1000", "--osl", "500"], ["not-a-model"]),
     (["llama-3.1-8b", "--on", "hgx-h100", "--isl", "1000", "--osl", "500", "--slo-tpot", "1us"], ["no configuration",
@@ -136,6 +156,7 @@ def test_a_pipeline_stage_serves_like_a_replica_of_its_chips():
     (["llama-3.1-8b", "--on", "hgx-h100", "--isl", "1000", "--osl", "500", "--objective", "speed"], ["--objective"]),
     (["llama-3.1-8b", "--on", "hgx-h100", "--isl", "1000", "--osl", "500", "--policy", "chunked"], ["--policy"]),
     (["llama-3.1-8b", "--on", "hgx-h100"], ["--isl"]),
+    (["llama-3.1-8b", "--on", "hgx-h100", "--isl", "1000", "--osl", "500", "--engine", "vlm"], ["--engine", "vllm"]),
 ])
 def test_bad_input_is_one_line(args, needles):
     one_line_error(run("search", *args, "--workers", "1"), *needles)

@@ -12,6 +12,7 @@ from ..core.errors import InputError
 from ..core.units import fmt
 from ..serving.search import OBJECTIVES, SearchResult, SearchSpec, derivation, search
 from ..serving.search_space import POLICIES, Target
+from ..serving.serve import check_engine
 from ..serving.sim import read_trace
 from .common import (
     EXPLAIN_OPTION, JSON_OPTION, KV_DTYPE_OPTION, ON_OPTION, SET_OPTION, console, emit_json, err_console, guard,
@@ -19,7 +20,8 @@ from .common import (
 )
 from .grid_args import parse_grid, parse_list
 from .serving_args import (
-    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, MTP_OPTION, parse_seconds, speculation,
+    ACCEPTANCE_LENGTH_OPTION, ACCEPTANCE_OPTION, DRAFT_OPTION, FRONTIER_ENGINE_OPTION, MTP_OPTION, parse_seconds,
+    speculation,
 )
 
 
@@ -47,6 +49,7 @@ def register(app: typer.Typer) -> None:
         acceptance_length: float = ACCEPTANCE_LENGTH_OPTION,
         draft: str = DRAFT_OPTION,
         kv_dtype: str = KV_DTYPE_OPTION,
+        engine: str = FRONTIER_ENGINE_OPTION,
         out: str = typer.Option(None, "--out", "-o", help="Write every evaluated configuration to FILE (Parquet)."),
         ray: str = typer.Option(None, "--ray", metavar="ADDRESS|local",
                                 help="Run on Ray: 'local' starts a local instance (--workers CPUs), ADDRESS joins a cluster."),
@@ -60,7 +63,7 @@ def register(app: typer.Typer) -> None:
         show = err_console.is_terminal and not as_json
         r = compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objective, policy, max_chips,
                     max_num_tokens, confirm, rounds, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray,
-                    workers, seed, explain, set_, progress=show)
+                    workers, seed, explain, set_, progress=show, engine=engine)
         if as_json:
             emit_json(to_json(r, explain))
             return
@@ -82,7 +85,8 @@ class SearchRun(NamedTuple):
     out: str | None = None
 
 
-def targets(models: str, on: str, precision: str | None, kv_dtype: str | None, spec, set_) -> list[Target]:
+def targets(models: str, on: str, precision: str | None, kv_dtype: str | None, spec, set_,
+            engine: str | None = None) -> list[Target]:
     names, systems = parse_list(models), parse_list(on)
     if not names:
         raise InputError("MODELS is empty: name one or more catalog models, comma-separated")
@@ -94,16 +98,17 @@ def targets(models: str, on: str, precision: str | None, kv_dtype: str | None, s
         for sys_name in dict.fromkeys(systems):
             m, s, priors = load_triple(name, sys_name, set_)
             for p in dict.fromkeys(precisions):
-                out.append(Target(m, s, priors, p or m.weight_dtype, kv_dtype or m.kv_dtype, spec))
+                out.append(Target(m, s, priors, p or m.weight_dtype, kv_dtype or m.kv_dtype, spec, engine or "default"))
     return out
 
 
 def compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objective, policy, max_chips,
             max_num_tokens, confirm, rounds, requests, mtp, acceptance, acceptance_length, draft, kv_dtype, out, ray, workers,
-            seed, explain, set_, progress: bool = False) -> SearchRun:
+            seed, explain, set_, progress: bool = False, engine: str | None = None) -> SearchRun:
     """`search` from its options, checked as the command line checks them."""
     from ..serving.search_runners import LocalRunner, RayRunner
 
+    check_engine(engine)
     wl = None
     if workload is not None:
         if isl is not None or osl is not None:
@@ -120,7 +125,7 @@ def compute(models, on, precision, isl, osl, workload, slo_ttft, slo_tpot, objec
         raise InputError(f"--requests must be ≥ 1 (got {requests})")
     spec = SearchSpec(
         targets=tuple(targets(models, on, precision, kv_dtype, speculation(mtp, acceptance, acceptance_length, draft),
-                              set_)),
+                              set_, engine)),
         isl=float(isl), osl=float(osl), workload=wl, slo_ttft=parse_seconds(slo_ttft, "--slo-ttft"),
         slo_tpot=parse_seconds(slo_tpot, "--slo-tpot"), objective=objective,
         policies=tuple(parse_list(policy, POLICIES, "--policy")), max_chips=max_chips,
@@ -176,7 +181,8 @@ def _print(r: SearchRun) -> None:
     c = res.columns
     slo = " and ".join(([f"TTFT ≤ {fmt(s['slo_ttft_s'], 's')}"] if "slo_ttft_s" in s else []) +
                        ([f"TPOT ≤ {fmt(s['slo_tpot_s'], 's')}"] if "slo_tpot_s" in s else [])) or "no SLO"
-    t = Table(title=f"Best deployment per model × system — ISL {fmt(res.spec.isl)} / OSL {fmt(res.spec.osl)}, {slo} "
+    t = Table(title=f"Best deployment per model × system — ISL {fmt(res.spec.isl)} / OSL {fmt(res.spec.osl)}, {slo}, "
+                    f"{s['engine']} engine "
                     "(simulated; closed form in brackets; users: concurrency per replica)", title_justify="left")
     several = len({tg.precision for tg in res.spec.targets}) > 1
     for col in ("model", "system") + (("precision",) if several else ()) + (

@@ -178,7 +178,7 @@ class Confirmation:
 def _steady(t: Target, g: Group, U, K, isl, osl, explain: bool = False):
     """The closed form of group g at per-replica concurrencies U and budgets K, scaled from a pipeline stage."""
     kw = dict(isl=isl, osl=osl, spec=t.spec, precision=t.precision, kv_dtype=t.kv_dtype, priors=t.priors,
-              explain=explain)
+              engine=t.engine, explain=explain)
     if g.policy == "disagg":
         return steady_state(t.model, t.system, G=g.decode_chips, concurrency=U, policy="disagg",
                             prefill_chips=g.prefill_chips, decode_chips=g.decode_chips, max_batch=g.batch_cap,
@@ -254,7 +254,7 @@ def confirm_task(c: Confirmation) -> dict:
     t, g = c.target, c.group
     u = c.concurrency // g.pp
     kw = dict(requests=c.requests, policy=g.policy, spec=t.spec, precision=t.precision, kv_dtype=t.kv_dtype,
-              priors=t.priors, slo_ttft=c.slo_ttft, slo_tpot=c.slo_tpot, seed=c.seed)
+              priors=t.priors, engine=t.engine, slo_ttft=c.slo_ttft, slo_tpot=c.slo_tpot, seed=c.seed)
     if c.workload is not None:  # the trace's rows in order, over again until there are enough requests
         rows = np.arange(c.requests) % c.workload.isl.size
         kw["workload"] = Workload(c.workload.isl[rows], c.workload.osl[rows], None, u, c.workload.source)
@@ -343,10 +343,9 @@ def _check(spec: SearchSpec) -> None:
 def plan(spec: SearchSpec) -> tuple[list[Space], list[Task]]:
     """The search space of every target and the tasks that evaluate it, in a fixed order."""
     _check(spec)
-    engine = load_engine()
     spaces, tasks, first = [], [], 0
     for t in spec.targets:
-        sp = enumerate_groups(t, isl=spec.isl, osl=spec.osl, engine=engine, policies=spec.policies,
+        sp = enumerate_groups(t, isl=spec.isl, osl=spec.osl, engine=load_engine(t.engine), policies=spec.policies,
                               max_chips=spec.max_chips, budgets=spec.budgets)
         spaces.append(sp)
         for i in range(0, len(sp.groups), GROUPS_PER_TASK):
@@ -405,6 +404,7 @@ def search(spec: SearchSpec, runner=None, progress: Callable[[int], None] | None
         "layouts": len(groups), "layouts_pruned": sum(sp.pruned for sp in spaces), "configurations": n,
         "meeting_slo": int(cols["meets_slo"].sum()), "confirmed": int(cols["confirmed"].sum()),
         "tasks": len(tasks), "runner": runner.describe(), "objective": spec.objective,
+        "engine": spec.targets[0].engine,
         "evaluate_s": t_eval, "seconds": t_all, "configurations_per_s": n / max(t_eval, 1e-9),
         "best_per_model": _best_per_model(cols, best, spec.objective),
     }

@@ -66,6 +66,7 @@ class Target:
     precision: str
     kv_dtype: str
     spec: Speculation | None = None
+    engine: str = "default"  # catalog/engines: KV pool, batch cap, admission, and the kernels measured on it
 
     @property
     def label(self) -> str:
