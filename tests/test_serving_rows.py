@@ -327,6 +327,8 @@ def test_rows_driven_at_a_request_rate_run_an_open_loop_and_users_are_a_concurre
                                                # a TPU topology's last number is not a count after the part (was 4, 1)
                                                ("", "TPU v5e 2x4", 8), ("", "TPU v4 2x2x1", 4), ("", "v5e-8 (2x4)", 8),
                                                ("", "H100 2x4", None),
+                                               # a count of TPU slices before the slice's name (was 2 chips)
+                                               ("", "2x v5e-256 slices over DCN", 512), ("", "4 v5p-128 slices", 256),
                                                # nodes × chips before the part (was no match), nodes of a bare
                                                # count (was none), a bare count before the part (was none)
                                                ("", "2x8xH100", 16), ("", "2 x 8 x H100", 16),

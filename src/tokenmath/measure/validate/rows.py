@@ -904,6 +904,9 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     nodes = node_product(t)
     if nodes[0]:
         return nodes
+    slices = _tpu_slices(t)
+    if slices[0]:
+        return slices
     m = re.search(r"(?<![\w.])(\d+)\s*[xX×*]\s*(?=[A-Za-z])", t) or re.search(
         r"\bnodes?\s*(?:of|with|[x×*])\s*(\d+)\s*[xX×*]?\s*(?=[A-Za-z])(?![KMGT]i?B\b|W\b|cores?\b|CPUs?\b)", t, re.I) or re.fullmatch(
         r"\s*(\d+)\s+(?=(?:[A-Za-z]+\s+)?[A-Za-z]+[- ]?\d)(?!\w+\s*(?:gb|gib|w)\b)(?!(?:[\w-]+\s+){1,3}nodes?\b).*", t, re.I)
@@ -926,13 +929,35 @@ def hardware_count(hw: str) -> tuple[int | None, str]:
     m = re.search(r"\(\s*[x×]\s*(\d+)\s*[),;]|\(\s*(\d+)\s*[x×]\s*[),;]|^\s*[x×]\s*(\d+)\s+(?=[A-Za-z])", t)
     if m:
         return _racks(t, int(next(g for g in m.groups() if g)))
-    m = re.search(r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b", t, re.I)
+    return _tpu_slice(t)
+
+
+_SLICE = r"\bv(\d)([a-z]*)(?:\s*pod)?-(\d+)\b"  # 'v5e-8', 'v5litepod-16', 'v4-3072', 'v5p-128'
+
+
+def _tpu_slice(t: str) -> tuple[int | None, str]:
+    """(chips, how) of a Cloud TPU slice name: v5e and v6e count chips ('v5e-8', 'v5litepod-8'), v2-v5p TensorCores,
+    two a chip ('v4-3072' is 1,536 chips, 'v5p-128' 64: catalog/hardware/tpu-v3.yaml's notes)."""
+    m = re.search(_SLICE, t, re.I)
     if m:
         n, per_chip = int(m.group(3)), (1 if m.group(2).lower() in ("e", "lite", "litepod") else 2)
         if n % per_chip == 0:
             return n // per_chip, (f"hardware {t!r}: a TPU slice of {n // per_chip} chips" +
                                    (f" ({n} TensorCores, two a chip)" if per_chip == 2 else ""))
     return None, ""
+
+
+def _tpu_slices(t: str) -> tuple[int | None, str]:
+    """(chips, how) of a count of TPU slices before the slice's name: '2x v5e-256 slices over DCN', '4 v5p-128
+    slices' (a multislice job: the count times each slice's chips, not 2 or 4 chips)."""
+    m = re.search(r"(?<![\w.])(\d+)\s*(?:[xX×*]\s*)?(?:(?:cloud\s+)?tpu\s*)?(?=v\d[a-z]*(?:\s*pod)?-\d+\b)", t, re.I)
+    if not m:
+        return None, ""
+    per = _tpu_slice(t[m.end():])[0]
+    if not per:
+        return None, ""
+    k = int(m.group(1))
+    return k * per, f"hardware {t!r}: {k} TPU slices of {per} chips each, {k * per} chips"
 
 
 # a server or cloud instance named by its type ('trn1.32xlarge', 'p5.48xlarge', 'a3-highgpu-8g', 'DGX H100'): a count
