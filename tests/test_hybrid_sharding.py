@@ -103,6 +103,11 @@ def test_a_hybrid_rows_floor_never_exceeds_full_zero3s(nodes, params_b, seqs_per
     ("TP2 HSDP", "", "hsdp", 4, False),  # 4 data-parallel ranks in a node of 8
     ("ZeRO-3 with hpZ", "", "hpz", 8, False),
     ("ZeRO++ (hpZ, qwZ, qgZ)", "", "hpz", 8, False),
+    # TPU multislice (MaxText): sharded over each slice's ICI, replicated across slices over DCN (was full ZeRO-3
+    # over the DCN: 5 % MFU predicted for 2 v5e-256 slices)
+    ("FSDP 256 per slice; DP 2 over DCN", "", "hsdp", 256, True),
+    ("ici_fsdp_parallelism=256, dcn_data_parallelism=2", "", "hsdp", 256, True),
+    ("FSDP", "dcn_data_parallelism=4", "hsdp", 128, True),
 ])
 def test_hybrid_sharding_as_rows_write_it(parallelism, notes, kind, s, stated):
     row = {"parallelism": parallelism, "notes": notes}

@@ -260,13 +260,18 @@ def _own_model_priors(model_text: str) -> tuple[str, ...]:
 _ZERO = re.compile(r"zero[\s_-]*(?:stage[\s_-]*)?([0-3])(?![0-9])|(?<![a-z])(fsdp|fully[\s_-]*sharded)", re.IGNORECASE)
 # hybrid sharding (HSDP: parameters sharded inside a shard group, replicated across groups) and ZeRO++'s hpZ
 _HPZ = re.compile(r"(?<![a-z])hpz(?![a-z])|hierarchical[\s_-]*partition", re.IGNORECASE)
+# a TPU multislice job (MaxText's ici_fsdp_parallelism / dcn_data_parallelism, or 'FSDP 256 per slice; DP 2 over
+# DCN'): parameters sharded over each slice's ICI, replicas across slices over the data-center network
+_ICI_SHARD = r"ici[\s_-]*fsdp(?:[\s_-]*parallelism)?|fsdp(?=\s*[=:]?\s*\d+\s+(?:per|within|in\s+each)\s+(?:slice|pod))"
+_DCN_REPLICAS = r"dcn[\s_-]*data(?:[\s_-]*parallelism)?\s*[=:]?\s*(\d+)|\bdp\s*(\d+)\s+(?:over|across)\s+(?:dcn|slices|pods)"
+_MULTISLICE = _ICI_SHARD + "|" + _DCN_REPLICAS
 _HYBRID = re.compile(r"(?<![a-z])hsdp(?![a-z])|hybrid[\s_-]*shard|fsdp[\s_-]*(?:\(?\s*)?hybrid|"
                      r"shard(?:ing)?[\s_-]*group|shard(?:ing|ed)?\s+(?:with)?in\s+(?:a\s+|the\s+|each\s+)?node|"
-                     r"(?<![a-z])dp[\s_-]*shard|shard(?:ing)?[\s_-]*degree|" + _HPZ.pattern, re.IGNORECASE)
+                     r"(?<![a-z])dp[\s_-]*shard|shard(?:ing)?[\s_-]*degree|" + _HPZ.pattern + "|" + _MULTISLICE, re.IGNORECASE)
 _SHARD_SIZE = re.compile(r"(?:shard(?:ing)?[\s_-]*group(?:[\s_-]*size)?(?:\s+of)?|dp[\s_-]*shard(?:[\s_-]*degree)?|"
-                         r"shard(?:ing)?[\s_-]*degree)\s*[=:]?\s*(\d+)", re.IGNORECASE)
+                         r"shard(?:ing)?[\s_-]*degree|" + _ICI_SHARD + r")\s*[=:]?\s*(\d+)", re.IGNORECASE)
 _REPLICAS = re.compile(r"(?:dp[\s_-]*replicate(?:[\s_-]*degree)?|replicat(?:e|ion)[\s_-]*degree)\s*[=:]?\s*(\d+)|"
-                       r"(\d+)\s+replica(?:s|\s+groups)", re.IGNORECASE)
+                       r"(\d+)\s+replica(?:s|\s+groups)|" + _DCN_REPLICAS, re.IGNORECASE)
 _MP = re.compile(r"(?<![a-z])mp\s*[=:]?\s*(\d+)|model[\s_-]*parallel(?:ism)?[\s_-]*(?:size)?\s*[=:]?\s*(\d+)",
                  re.IGNORECASE)
 
@@ -416,7 +421,7 @@ def _row_hybrid(row: dict, system, mp: int, dp: float) -> tuple[str, float, str]
     if size:
         s, how = float(size.group(1)), f"a shard group of {size.group(1)} ranks, as the row states"
     elif reps:
-        r = float(reps.group(1) or reps.group(2))
+        r = float(next(x for x in reps.groups() if x))
         s, how = dp / r, f"{r:g} replicas, as the row states: shard groups of {dp / r:g} ranks"
     else:
         s = max(1.0, float(system.domain_chips // mp))
@@ -440,7 +445,7 @@ def dp_floor(row: dict, system, N: float, flop_tok: float, G: float | None, S: f
     if dp < 2 or not B:
         return 1.0, None
     inside = G <= system.domain_chips
-    links = link_bandwidths(system, load_priors(system.chip.priors))
+    links = link_bandwidths(system, load_priors(system.chip.priors), int(G))  # the data-parallel rings span the G chips
     bw = links[0 if inside else 1]
     c_zero, b_g = zero_factor(zero), arch.bytes_per("bf16")
     t_c = float(compute_time(flop_tok * B * S, 1.0, G, rate, 1.0))
