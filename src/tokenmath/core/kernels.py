@@ -17,7 +17,8 @@ chip (a reduce-scatter, then an all-gather, each (n − 1) steps of m/n); all-ga
 all-to-all send (n − 1)/n · m; a broadcast or a reduce (pipelined along a chain) and a send/receive pair move
 the whole m through each chip once, f_bus = 1 (busbw = algbw). That factor is f_bus, and nccl-tests' bus bandwidth busbw = f_bus · m / t =
 algbw · f_bus is the rate at which each chip's busiest link runs, so at large m busbw → bw_bus, the link
-rate × efficiency, whatever n. bw_bus inside one scale-up domain is the scale-up link per direction; across
+rate × efficiency, whatever n. bw_bus inside one scale-up domain is the scale-up link per direction (on a TPU
+torus, the links of the axes the group spans: torus_bus_bandwidth); across
 domains the rings are striped over the g NICs of each domain (NCCL's one ring per NIC), so the domain's
 share of the ring crosses the network on g NICs at once:
     bw_bus (ring, across domains)     = min(bw_up, g · bw_out)
@@ -170,6 +171,39 @@ def collective_time(f_bus, m, bw_bus, lat):
 def ring_bus_bandwidth(bw_up, g, bw_out):
     """A ring collective across domains of g chips: the rings cross the network on the domain's g NICs at once."""
     return np.minimum(bw_up, g * bw_out)
+
+
+def torus_shape(n: int, dims: int) -> tuple[int, ...]:
+    """Axis extents of the most nearly cubic block of n chips on a dims-axis torus, as Cloud TPU slices are laid out
+    (8 chips on 2 axes: 2 × 4; 64 on 3: 4 × 4 × 4): each prime factor of n, largest first, on the shortest axis."""
+    axes, k, p = [1] * dims, int(n), 2
+    primes = []
+    while k > 1:
+        while k % p == 0:
+            primes.append(p)
+            k //= p
+        p += 1
+    for f in sorted(primes, reverse=True):
+        axes[axes.index(min(axes))] *= f
+    return tuple(sorted(axes))
+
+
+def _torus_bw(bw_chip, n, dims, wrap):
+    """torus_bus_bandwidth for one group size."""
+    b_link, shape = bw_chip / (2 * dims), torus_shape(max(int(n), 1), dims)
+    wraps = bool(wrap) and all(a % wrap == 0 for a in shape)
+    return sum(b_link * (2 if wraps else 1) for a in shape if a > 1)
+
+
+@formula("bw_bus = Σ_axes [a > 1] · bw_chip / (2·dims) · (2 if the block wraps else 1)", unit="B/s")
+def torus_bus_bandwidth(bw_chip, n, dims, wrap):
+    """A ring collective over n chips of a torus (Cloud TPU ICI): the group is a block of `torus_shape(n, dims)` and
+    runs a bidirectional ring along every axis it spans at once, each on that axis's 2 links of bw_chip / (2·dims)
+    per direction (the chip's rate is over its 2·dims links). A block whose every axis is a multiple of `wrap` (whole
+    4 × 4 × 4 cubes on v4/v5p, the whole 16 × 16 pod on v5e/v6e) closes each axis into a ring; a smaller block's axes
+    are lines, whose ring runs each link both ways: half the rate. A full torus gets the chip's whole rate, as a
+    switched domain does; 8 chips of a v5e (2 × 4, no wraparound) a half."""
+    return np.vectorize(_torus_bw, otypes=[float])(bw_chip, n, dims, wrap)
 
 
 @formula("bw_bus = min(bw_up · (n − 1)/(g − 1), bw_out · (n − 1)/(n − g))", unit="B/s")

@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 from typing import ClassVar, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import InputError
@@ -216,13 +217,26 @@ class System(Record):
     rental_usd_per_chip_hour: float | None = None
     rental_price_date: str | None = None
     scaleout_fabric: str | None = None  # the catalog/fabrics entry its NICs speak (documentation; the rate is per chip)
+    # a torus domain (Cloud TPU ICI): its dimensions (2·dims links a chip share the scale-up rate) and the axis extent
+    # whose multiples wrap around; None: a switched domain, every chip at its full scale-up rate to any other
+    torus_dims: int | None = None
+    torus_wrap_extent: int | None = None
 
-    RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+    RANGES = {"domain_chips": "[1, 1e6]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]", "torus_dims": "[1, 6]",
+              "torus_wrap_extent": "[2, 1e4]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "rental_usd_per_chip_hour": "(0, 1e4]"}
 
     @property
     def scaleup_bw(self) -> float:
         return self.scaleup_bandwidth_bytes_per_s or self.chip.scaleup_bandwidth_bytes_per_s or 0.0
+
+    def ring_bw(self, n):
+        """Per-chip rate of a ring collective (all-reduce, all-gather, reduce-scatter) over n chips of one domain: the
+        scale-up rate on a switched domain, the links of the axes the group spans on a torus (kernels.torus_bus_bandwidth)."""
+        if not self.torus_dims:
+            return self.scaleup_bw + 0.0 * np.asarray(n, dtype=float)
+        from .kernels import torus_bus_bandwidth
+        return torus_bus_bandwidth(self.scaleup_bw, n, self.torus_dims, self.torus_wrap_extent or 0)
 
     @property
     def scaleout_bw(self) -> float:

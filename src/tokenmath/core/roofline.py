@@ -1132,11 +1132,15 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
     tp_max = float(np.max(tp))
     if tp_max > 1:
         lat, lat_src = collective_latency(pri, tp_max > dom)
-        bw, bw_src = up, f"{system.file}: scale-up link × eta_scaleup ({pri.file})"
+        ring, link = system.scaleup_bw, "scale-up link"
+        if system.torus_dims:  # the TP group's block of the torus: the links of the axes it spans
+            ring = system.ring_bw(np.minimum(np.asarray(tp), dom))
+            link = f"{system.torus_dims}D torus links of the TP group's block (kernels.torus_bus_bandwidth)"
+        bw, bw_src = ring * pri.eta_scaleup, f"{system.file}: {link} × eta_scaleup ({pri.file})"
         if "eta_scaleup.allreduce" in pri.curves:  # measured by message size
             msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
             eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
-            bw, bw_src = system.scaleup_bw * eta, f"{system.file}: scale-up link × {e_src}"
+            bw, bw_src = ring * eta, f"{system.file}: {link} × {e_src}"
         if tp_max > dom and dom == 1:  # one-chip domains (Macs over Ethernet): the ring is all NIC hops
             bw, bw_src = out, f"{system.file}: scale-out × eta_scaleout (one-chip domains: every hop crosses a NIC)"
         elif tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once

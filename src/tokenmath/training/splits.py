@@ -152,10 +152,12 @@ class Split:
     cp: int = 1  # context-parallel ways: ranks sharing each sequence's tokens
 
 
-def link_bandwidths(system: System, pri) -> tuple[float, float]:
+def link_bandwidths(system: System, pri, n: int | None = None) -> tuple[float, float]:
     """(scale-up, scale-out) bytes/s per chip a split's traffic moves at: each link × its efficiency prior (the
-    scale-up link where a system has no scale-out one)."""
-    return (system.scaleup_bw * pri.eta_scaleup,
+    scale-up link where a system has no scale-out one). Given n, the chips a ring spans inside the domain: on a
+    torus, the links of their block's axes (System.ring_bw)."""
+    up = float(system.ring_bw(min(n, system.domain_chips))) if n and system.torus_dims else system.scaleup_bw
+    return (up * pri.eta_scaleup,
             (system.scaleout_bw or system.scaleup_bw) * pri.eta_scaleout)
 
 

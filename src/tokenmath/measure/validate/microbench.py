@@ -528,6 +528,9 @@ def _own_words(row: dict) -> str:
 _OVER_NIC = r"\b(?:over|via|through|across|on)\s+(?:infiniband|ib|roce(?:v2)?|ethernet|the\s+nics?|rdma)\b"
 
 
+_RING_OPS = ("all_reduce", "all_gather", "reduce_scatter")  # rings along every axis of a torus block at once
+
+
 def _collective(row, system: System, pri: Priors, basis: str, measured: float, scale: float, notes: list[str]):
     """An NCCL-style collective: t = f_bus · m / bw_bus + lat (kernels.collective_time), reported as the row's
     busbw = f_bus · m / t, algbw = m / t, or the time t."""
@@ -586,6 +589,8 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
         return Unexpressed(rid, g, f"{system.name} has no scale-out bandwidth in the catalog")
     f_bus = float(kernels.bus_factor(op, n))
     curve = "eta_scaleup.allreduce" in pri.curves and op == "all_reduce" and not outside
+    torus = bool(system.torus_dims) and op in _RING_OPS  # a ring over the block of the torus each domain's share spans
+    up_bw = float(system.ring_bw(per)) if torus else system.scaleup_bw
 
     def parts(bs: str, m: float = m) -> tuple[float, float]:
         """(bw_bus, lat) on basis bs for a message of m bytes: links at their rates × eta, the fixed cost of one
@@ -595,7 +600,7 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
             eta_up = float(kernels.efficiency(pri, "eta_scaleup", "allreduce", m)[0])
             if n != 8:  # the in-switch reduction that lifts it past the ring was measured on 8 GPUs only
                 eta_up = min(eta_up, 1.0)
-        up = system.scaleup_bw * eta_up
+        up = up_bw * eta_up
         if not outside:
             lat = pri.alltoall_latency_s if op == "alltoall" and pri.alltoall_latency_s is not None \
                 else pri.scaleup_latency_s
@@ -629,7 +634,10 @@ def _collective(row, system: System, pri: Priors, basis: str, measured: float, s
     across = "min(bw_up·(n−1)/(g−1), bw_out·(n−1)/(n−g))" if op == "alltoall" else \
         "min(bw_up, bw_out)" if op == "sendrecv" else "min(bw_up, g·bw_out)"
     tier = (f"across domains ({n // per if per else n} × {per} GPUs): scale-out NICs × eta_scaleout, "
-            f"bw_bus = {across}" if outside else "inside one scale-up domain: scale-up link × " +
+            f"bw_bus = {across}" if outside else "inside one scale-up domain: " + (
+                f"the {system.torus_dims}D torus links of a {' × '.join(map(str, kernels.torus_shape(per, system.torus_dims)))} "
+                f"block ({up_bw / 1e9:.3g} GB/s of {system.scaleup_bw / 1e9:.3g}; kernels.torus_bus_bandwidth) × "
+                if torus else "scale-up link × ") +
             ("the chip's measured all-reduce efficiency at this size (eta_scaleup.allreduce)" if curve else
              "eta_scaleup"))
     what = "time" if dim == "time" else ("algbw = m / t" if algbw else "busbw = f_bus · m / t")
