@@ -195,7 +195,7 @@ def _torus_bw(bw_chip, n, dims, wrap):
     return sum(b_link * (2 if wraps else 1) for a in shape if a > 1)
 
 
-@formula("bw_bus = Σ_axes [a > 1] · bw_chip / (2·dims) · (2 if the block wraps else 1)", unit="B/s")
+@formula("bw_bus = Σ{α(n, dims) > 1} bw_chip / (2·dims) · (1 + 𝟙[∀α: wrap ∣ α])", unit="B/s")
 def torus_bus_bandwidth(bw_chip, n, dims, wrap):
     """A ring collective over n chips of a torus (Cloud TPU ICI): the group is a block of `torus_shape(n, dims)` and
     runs a bidirectional ring along every axis it spans at once, each on that axis's 2 links of bw_chip / (2·dims)
