@@ -97,6 +97,23 @@ def test_checkpoint_formats_of_quantised_rows():
     assert al.storage("int4 weight-only g32") == {"linear": "int4_g32"}
 
 
+def test_nvfp4_release_keeps_its_bf16_modules():
+    """NVIDIA's NVFP4 GLM-5 (hf_quant_config exclude_modules) keeps every attention projection and the sparse
+    indexer in BF16: an NVFP4 row of GLM-5 streams those at 2 bytes, not 4.5 bits; an FP8 row is untouched."""
+    al = Aliases()
+    glm = load_model("glm-5")
+    m, note = checkpoint_formats(glm, "fp4", al.storage("FP4"))
+    assert arch.weight_formats(m)["attention"] == "bf16" and arch.weight_formats(m)["experts"] == "nvfp4"
+    assert "release keeps attention bf16" in note and "nvidia--GLM-5-NVFP4" in m.sources["weight_dtypes"]
+    plain, _ = checkpoint_formats(DSV3, "fp4", al.storage("FP4"))  # no release recorded: every matmul NVFP4
+    assert arch.weight_formats(plain)["attention"] == "nvfp4"
+    pc = arch.param_counts(glm)
+    extra = float(arch.model_weight_bytes(m, "fp4")) - float(arch.model_weight_bytes(
+        checkpoint_formats(glm.model_copy(update={"quantized_formats": {}}), "fp4", al.storage("FP4"))[0], "fp4"))
+    assert extra == pytest.approx(pc.by_kind["attention"] * (2 - 4.5 / 8))
+    assert checkpoint_formats(glm, "fp8", al.storage("FP8"))[0].weight_dtypes.get("attention") in (None, "fp8")
+
+
 def test_engines_memory_rules_order_and_sglang_reserve():
     m, s = load_model("llama-4-maverick"), load_system("hgx-h100")
     W = float(arch.model_weight_bytes(m, "fp8"))

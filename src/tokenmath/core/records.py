@@ -454,6 +454,10 @@ class Model(Record):
     n_dense_mlp_layers: int | None = None  # layers with a dense MLP where not every non-MoE layer has one (Nemotron-H)
     weight_dtype: str = "bf16"  # the matmuls' format, and every module's unless weight_dtypes says otherwise
     weight_dtypes: dict[str, str] = Field(default_factory=dict)  # module kind -> storage format where it differs
+    # a published quantised release of the model, by the format of its linear layers: the module kinds it keeps in
+    # another format ({'nvfp4': {'attention': 'bf16'}}: NVIDIA's ModelOpt NVFP4 GLM-5 leaves every attention
+    # projection in BF16), read where a row names that format (measure/validate/serving.checkpoint_formats)
+    quantized_formats: dict[str, dict[str, str]] = Field(default_factory=dict)
     kv_dtype: str = "bf16"
     # the vendor's FP8 checkpoint scales weights per block of this many rows and columns (quantization_config
     # weight_block_size); its FP8 matmuls then run block-scaled kernels (roofline: the fp8_block curves)
@@ -480,6 +484,14 @@ class Model(Record):
         for k in self.weight_dtypes:
             if k not in MODULE_KINDS:
                 raise ValueError(f"weight_dtypes: unknown module kind {k!r}; one of {', '.join(MODULE_KINDS)}")
+        for lin, kinds in self.quantized_formats.items():
+            for k, fmt_ in ((f"quantized_formats.{lin}", lin), *((f"quantized_formats.{lin}.{k}", v)
+                                                                  for k, v in kinds.items())):
+                if fmt_ not in PRECISION_BYTES:
+                    raise ValueError(f"{k} {fmt_!r} is not one of {', '.join(PRECISION_BYTES)}")
+            if set(kinds) - set(MODULE_KINDS):
+                raise ValueError(f"quantized_formats.{lin}: unknown module kind {sorted(set(kinds) - set(MODULE_KINDS))[0]!r};"
+                                 f" one of {', '.join(MODULE_KINDS)}")
         if self.attention == "mla" and self.mla is None:
             raise ValueError("attention 'mla' needs an 'mla' block")
         if self.n_sliding_layers and not self.sliding_window:

@@ -673,10 +673,16 @@ def _mbu(row, m, system, prec, kv, ISL, OSL, notes, assumptions, pri, basis, mea
 def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, source: str = "") -> tuple[Model, str]:
     """The model as a quantised checkpoint stores it: `storage` ('linear' and/or module kinds -> format) over
     the precision's matmuls, where the row's precision re-quantises the model; a model whose own checkpoint
-    is at that precision (gpt-oss's MXFP4) keeps its formats."""
+    is at that precision (gpt-oss's MXFP4) keeps its formats. Where the model's published release in the linear
+    layers' format keeps some module kinds in another (Model.quantized_formats: NVIDIA's NVFP4 GLM-5 leaves its
+    attention in BF16), those kinds take the release's format."""
     if not storage or prec == m.weight_dtype:
         return m, ""
     lin = storage.get("linear", prec)
+    release = m.quantized_formats.get(lin, {})
+    storage = {**storage, **release}
+    if release:
+        source = "; ".join(x for x in (source, m.sources.get(f"quantized_formats.{lin}", "")) if x)
     per = {k: storage.get(k, lin) for k in MODULE_KINDS}
     per = {k: v for k, v in per.items() if v != prec}
     if not per:
@@ -686,7 +692,9 @@ def checkpoint_formats(m: Model, prec: str, storage: dict[str, str] | None, sour
     data.update(weight_dtype=prec, weight_dtypes=per)
     data["sources"] = {**m.sources, "weight_dtype": source or "the row's precision", "weight_dtypes": source or
                        "the row's precision"}
-    return type(m).model_validate(data), f"checkpoint formats: {prec} matmuls; {what}"
+    kept = ", ".join(f"{k} {v}" for k, v in sorted(release.items()))
+    return type(m).model_validate(data), f"checkpoint formats: {prec} matmuls; {what}" + (
+        f" (the model's published {lin} release keeps {kept}: catalog quantized_formats)" if release else "")
 
 
 # an NVIDIA ModelOpt checkpoint (its quantisation config carries an FP8 KV cache), named by the model or precision
