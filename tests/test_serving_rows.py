@@ -114,6 +114,15 @@ def test_nvfp4_release_keeps_its_bf16_modules():
     assert checkpoint_formats(glm, "fp8", al.storage("FP8"))[0].weight_dtypes.get("attention") in (None, "fp8")
 
 
+@pytest.mark.parametrize("name, kept", [
+    ("minimax-m2", {"attention": "bf16", "router": "bf16", "experts": "nvfp4"}),  # nvidia/MiniMax-M2.5-NVFP4
+    ("qwen3.5-397b-a17b", {"attention": "bf16", "shared_experts": "bf16", "experts": "nvfp4"}),  # incl. linear_attn
+])
+def test_nvfp4_releases_of_other_moes(name, kept):
+    m, _ = checkpoint_formats(load_model(name), "fp4", Aliases().storage("NVFP4"))
+    assert {k: arch.weight_formats(m)[k] for k in kept} == kept
+
+
 def test_engines_memory_rules_order_and_sglang_reserve():
     m, s = load_model("llama-4-maverick"), load_system("hgx-h100")
     W = float(arch.model_weight_bytes(m, "fp8"))
