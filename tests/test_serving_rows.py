@@ -2072,3 +2072,23 @@ def test_chips_of_a_cluster_written_by_its_nodes(hw, chips):
     from tokenmath.measure.validate.rows import chips_of
     s, _ = Aliases().system(hw)
     assert chips_of({"n_chips": "", "hardware": hw, "parallelism": ""}, s)[0] == chips
+
+
+@pytest.mark.parametrize("precision, notes", [
+    ("INT8 weights and activations", ""),
+    ("int8 (weights and activations)", ""),
+    ("A8W8", ""),
+    ("int8", "int8 weights and activations (SmoothQuant-style)"),
+    ("INT8", "W8A8 checkpoint"),
+])
+def test_int8_weights_and_activations_is_w8a8_in_the_column_or_its_notes(precision, notes):
+    """'INT8 weights and activations' was read as a bare INT8 (weight-only, the 16-bit rate); a column's bare INT8 whose
+    notes say W8A8 multiplies 8-bit activations too (probe 11BB's TPU row)."""
+    row = _probe_row(id="X-W8", model="Llama 3.1 8B", precision=precision, hardware="H100 SXM", n_chips="1",
+                     batch="64", input_len="1024", output_len="1024", metric="output_tokens_per_s",
+                     unit="tokens/s", notes=notes)
+    p = predict_row(row, Aliases())
+    text = " ".join(p.why + p.assumptions)
+    assert isinstance(p, Prediction) and "W8A8" in text and "weight-only (W8A16)" not in text
+    bare = predict_row({**row, "precision": "int8", "notes": ""}, Aliases())
+    assert "weight-only (W8A16)" in " ".join(bare.why + bare.assumptions)
