@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from tokenmath.core import arch
 from tokenmath.core.load import load_model, load_system
+from tokenmath.core.derive import value_of
 from tokenmath.core.roofline import step
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -288,3 +289,28 @@ def test_a_prefill_pays_its_elementwise_kernels_bytes_and_a_decode_step_almost_n
     assert t_pre == pytest.approx(32 * 16_384 * 182_272 / (W * 0.865), rel=0.01)
     assert t_dec == pytest.approx(t_pre * 8 / 16_384, rel=1e-9)
     assert t_pre < float(pre.t_overhead) < float(pre.t_step)
+
+
+def test_probe_hb_a_step_streams_its_sampled_logits_and_gathers_them_over_tp():
+    """After the LM head, SGLang gathers each sampled row's V/tp logit slices to every rank (a reorder copy after
+    the all-gather), casts them to fp32 and takes argmax: 2·2 + 2 + 4 + 4 = 14 B a logit at tp > 1, 10 B on one
+    chip (roofline.logits_pass_bytes). Llama-3.1-8B (V 128,256) FP8 on H200s: a decode step of 512 sequences streams
+    512 · 128,256 · 14 B ≈ 0.92 GB on each of 8 chips; a prefill samples one row per prompt, as a decode step of
+    that many sequences does; the gather moves (tp − 1)/tp of the row's BF16 logits over NVLink."""
+    from tokenmath.core.roofline import logits_pass_bytes
+
+    assert float(logits_pass_bytes(1)) == 10.0 and float(logits_pass_bytes(8)) == 14.0
+    m, s = load_model("llama-3.1-8b"), load_system("hgx-h200")
+    W = s.chip.hbm_bandwidth_bytes_per_s
+    d8 = step(m, s, G=8, B=512, S=1_500, phase="decode", precision="fp8", explain=True)
+    d1 = step(m, s, G=1, B=512, S=1_500, phase="decode", precision="fp8")
+    t8, t1 = float(value_of(d8.extras["t_logits"])), float(d1.extras["t_logits"])
+    eta = 512 * 128_256 * 14 / (W * t8)
+    assert 0.5 < eta <= 1.0 and t1 == pytest.approx(t8 * 10 / 14, rel=1e-9)
+    pre = step(m, s, G=1, B=4, S=1_000, phase="prefill", precision="fp8")
+    dec = step(m, s, G=1, B=4, S=1_000, phase="decode", precision="fp8")
+    assert float(pre.extras["t_logits"]) == pytest.approx(float(dec.extras["t_logits"]), rel=1e-9)
+    gather = d8.t_comm.inputs["t_gather"]
+    bw = 512 * 128_256 * 2 * 7 / 8 / (float(gather.value) - float(gather.inputs["lat"].value))
+    assert 0.3 * s.scaleup_bw < bw <= 1.5 * s.scaleup_bw
+    assert float(d1.t_comm) == 0.0

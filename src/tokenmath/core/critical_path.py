@@ -181,6 +181,13 @@ def elementwise_time_chip(L, T_dp, a_tok, W, eta_elt):
     return L * T_dp * a_tok / (W * eta_elt)
 
 
+@formula("t_logits = R_head · V · b_logit / (W · eta_elt)", unit="s")
+def logits_time_chip(R_head, V, b_logit, W, eta_elt):
+    """What a step does with its R_head rows of V logits after the LM head, streamed as an elementwise kernel
+    (logits_pass_bytes: the tensor-parallel gather's reorder, the cast to fp32, the sampler's pass)."""
+    return R_head * V * b_logit / (W * eta_elt)
+
+
 @formula("t_w_dense = W_dense / (W · eta_bw)", unit="s")
 def dense_weight_time(W_dense, W, eta_bw):
     return W_dense / (W * eta_bw)

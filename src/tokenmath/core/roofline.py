@@ -34,6 +34,9 @@
   (launch, pipeline fill, tail wave) paid by each of the layer's n_gemm matmuls, and a small kernel's
   fixed cost for each of its n_aux other kernels (norms, activation, RoPE, MoE routing and permutes):
       t_overhead = t_fixed + L · (n_gemm · t_kernel + n_aux · t_aux)
+  then the streaming of the elementwise kernels (t_elt) and of the step's sampled logits (t_logits: R_head rows of
+  V logits cast to fp32 and read by the sampler, logits_pass_bytes); a TP group also gathers those logits over its
+  link (t_gather, in t_comm).
 - t_serial (prior basis only): matmuls stream weights and attention streams KV in separate kernels that
   run one after the other, so a step cannot hide the KV reads behind the matmul FLOP (nor the weights
   behind attention FLOP): per kernel class, t = max(t_mm, t_weights) + max(t_attn, t_kv), and
@@ -80,6 +83,7 @@ from .critical_path import (
     dp_tokens,
     dp_tokens_pieces,
     elementwise_time_chip,
+    logits_time_chip,
     expert_bytes_chip,
     expert_flop_chip,
     expert_gemm_time,
@@ -181,6 +185,13 @@ def tp_allreduce_time(L, tp, T, D, b_act, bw_link, lat):
     return L * 2 * (2 * (tp - 1) / tp * T * D * b_act / bw_link + lat)
 
 
+@formula("t_gather = (tp − 1)/tp · R_head · V · b_h / bw_link + lat", unit="s")
+def logits_gather_time(tp, R_head, V, b_h, bw_link, lat):
+    """The all-gather of each sampled row's V/tp logit slices to every rank of the tensor-parallel group (SGLang's
+    logits processor, roofline.logits_pass_bytes): each chip receives the other (tp − 1)/tp of the row."""
+    return (tp - 1) / tp * R_head * V * b_h / bw_link + lat
+
+
 @formula("g_node = (n − 1) · (1 − (1 − 1/n)^k) / (k · f_out)", unit="")
 def node_dedup(n, k, f_out):
     """Scale-out copies of a token per copy counted: DeepEP sends a token once to each other node one of its k
@@ -228,10 +239,28 @@ def aux_kernels_per_layer(m: Model, fused_moe: bool = False) -> float:
     return base + (0 if fused_moe else 3) * L_moe / m.n_layers
 
 
-@formula("t_overhead = t_kernels + t_elt", unit="s")
-def overhead_with_elementwise(t_kernels, t_elt):
-    """The step's fixed costs and its elementwise kernels' streaming time (elementwise_bytes_per_token)."""
-    return t_kernels + t_elt
+@formula("t_overhead = t_kernels + t_elt + t_logits", unit="s")
+def overhead_with_elementwise(t_kernels, t_elt, t_logits):
+    """The step's fixed costs, its elementwise kernels' streaming time (elementwise_bytes_per_token) and the
+    passes over its sampled logits (logits_pass_bytes)."""
+    return t_kernels + t_elt + t_logits
+
+
+# What an engine does with the LM head's logits before the next token is known, read from SGLang 0.5.6.post2
+# (PyPI wheel): srt/layers/logits_processor.py _get_logits multiplies the hidden states by the vocabulary-parallel
+# head in its weights' format (BF16), all-gathers the V/tp slices over the tensor-parallel group
+# (distributed/parallel_state.py all_gather: all_gather_into_tensor, then movedim and reshape, a copy), and casts
+# them to fp32 (`logits[:, :vocab_size].float()`); srt/layers/sampler.py then takes torch.argmax over them when every
+# request is greedy, as sglang.bench_serving's requests are (temperature 0.0). A sampled (non-greedy) request adds
+# passes (temperature, softmax, top-p); not counted. vLLM and TensorRT-LLM are taken to do the same (estimate).
+LOGIT_BYTES = 2.0  # BF16 logits out of the head
+
+
+def logits_pass_bytes(tp) -> np.ndarray:
+    """Bytes streamed per logit of a sampled row on each chip: the gather's reorder copy (read and write, tp > 1),
+    the cast to fp32 (read b_h, write 4) and argmax's read of the fp32 row (4)."""
+    reorder = np.where(np.asarray(tp, dtype=float) > 1, 2 * LOGIT_BYTES, 0.0)
+    return reorder + LOGIT_BYTES + 4.0 + 4.0
 
 
 # GEMM kernel formats whose activations a served model casts before the GEMM, and the format cast to. The kernel
@@ -804,7 +833,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
         overlap = g("overlap", 1.0, "", "spec")
         t_serial = g("t_serial", 0.0, "s", "spec: matmul and attention kernels fully overlapped")
     else:
-        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new, T_piece)
+        t_comm = _comm_time(m, system, layout, G, T, prec, pri, explain, ideal, Bq, S_new, T_piece,
+                            extras.get("R_head"))
         t_over = p("t_overhead", "step_overhead_s", "s")
         t_k, t_k_src = pri.kernel_overhead(kf)
         kf_e = kernel_format(m, arch.weight_formats(m)["experts"], pri, chip) if native else kf
@@ -824,8 +854,8 @@ def _step(m: Model, system: System, *, G: int, B, S, phase: str, precision: str 
             t_over = overhead_time_moe(*args, g("L_moe", arch.n_moe_layers(m), "", src_m),
                                        t_moe_q if t_moe_q is not None else g("t_moe", t_moe, "s", t_moe_src)) \
                 if fused else overhead_time(*args)
-        if "t_elt" in extras:  # the elementwise kernels' bytes, beside their fixed cost
-            t_over = overhead_with_elementwise(t_over, extras["t_elt"])
+        if "t_elt" in extras:  # the elementwise kernels' and the sampled logits' bytes, beside their fixed cost
+            t_over = overhead_with_elementwise(t_over, extras["t_elt"], extras["t_logits"])
         overlap = p("overlap", "comm_overlap")
         if pri.dispatch_s:  # an eager framework (a calibrated profile): every op of the step, counted (core.eager)
             t_over = _eager_overhead(m, chip, pri, prec, T, p, g, c)
@@ -1086,6 +1116,13 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
           f"{src_m}: norm, residual, RoPE and activation bytes per token and layer on a chip, {act} activations"
           f"{cast} (roofline.elementwise_bytes_per_token)"),
         W, g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)"))
+    extras["t_logits"] = logits_time_chip(
+        R_head, g("V", m.vocab_size, "", src_m),
+        g("b_logit", logits_pass_bytes(tp), "B", "per logit of a sampled row: the tensor-parallel gather's reorder "
+          "copy, the cast to fp32, argmax's read (roofline.logits_pass_bytes: SGLang's logits processor and "
+          "greedy sampler)"),
+        W, g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)"))
+    extras["R_head"] = value_of(R_head)
     serial = serial_kernel_time_moe_op if moe_sum else serial_kernel_time_chip
     t_serial = serial(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
     extras.update(t_attn=t_attn, t_mm=value_of(t_mm_d) + value_of(t_mm_e))
@@ -1103,7 +1140,7 @@ def collective_latency(pri: Priors, crosses: bool) -> tuple[float, str]:
 
 
 def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, pri: Priors, explain: bool,
-               ideal: bool = True, Bq=None, S_new=None, T_piece=None):
+               ideal: bool = True, Bq=None, S_new=None, T_piece=None, R_head=None):
     """Collective time per step for the layout, on the tier each collective crosses.
 
     Idealised: each chip sends T/G tokens. Critical path: a DP group's all-reduce carries its T_dp tokens
@@ -1136,24 +1173,37 @@ def _comm_time(m: Model, system: System, layout: Layout, G: int, T, prec: str, p
         if system.torus_dims:  # the TP group's block of the torus: the links of the axes it spans
             ring = system.ring_bw(np.minimum(np.asarray(tp), dom))
             link = f"{system.torus_dims}D torus links of the TP group's block (kernels.torus_bus_bandwidth)"
-        bw, bw_src = ring * pri.eta_scaleup, f"{system.file}: {link} × eta_scaleup ({pri.file})"
-        if "eta_scaleup.allreduce" in pri.curves:  # measured by message size
-            msg = np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0
-            eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
-            bw, bw_src = ring * eta, f"{system.file}: {link} × {e_src}"
-        if tp_max > dom and dom == 1:  # one-chip domains (Macs over Ethernet): the ring is all NIC hops
-            bw, bw_src = out, f"{system.file}: scale-out × eta_scaleout (one-chip domains: every hop crosses a NIC)"
-        elif tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once
-            bw = ring_bus_bandwidth(bw, dom, out)
-            bw_src = (f"min(bw_up, g · bw_out), g = {dom} NICs of each domain the group spans (kernels.ring_bus_bandwidth); "
-                      f"bw_up: {bw_src}; bw_out: {system.file}: scale-out × eta_scaleout")
-        t_tp = tp_allreduce_time(g("L", m.n_layers), g("tp", tp), T_ar, g("D", m.d_model),
-                                 g("b_act", 2.0, "B", "bf16 activations"),
-                                 g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src))
-        if np.ndim(tp) and not np.all(np.asarray(tp) > 1):  # adaptive: no all-reduce where a group is one chip
-            v = np.where(np.asarray(tp) > 1, value_of(t_tp), 0.0)
-            t_tp = Q("t_tp", v, "s", t_tp.formula, t_tp.inputs) if isinstance(t_tp, Q) else v
-        parts.append(t_tp)
+
+        def link_bw(msg):  # the TP group's ring bandwidth for a message of msg bytes, and its source
+            bw, bw_src = ring * pri.eta_scaleup, f"{system.file}: {link} × eta_scaleup ({pri.file})"
+            if "eta_scaleup.allreduce" in pri.curves:  # measured by message size
+                eta, e_src = efficiency(pri, "eta_scaleup", "allreduce", msg)
+                bw, bw_src = ring * eta, f"{system.file}: {link} × {e_src}"
+            if tp_max > dom and dom == 1:  # one-chip domains (Macs over Ethernet): the ring is all NIC hops
+                bw, bw_src = out, f"{system.file}: scale-out × eta_scaleout (one-chip domains: every hop crosses a NIC)"
+            elif tp_max > dom:  # NCCL's rings cross the network on each domain's g = domain NICs at once
+                bw = ring_bus_bandwidth(bw, dom, out)
+                bw_src = (f"min(bw_up, g · bw_out), g = {dom} NICs of each domain the group spans "
+                          f"(kernels.ring_bus_bandwidth); bw_up: {bw_src}; bw_out: {system.file}: scale-out × eta_scaleout")
+            return bw, bw_src
+
+        def where_tp(t):  # adaptive tp: no collective where a group is one chip
+            if np.ndim(tp) and not np.all(np.asarray(tp) > 1):
+                v = np.where(np.asarray(tp) > 1, value_of(t), 0.0)
+                return Q(t.name, v, "s", t.formula, t.inputs) if isinstance(t, Q) else v
+            return t
+
+        bw, bw_src = link_bw(np.asarray(value_of(T_ar), dtype=float) * m.d_model * 2.0)
+        parts.append(where_tp(tp_allreduce_time(g("L", m.n_layers), g("tp", tp), T_ar, g("D", m.d_model),
+                                                g("b_act", 2.0, "B", "bf16 activations"),
+                                                g("bw_link", bw, "B/s", bw_src), g("lat", lat, "s", lat_src))))
+        if R_head is not None:  # the vocabulary-parallel logits gathered to every rank (roofline.logits_pass_bytes)
+            bw_g, bw_g_src = link_bw(np.asarray(R_head, dtype=float) * m.vocab_size * LOGIT_BYTES)
+            parts.append(where_tp(logits_gather_time(
+                g("tp", tp), g("R_head", R_head, "rows", "the step's sampled rows"), g("V", m.vocab_size),
+                g("b_h", LOGIT_BYTES, "B", "BF16 logits out of the head"),
+                g("bw_link", bw_g, "B/s", bw_g_src + " (the all-reduce's rate at the gathered bytes)"),
+                g("lat", lat, "s", lat_src))))
     if ideal:
         f_rem = g("f_remote", 1 - 1 / layout.ep, "", "1 − 1/EP: each chip holds only its own tokens (idealised)")
     else:
