@@ -97,18 +97,20 @@ def test_kv_admission_holds_requests_until_their_kv_fits():
 
 
 def test_golden_small_run():
-    """2 clients, 4 requests of 100 + 3 tokens: prefill both, two decode steps, again. Every time from roofline.step."""
+    """2 clients, 4 requests of 100 + 3 tokens, prefill first: the first prompt alone (an idle engine starts on the
+    first request it receives), the second's next while the first waits, two decode steps of both; both finish in
+    one step, so the engine is idle again and the next two go the same way. Every time from roofline.step."""
     r = simulate(M8, H100, G=1, concurrency=2, requests=4, isl=100, osl=3)
-    t_p = float(step(M8, H100, G=1, B=2, S=100, phase="prefill").v("t_step"))
+    t_p = float(step(M8, H100, G=1, B=1, S=100, phase="prefill").v("t_step"))
     t_d = float(np.sum(step(M8, H100, G=1, B=2, S=np.array([101.0, 102.0])).v("t_step")))
-    cycle = t_p + t_d
+    cycle = 2 * t_p + t_d
     assert r["duration_s"] == pytest.approx(2 * cycle, rel=1e-4)
-    assert r["ttft_s"]["mean"] == pytest.approx(t_p, rel=1e-4)
-    assert r["tpot_s"]["mean"] == pytest.approx(t_d / 2, rel=1e-4)
+    assert r["ttft_s"]["mean"] == pytest.approx(1.5 * t_p, rel=1e-4)
+    assert r["tpot_s"]["mean"] == pytest.approx((t_p + 2 * t_d) / 4, rel=1e-4)  # the first waits one prefill
     assert r["e2e_s"]["p99"] == pytest.approx(cycle, rel=1e-4)
-    assert r["mean_batch"] == 2.0 and r["decode_steps"] == 4 and r["prefill_steps"] == 2
+    assert r["mean_batch"] == 2.0 and r["decode_steps"] == 4 and r["prefill_steps"] == 4
     assert r["output_tokens_per_s"] == pytest.approx(12 / (2 * cycle), rel=1e-4)
-    assert r.events == 5  # a wake, then (prefill, decode span) twice
+    assert r.events == 6  # (two prefills, a decode span) twice
     d = r.to_dict()
     for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):  # each percentile beside its 80 % interval
         assert [k for k in d[key] if not k.endswith("_interval")] == ["mean", "p50", "p90", "p95", "p99"]
@@ -118,6 +120,21 @@ def test_golden_small_run():
     for key in ("output_tokens_per_s", "tokens_per_s_per_chip", "requests_completed", "mean_batch", "kv_utilisation"):
         assert key in d
     assert "goodput" not in d  # no SLO given: the value does not apply
+
+
+def test_an_idle_engine_starts_on_the_first_request_and_the_rest_ride_the_next_step():
+    """4 clients sent at once reach an idle engine one at a time (vllm 0.11.0 v1/engine/core.py _process_input_queue
+    drains only what is queued; sglang 0.5.9 scheduler.py recv_requests polls without blocking): the first prompt is
+    prefilled alone, the other three together in the step after it — not one wave of four."""
+    t = {B: float(step(M8, H100, G=1, B=B, S=1000, phase="prefill").v("t_step")) for B in (1, 3, 4)}
+    for policy, rel in (("continuous", 1e-3), ("chunked", 0.05)):  # (chunked: a mixed step, read off its table)
+        r = simulate(M8, H100, G=1, concurrency=4, requests=4, isl=1000, osl=1, policy=policy, chunk=8192)
+        assert r["prefill_steps"] == 2
+        assert r["ttft_s"]["mean"] == pytest.approx((t[1] + 3 * (t[1] + t[3])) / 4, rel=rel)
+        assert r["ttft_s"]["mean"] != pytest.approx(t[4], rel=0.05)
+    # a closed loop keeps the offset: one prompt, then three, each cycle (prefill first: the three stall the one)
+    r = simulate(M8, H100, G=1, concurrency=4, requests=400, isl=1000, osl=50)
+    assert r["ttft_s"]["p50"] == pytest.approx(t[3] + t[1], rel=0.05)  # behind the one's prefill, or its own three
 
 
 def test_goodput_counts_requests_meeting_the_slos():

@@ -62,7 +62,7 @@ def test_closed_form_is_vectorised_over_concurrency_and_lengths():
 def test_closed_form_explains_itself():
     a = steady_state(M70, H100, G=8, concurrency=32, isl=1000, osl=1000, explain=True)
     text = a.explain()
-    assert "X = B / (n_d · t_d + B · t_p / n_b)" in text
+    assert "X = B / (n_d · t_d + s · t_1 + (B − s) · t_p / n_b)" in text
     assert "T_resp = U / X" in text and "catalog/engines/default.yaml" in text
     assert a.to_dict(derivations=True)["derivations"]["tpot_s"]["formula"] == "tpot = t_life / (O − 1)"
 

@@ -88,7 +88,7 @@ def test_simulate_table_explain_and_trace(tmp_path):
     r = run(*SIM, "--concurrency", "8", "--requests", "32", "--isl", "256", "--osl", "32", "--policy", "continuous",
             "--explain")
     assert r.exit_code == 0, r.output
-    assert "TTFT" in r.stdout and "X = B / (n_d · t_d + B · t_p / n_b)" in r.stdout
+    assert "TTFT" in r.stdout and "X = B / (n_d · t_d + s · t_1 + (B − s) · t_p / n_b)" in r.stdout
     f = tmp_path / "trace.jsonl"
     f.write_text("\n".join(json.dumps({"arrival": i * 0.01, "isl": 100 + i, "osl": 10}) for i in range(40)))
     r = run(*SIM, "--workload", f, "--json")

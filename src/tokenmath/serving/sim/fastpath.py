@@ -13,16 +13,23 @@ U clients (the concurrency) keep one request each in the system (prompt I, outpu
     n_b      = min(B, max(1, floor(budget / I)))       prompts per prefill step (the engine's token budget;
                                                        × dp under attention data parallelism: each rank its own)
 
-continuous (prefill first; t_d = t_decode(B, I + O/2), t_p = t_prefill(n_b, I)). With fixed lengths
-the clients move in a wave: the B requests that finish together return together, are prefilled in
-B / n_b back-to-back steps (the j-th group's first token after j steps), then decode together:
+continuous (prefill first; t_d = t_decode(B, I + O/2), t_p = t_prefill(n_b, I), t_1 = t_prefill(1, I)). With
+fixed lengths the clients move in a wave: the B requests that finish together return together. Where they all
+fit (U ≤ B_cap) the replica is then idle, and an idle engine starts on the first request it receives (policies.py:
+the others reach it after), so the wave is one lone prompt and B − 1 behind it in k = (B − 1) / n_b back-to-back
+steps (the j-th group's first token after 1 + j steps); past the cap requests wait and the replica is never idle
+(s = 0: one wave of B in B / n_b steps). All then decode together:
 
-    X        = B / (n_d · t_d + B · t_p / n_b)         requests/s: decode steps and prefill steps share the replica
-    t_life   = n_d · t_d + (B / n_b − 1) · t_p / 2     first to last token: on average half the wave's
-                                                       other prefill steps come after one's first token
+    s        = [U ≤ B_cap]                             the lone prompt
+    n_b      = max(1, min(B − s, floor(budget / I)))   prompts per prefill step of the wave
+    X        = B / (n_d · t_d + s · t_1 + (B − s) · t_p / n_b)
+                                                       requests/s: decode steps and prefill steps share the replica
+    t_life   = n_d · t_d + (s · k + (B − s) · (k − 1) / 2) · t_p / B,  k = (B − s) / n_b
+                                                       first to last token: the wave's prefill steps after one's
+                                                       first token stall it (the lone prompt all k)
     tpot     = t_life / (O − 1)
     T_resp   = U / X                                   Little's law for the closed loop
-    ttft     = T_resp − t_life                         (B / n_b + 1) / 2 prefill steps, plus any wait for a seat
+    ttft     = T_resp − t_life                         the prefill steps up to one's own, plus any wait for a seat
 
 disagg (prefill pool G_p, decode pool G_d, KV transfer t_x; decodes never stall; a request is
 admitted, its KV reserved on the decode pool, before its prefill). The returning cohorts of n_b
@@ -120,14 +127,25 @@ def prefill_cohort(B, budget, I):
     return np.minimum(B, np.maximum(1, np.floor(budget / I)))
 
 
-@formula("X = B / (n_d · t_d + B · t_p / n_b)", unit="req/s")
-def continuous_rate(B, n_d, t_d, t_p, n_b):
-    return B / (n_d * t_d + B * t_p / n_b)
+@formula("s = [U ≤ B_cap]", unit="seq")
+def lone_prompt(U, B_cap):
+    return np.asarray(U <= B_cap, dtype=float)
 
 
-@formula("t_life = n_d · t_d + (B / n_b − 1) · t_p / 2", unit="s")
-def decode_life(n_d, t_d, B, n_b, t_p):
-    return n_d * t_d + (B / n_b - 1) * t_p / 2
+@formula("n_b = max(1, min(B − s, floor(budget / I)))", unit="seq")
+def wave_cohort(B, s, budget, I):
+    return np.maximum(1, np.minimum(B - s, np.floor(budget / I)))
+
+
+@formula("X = B / (n_d · t_d + s · t_1 + (B − s) · t_p / n_b)", unit="req/s")
+def continuous_rate(B, n_d, t_d, t_p, n_b, s, t_1):
+    return B / (n_d * t_d + s * t_1 + (B - s) * t_p / n_b)
+
+
+@formula("t_life = n_d · t_d + (s · k + (B − s) · (k − 1) / 2) · t_p / B,  k = (B − s) / n_b", unit="s")
+def decode_life(n_d, t_d, B, n_b, t_p, s):
+    k = (B - s) / n_b
+    return n_d * t_d + (s * k + (B - s) * (k - 1) / 2) * t_p / B
 
 
 @formula("X = min(U / (t_p + t_x + n_d · t_d), B_cap / (n_d · t_d), n_b / t_p)", unit="req/s")
@@ -321,13 +339,15 @@ def steady_state(m: Model, system: System, *, G: int | None = None, concurrency=
         ttft = ttft_closed_loop(T_resp, life)
         nums.update(decode_step_s=t_c)
     elif policy == "continuous":
-        n_b = prefill_cohort(B, budget, I)
+        s = lone_prompt(U, B_cap)
+        n_b = wave_cohort(B, s, budget, I)
         t_d = _step_time(m, system, spec, ex, G=G_d, B=value_of(B), S=S_dec, layout=lay, **kw)
         t_p = step(m, system, G=G_p, B=value_of(n_b), S=I_arr, phase="prefill", explain=ex, layout=lay, **kw).t_step
+        t_1 = step(m, system, G=G_p, B=1, S=I_arr, phase="prefill", explain=ex, layout=lay, **kw).t_step
         if ex:
-            t_d, t_p = t_d.renamed("t_d"), t_p.renamed("t_p")
-        X = continuous_rate(B, n_d, t_d, t_p, n_b)
-        life = decode_life(n_d, t_d, B, n_b, t_p)
+            t_d, t_p, t_1 = t_d.renamed("t_d"), t_p.renamed("t_p"), t_1.renamed("t_1")
+        X = continuous_rate(B, n_d, t_d, t_p, n_b, s, t_1)
+        life = decode_life(n_d, t_d, B, n_b, t_p, s)
         T_resp = littles_law_time(U, X)
         ttft = ttft_closed_loop(T_resp, life)
         nums.update(decode_step_s=t_d, prefill_step_s=t_p, prefill_batch=n_b)

@@ -25,7 +25,18 @@ Admission is first come, first served and charges a request's KV when it is admi
 output), so a running sequence is never evicted (TensorRT-LLM's guaranteed-no-evict policy), or for an engine that
 allocates as tokens come (vLLM, SGLang) its mean hold in a full pool (fastpath.held_kv_bytes); disagg admits on the
 decode pool before the prefill. A free replica decides at the end of the instant, so requests that arrive together
-are scheduled together.
+are scheduled together — except at an idle one (nothing running, waiting or being prefilled): an idle engine starts
+a step on the first request it receives, and requests sent with it reach it after, one at a time, and ride a later
+step. vLLM's engine core blocks on its input queue while it has no request, then drains only what is queued and
+steps (vllm 0.11.0 v1/engine/core.py `_process_input_queue`); SGLang's scheduler polls without blocking and
+schedules what has arrived (sglang 0.5.9 srt/managers/scheduler.py `recv_requests`, zmq.NOBLOCK, in
+`event_loop_overlap`); and each frontend tokenises and forwards a request on its own (vLLM's AsyncLLM.add_request,
+SGLang's TokenizerManager `_tokenize_one_request` / `_send_one_request`; its dynamic batch tokenizer is off by
+default), so C clients started at once reach the engine C times, not once. TensorRT-LLM's executor is read the same
+way (estimate: its request queue was not checked against a wheel). A closed loop of identical clients therefore
+starts as one prompt and a wave of C − 1 behind it, not one wave of C; the offset holds while they run, and a
+wave that finishes in one step leaves the replica idle again (the clients' next requests, sent at a step's end,
+find it free: `busy` is cleared before the finished requests are retired).
 """
 
 from __future__ import annotations
@@ -52,9 +63,12 @@ class Continuous(Replica):
         self.queue: deque[int] = deque()
 
     def arrive(self, r: int) -> None:
+        idle = not self.busy and not self.has_work() and not self.queue
         self.queue.append(r)
         self.note_arrival(r)
-        if not self.busy:
+        if idle:  # an idle engine starts on the first request it receives (module docstring)
+            self.next()
+        elif not self.busy:
             self.wake()
         elif self.queue[0] == r and self.can_admit(r):
             self.cut(r if self.ahead is not None else None)
@@ -86,10 +100,11 @@ class Continuous(Replica):
             self.span(self._until())
 
     def _prefilled(self, batch: list[int]) -> None:
+        self.busy = False
         for r in batch:
             self.first_token(r)
-        self.busy = False
-        self.next()
+        if not self.busy:
+            self.next()
 
 
 class Chunked(Continuous):
@@ -132,6 +147,7 @@ class Chunked(Continuous):
             self.span(self._until())
 
     def _stepped(self, chunks: list) -> None:
+        self.busy = False
         if self.R.B:
             for r in self.R.advance(1):
                 self.finish(r)
@@ -141,8 +157,8 @@ class Chunked(Continuous):
             if entry[1] >= self.run.wl.isl[r]:
                 self.filling.remove(entry)
                 self.first_token(r)
-        self.busy = False
-        self.next()
+        if not self.busy:
+            self.next()
 
 
 class Cadence(Replica):

@@ -64,7 +64,8 @@ class Running:
 
 class DecidesAtInstantEnd:
     """A scheduler that decides at the end of an instant, once every request arriving at it has arrived (so
-    requests that arrive together are scheduled together); `next` is its decision."""
+    requests that arrive together are scheduled together, unless it was idle: policies.Continuous.arrive); `next` is its
+    decision."""
 
     _waking = False
 
@@ -198,10 +199,11 @@ class Replica(DecidesAtInstantEnd):
         self._span = None
         self.run.rec.decode_span(t0, times[:k], self.R.B, self.tau, self.stalls)
         self.stalls = []
+        self.busy = False  # the step has ended: a request a finishing client sends now finds the replica free
         for r in self.R.advance(k):
             self.finish(r)
-        self.busy = False
-        self.next()
+        if not self.busy:
+            self.next()
 
     def _free_to_decide(self) -> bool:
         return not self.busy
