@@ -622,3 +622,22 @@ def test_a_dsa_model_decodes_with_its_indexers_measured_cost():
     v3 = step(load_model("deepseek-v3"), s, G=8, B=64, S=8192, phase="decode", kv_dtype="fp8", priors=pri,
               explain=True, layout=Layout(tp=8))
     assert "kv_i" not in v3.t_kv.inputs["eta_kv"].inputs
+
+
+def test_weight_only_int4_experts_read_the_int4_moe_tables_at_the_bf16_peak():
+    """Kimi-K2.5's INT4 experts run the tables' `int4_wo` kernels (vLLM's and SGLang's W4A16 fused MoE: BF16
+    activations, INT4 weights dequantised in the kernel), read against the BF16 peak; before round 20 they read the
+    format-less median law at the INT4 storage's own rate."""
+    from tokenmath.core.kernels import curve_value
+    from tokenmath.core.load import load_model, load_system
+    from tokenmath.core.roofline import MOE_PEAK, Layout, step
+
+    pri = load_priors("b200-kernels").for_engine("vllm")
+    assert {"moe_eta_mm.int4@vllm", "moe_eta_bw.int4", "moe_t0.int4"} <= set(load_priors("b200-kernels").curves)
+    assert MOE_PEAK["int4"] == "bf16"
+    m = load_model("kimi-k2.5")
+    st = step(m, load_system("hgx-b200"), G=8, B=4, S=1024, phase="prefill", precision="int4",
+              layout=Layout(tp=8, ep=1), priors=pri, explain=True)
+    t_mm_e = st.t_math.inputs["t_mm_experts"]
+    assert t_mm_e.inputs["eta_mm_e"].value == pytest.approx(curve_value(pri.curves["moe_eta_mm.int4"], 1.0))
+    assert t_mm_e.inputs["F_mm"].value == pytest.approx(load_chip("b200").peak("bf16"))

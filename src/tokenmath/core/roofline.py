@@ -333,7 +333,7 @@ def kernel_format(m: Model, prec: str, pri: Priors, chip=None) -> str:
 # activations (Blackwell's kind::mxf8f6f4 MMA, at the FP8 rate) or BF16 ones (Hopper, which has no FP4 tensor
 # cores; vLLM's default on Blackwell) — never at the FP4 peak. One reference (FP8) for both; the curves say how far
 # each engine's kernel is from it (measure/kernel_tables.py derives them against the same peak)
-MOE_PEAK = {"mxfp4": "fp8"}
+MOE_PEAK = {"mxfp4": "fp8", "int4": "bf16"}  # (weight-only INT4 experts multiply BF16 activations)
 
 
 def moe_format(fe: str, kf_e: str, pri: Priors) -> str:

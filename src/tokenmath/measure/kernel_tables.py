@@ -993,9 +993,11 @@ def _alltoall_small(root: Path, sysdir: str, out: Derived) -> None:
 # TensorRT-LLM and SGLang quantise the activations to MXFP8 (`w4a8_mxfp4_mxfp8`: TensorRT-LLM's newest Blackwell
 # collection, 1.3.0rc23, measured only that mode; SGLang's flashinfer MXFP4 MoE, default precision), vLLM keeps BF16
 # activations (`w4a16_mxfp4`, the table's GptOssMxfp4MoE flashinfer mxfp4_bf16 kernel; MXFP8 only by opt-in env); on
-# Hopper every engine runs `w4a16_mxfp4` (no FP4 tensor cores: weights dequantised in the kernel).
+# Hopper every engine runs `w4a16_mxfp4` (no FP4 tensor cores: weights dequantised in the kernel). Weight-only INT4
+# experts (Kimi K2.x's INT4 release) read `int4_wo`, BF16 activations times INT4 weights dequantised in the kernel
+# (measured on vLLM and SGLang; TensorRT-LLM's INT4 experts read their median).
 MOE_FORMATS = {"bf16": ("bfloat16",), "fp8": ("fp8",), "fp8_block": ("fp8_block",), "fp4": ("nvfp4",),
-               "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4")}
+               "mxfp4": ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), "int4": ("int4_wo",)}
 MOE_ENGINE_FORMATS = {("mxfp4", "vllm"): ("w4a16_mxfp4", "w4a8_mxfp4_mxfp8")}
 
 
@@ -1004,9 +1006,9 @@ def _moe_names(fmt_: str, engine: str) -> tuple[str, ...]:
 
 
 def _moe_bytes(fmt_: str, name: str) -> float:
-    """Bytes per expert weight of a MoE table format (NVFP4: 4.5 bits with its scales, MXFP4: 4.25)."""
-    if fmt_ == "mxfp4":
-        return bytes_per("mxfp4")
+    """Bytes per expert weight of a MoE table format (NVFP4: 4.5 bits with its scales, MXFP4: 4.25, INT4: 4)."""
+    if fmt_ in ("mxfp4", "int4"):
+        return bytes_per(fmt_)
     return {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0}.get(name, 0.5625)
 
 
