@@ -142,7 +142,7 @@ def continuous_rate(B, n_d, t_d, t_p, n_b, s, t_1):
     return B / (n_d * t_d + s * t_1 + (B - s) * t_p / n_b)
 
 
-@formula("t_life = n_d · t_d + (s · k + (B − s) · (k − 1) / 2) · t_p / B,  k = (B − s) / n_b", unit="s")
+@formula("t_life = n_d · t_d + (s · (B − s)/n_b + (B − s) · ((B − s)/n_b − 1) / 2) · t_p / B", unit="s")
 def decode_life(n_d, t_d, B, n_b, t_p, s):
     k = (B - s) / n_b
     return n_d * t_d + (s * k + (B - s) * (k - 1) / 2) * t_p / B
