@@ -116,6 +116,9 @@ class Chip(Record):
     # hbm_capacity_bytes, and a row stating another is this part with that capacity
     memory_options_bytes: tuple[float, ...] = ()
     memory_configurable: bool = False  # DIMMs (a server CPU): any capacity a row states is the machine's
+    # the weights live in on-chip SRAM (Groq LPU, Cerebras WSE): hbm_capacity_bytes and hbm_bandwidth_bytes_per_s are
+    # the SRAM's, in decimal bytes as the vendor states them (SRAM is not built from 2^n-bit DRAM dies)
+    on_chip_memory: bool = False
     scaleup_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     scaleout_bandwidth_bytes_per_s: float | None = None  # per chip, per direction
     power_w: float | None = None
@@ -131,7 +134,7 @@ class Chip(Record):
 
     # a kilobyte-scale device to a petabyte-scale one: every chip, host and calibrated CPU lies well inside
     RANGES = {"year": "[1950, 2100]", "peak_flop_per_s": "[1e6, 1e19]", "hbm_capacity_bytes": "[1e6, 1e15]",
-              "memory_options_bytes": "[1e6, 1e15]", "hbm_bandwidth_bytes_per_s": "[1e6, 1e15]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
+              "memory_options_bytes": "[1e6, 1e15]", "hbm_bandwidth_bytes_per_s": "[1e6, 1e17]", "scaleup_bandwidth_bytes_per_s": "[1e6, 1e15]",
               "scaleout_bandwidth_bytes_per_s": "[1e6, 1e15]", "power_w": "(0, 1e6]",
               "rental_usd_per_hour": "(0, 1e4]", "host_memory_bytes": "[1e6, 1e16]",
               "host_memory_bandwidth_bytes_per_s": "[1e6, 1e15]", "ranks_per_chip": "[1, 64]"}
