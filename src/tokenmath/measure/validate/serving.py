@@ -1316,6 +1316,13 @@ def _serving_value(su: _Setup, mode: str, basis: str, priors: Priors | None, al:
     if su.spec is not None and mode not in ("per_user", "decode_fixed"):
         return ("speculative decoding at the engine's maximum load is not expressed: it needs a stated batch or "
                 "concurrency"), why, None
+    if mode in ("per_user", "decode_fixed"):  # the stated batch must fit: weights, and its KV at ISL + OSL
+        held = _engine_batch(su, spec, al)
+        if isinstance(held, str):
+            return held, why, None
+        if held < (su.B or 1):
+            return (f"a batch of {su.B} needs the KV of {su.B} sequences of {_held_words(su)}; the KV pool of {G} × "
+                    f"{sysm.chip.name} holds {held}"), why, None
     if mode in ("per_user", "decode_fixed") and su.spec is not None:
         B, S = su.B or 1, su.ISL + su.OSL / 2
         sp = speculative_step(m, sysm, su.spec, B=B, S=S, explain=explain, **kw)
