@@ -18,7 +18,6 @@ def _row(**kw) -> dict:
 
 @pytest.mark.parametrize("kw", [
     dict(model="Llama 3.1 405B", precision="BF16", hardware="H100", n_chips="8"),  # 810 GB of weights, 687 GB
-    dict(model="Llama 3.1 405B", precision="BF16", hardware="H100"),  # unstated count: the engine rule's one node
     dict(model="Llama 3.1 70B", precision="BF16", hardware="Cerebras CS-3", n_chips="1"),  # 141 GB on 44 GB
     dict(model="Llama 3.1 70B", precision="BF16", hardware="GroqRack", n_chips="576"),  # 141 GB on 576 x 230 MB
 ])
@@ -38,3 +37,19 @@ def test_the_best_split_over_stated_chips_is_one_that_holds_the_model(kw, chips)
     assert not isinstance(r, Unexpressed), r
     split = next(a for a in r.assumptions if "the split is not stated" in a)
     assert f"TP{chips} " in split, split
+
+
+@pytest.mark.parametrize("kw, chips", [
+    (dict(model="Llama 3.1 70B", precision="BF16", hardware="Cerebras CS-3"), 8),  # 141 GB over 44 GB wafers
+    (dict(model="Llama 3.1 70B", precision="INT8", hardware="GroqRack"), 1024),  # 70.6 GB over 230 MB chips
+    (dict(model="Llama 3.1 405B", precision="BF16", hardware="H100"), 32),  # 810 GB: more than one 8-GPU node
+    (dict(model="Llama 3.1 8B", precision="BF16", hardware="H100"), 1),  # one domain holds it: as before
+])
+def test_a_row_stating_no_chips_gets_a_replica_that_holds_the_weights(kw, chips):
+    """The engine rule (the fewest chips holding the weights in half their memory) stopped at one scale-up domain,
+    so a model larger than the domain was predicted on a replica that cannot hold it; it spans domains now."""
+    r = predict_row(_row(**kw), Aliases())
+    assert not isinstance(r, Unexpressed), r
+    rule = next(a for a in r.assumptions if "by the engine rule" in a)
+    assert f"replica of {chips} chip(s)" in rule, rule
+    assert ("spans" in rule) == (chips > 8 or "CS-3" in kw["hardware"]), rule

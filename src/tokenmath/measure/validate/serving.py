@@ -1139,8 +1139,11 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     elif dpf and m.moe is not None and G_row:
         G = max(1, G_pipe)
     else:
-        G = _replica_chips(m, system, prec, max(1, G_pipe) if G_row else system.domain_chips, al, pp)
+        G = _replica_chips(m, system, prec, max(1, G_pipe) if G_row else _unstated_chips_max(m, system, prec, pp), al, pp)
         note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
+        if G > system.domain_chips:
+            note += (f"; the row states no chip count and one {system.name} domain of {system.domain_chips} cannot "
+                     f"hold the weights, so the replica spans {G // system.domain_chips} domains (assumed)")
     if m.moe is None:  # a dense model's data-parallel groups are replicas
         G = a_tp if (a_tp and not inst) else G
     if pp > 1 and G_row and not inst and G * pp > G_row:
@@ -1273,6 +1276,14 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     note = (f"the split is not stated: the best the roofline finds over the row's {G_row} chips is {split} × "
             f"{best.n_rep} replica(s) (assumed)")
     return _Setup(**{**best.__dict__, "notes": su.notes, "assumptions": su.assumptions + [note]})
+
+
+def _unstated_chips_max(m: Model, system: System, prec: str, pp: int = 1) -> int:
+    """The most chips the engine rule may take where the row states none: one scale-up domain where it holds the
+    weights, else as many domains as they need (an SRAM part: a 70B over hundreds of 230 MB Groq chips, four CS-3)."""
+    W = float(arch.model_weight_bytes(m, prec)) / pp
+    domain_bytes = system.domain_chips * system.chip.hbm_capacity_bytes
+    return system.domain_chips * (1 if W <= domain_bytes else 2 ** math.ceil(math.log2(W / domain_bytes) + 1))
 
 
 def _replica_chips(m: Model, system: System, prec: str, G_max: int, al: Aliases, pp: int = 1) -> int:
