@@ -107,6 +107,16 @@ def test_a_model_that_does_not_fit_is_refused():
     _one_line_error(run("serve", "deepseek-v3", "--on", "l4"), "does not fit")  # not even one sequence
 
 
+def test_a_model_that_does_not_fit_names_the_fewest_chips_whose_memory_holds_it():
+    """The refusal says from how many chips their memory holds the weights and the batch's KV (a floor), and names the
+    memory an SRAM part reads as SRAM, not HBM."""
+    r = run("serve", "llama-3.1-405b", "--on", "hgx-h100", "--batch", "128")
+    line = next(x for x in r.output.splitlines() if "does not fit" in x)
+    assert r.exit_code != 0 and "holds it from 13" in line and "device memory" in line
+    line = next(x for x in run("serve", "llama-3.1-70b", "--on", "cs-3").output.splitlines() if "does not fit" in x)
+    assert "on-chip SRAM" in line and "HBM" not in line
+
+
 def test_without_a_batch_serve_takes_the_most_that_fit_and_says_so():
     import json
 

@@ -129,9 +129,13 @@ def warnings(r) -> list[str]:
     v = r.value
     # a one-module system with no link to another (a Jetson) takes no more chips (roofline refuses them)
     more_chips = bool(r.system.scaleout_bw) or r.G < r.system.domain_chips
+    kind = "on-chip SRAM" if r.system.chip.on_chip_memory else "device memory"
+    # the fewest chips whose memory holds what this batch and context need (a floor: the split may ask more)
+    n = int(np.ceil(v("memory.required_bytes") / (v("memory.capacity_bytes") / r.G)))
     return [f"{r.model.name} does not fit on {r.G} × {r.system.chip.name}: needs {fmt(v('memory.required_bytes'), 'B')} "
             f"(weights {fmt(v('memory.weights_bytes'), 'B')} + KV {fmt(v('memory.kv_bytes'), 'B')}) of "
-            f"{fmt(v('memory.capacity_bytes'), 'B')} HBM; use " + ("more --chips, " if more_chips else "") +
+            f"{fmt(v('memory.capacity_bytes'), 'B')} {kind}; use " +
+            (f"more --chips (their memory alone holds it from {n:,}), " if more_chips else "") +
             "a smaller --batch or --context, or a narrower --precision"]
 
 
