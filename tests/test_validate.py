@@ -896,6 +896,16 @@ def test_units_and_scopes_as_other_tables_write_them():
     assert isinstance(out, Unexpressed) and "a rate per core of a chip" in out.reason
 
 
+def test_tenstorrents_t_s_u_is_a_per_user_speed():
+    """tt-metal's tables write a per-user decode speed 't/s/u' (tokens/s per user), beside 't/s' for the whole batch;
+    'u' read as nothing left it refused ('not a unit this validation predicts')."""
+    from tokenmath.measure.validate.rows import dimension_of_unit, unit_scale, unit_scope, with_unit
+    for unit in ("t/s/u", "t / s / u"):
+        assert (unit_scale(unit), unit_scope(unit, "decode"), dimension_of_unit(unit)) == (1.0, "user", "token_rate")
+    assert unit_scope("t/s", "decode") == "total"
+    assert with_unit(_row(value="23.1", metric="t/s/u", unit=""))["unit"] == "t/s/u"
+
+
 # ---- probe round 10E: the same setup reworded reads the same --------------------------------------------------
 
 def _public(rid: str) -> dict:

@@ -52,6 +52,7 @@ _UNIT_SCALE = [(r"^tflop/?s", 1e12), (r"^pflop/?s", 1e15), (r"^gflop/?s", 1e9),
                (r"^tok(?:en)?s?\s*/\s*s", 1.0), (r"^tok(?:en)?s?[\s_-]*per[\s_-]*s(?:ec(?:ond)?)?\b", 1.0), (r"^tps\b", 1.0),
                (r"^tok(?:en)?s?\s*(?:/|per)\s*min(?:ute)?\b", 1 / 60),
                (r"^t\s*/\s*s$", 1.0),  # llama-bench writes 't/s'
+               (r"^t\s*/\s*s\s*/\s*u$", 1.0),  # Tenstorrent's tt-metal tables write 't/s/u': tokens/s per user
                (r"^(?:req(?:uest)?s?|samples?|quer(?:y|ies))\s*(?:/|per)\s*s(?:ec(?:ond)?)?\b", 1.0),
                (r"^(?:qps|rps)\b", 1.0),
                (r"^(?:msecs?|millisec(?:ond)?s?)$", 1e-3), (r"^(?:usecs?|microsec(?:ond)?s?)$", 1e-6),
@@ -731,7 +732,7 @@ def parse_measured(text: str) -> Measured | None:
 
 # ---- dimensions and scopes -----------------------------------------------------------------------------
 
-_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|^tps\b|^t\s*/\s*s$|^tok(?:en)?s?\s*(?:/|per)\s*min(?:ute)?\b",
+_DIM_OF_UNIT = [(r"tok(en)?s?\s*/\s*s|tok(?:en)?s?[\s_-]*per[\s_-]*s|^tps\b|^t\s*/\s*s(?:\s*/\s*u)?$|^tok(?:en)?s?\s*(?:/|per)\s*min(?:ute)?\b",
                  "token_rate"),
                 (r"flop/?s|flops\b|^[tpg]ops\b", "flop_rate"),
                 (r"^[kmgtp]?i?b/s|[kmgt]i?b\s*/\s*s(?:ec)?\b|^[kmgt]i?bps\b|gbps|gb/s|^[kmgt]i?(?:bits?|bytes?)\s*/\s*s", "bandwidth"),
@@ -835,7 +836,7 @@ def unit_scope(unit: str, metric: str) -> str:
     metric = re.sub(r"(?<![a-z])(per[\s_-])[a-z]+\d+[a-z0-9]*[\s_-](?=(?:gpu|chip|node|card|device|accelerator)s?\b)",
                     r"\1", metric, flags=re.I)
     for text in (unit.lower(), metric.lower()):
-        if re.search(r"/\s*user|(?<![a-z])per[\s_-]user", text):
+        if re.search(r"/\s*user|(?<![a-z])per[\s_-]user|^t\s*/\s*s\s*/\s*u$", text):  # 't/s/u' (tt-metal)
             return "user"
         if re.search(r"/\s*(?:node|rack|nvl\d+)|(?<![a-z])per[\s_-](?:node|rack|nvl\d+)", text):  # a scale-up domain's chips
             return "node"
