@@ -37,3 +37,20 @@ def test_a_70b_fits_on_the_stated_count(system, chips, bits, fits):
     weights_bytes = 70.6e9 * bits / 8  # Llama 3.1 70B
     s = load_system(system)
     assert (chips * s.chip.hbm_capacity_bytes > weights_bytes) == fits
+
+
+def test_an_moe_on_sram_chips_widens_its_attention_groups_to_fit():
+    """Mixtral 8x7B (93 GB at 16 bits) on 1,024 Groq chips (236 GB of SRAM) was refused with 'no room for one
+    sequence's KV': DeepSeek's default layout (attention data-parallel, tp 1) kept its 3.3 GB of non-expert weights on
+    every 230 MB chip. The attention groups widen until the chips hold them; on an HBM part the layout stays tp 1."""
+    from tokenmath.core.load import load_model
+    from tokenmath.measure.validate import predict_row
+    from tokenmath.measure.validate.report import Prediction
+    from tokenmath.measure.validate.serving import _default_split
+    al, m = Aliases(), load_model("mixtral-8x7b")
+    assert _default_split(m, load_system("groqrack"), "bf16", 1024, al).tp > 1
+    assert _default_split(m, load_system("hgx-h100"), "bf16", 8, al).tp == 1
+    row = dict(id="G-1", source="probe", model="Mixtral-8x7B-Instruct-v0.1", precision="FP16", hardware="GroqChip",
+               n_chips="1024", parallelism="", batch="1", input_len="128", output_len="128", context_len="",
+               metric="decode speed", value="480", unit="tokens/s/user", confidence="", notes="")
+    assert isinstance(predict_row(row, al), Prediction)

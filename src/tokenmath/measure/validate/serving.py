@@ -37,7 +37,7 @@ from ...core.load import load_priors, load_system
 from ...core.records import MODULE_KINDS, Model, Priors, System
 from ...core.roofline import Layout, default_layout, step
 from ...core.load import load_engine
-from ...serving.engine_memory import kv_pool_engine
+from ...serving.engine_memory import held_weight_bytes, kv_pool_engine
 from ...serving.serve import interval_phase
 from ...serving.sim.fastpath import engine_batch, held_kv_bytes, held_tokens, kv_pool_bytes
 from ...serving.sim.steps import mixed_time
@@ -515,7 +515,7 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
     if B is not None and lnote and n_rep > 1:
         # a stated batch is the run's, not each replica's: with the split unstated, one replica over the row's chips
         # serves it, as for a latency at a stated batch (a batch of one request was read as one per replica)
-        G, layout, words = _one_replica(m, G_row, layout)
+        G, layout, words = _one_replica(m, G_row, layout, system, prec, al)
         n_rep = 1
         lnote = f"the split is not stated: one replica over the row's {G} chips serves the stated batch of {B} ({words}, assumed)"
     best = re.search(r"\bbest\b", row["parallelism"], re.I) and G_row and m.moe is None
@@ -570,7 +570,7 @@ def _static_latency(row, m, system, prec, kv, ISL, OSL, key, notes, assumptions,
     G_row = G_row // cp if G_row is not None else None  # the chips of one context-parallel group
     G, n_rep, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:  # the split unstated: one batch is served by one replica over the row's chips
-        G, layout, words = _one_replica(m, G_row, layout)
+        G, layout, words = _one_replica(m, G_row, layout, system, prec, al)
         assumptions.append(f"the split is not stated: one replica over the row's {G} chips serves the batch ({words}, "
                            "assumed)")
     elif lnote:
@@ -652,7 +652,7 @@ def _mbu(row, m, system, prec, kv, ISL, OSL, notes, assumptions, pri, basis, mea
     G_row = chips_of(row, system)[0]
     G, _, layout, lnote = _layout(row, m, system, prec, G_row, None, al, assumptions)
     if lnote and G_row:
-        G, layout, words = _one_replica(m, G_row, layout)
+        G, layout, words = _one_replica(m, G_row, layout, system, prec, al)
         assumptions.append(f"the split is not stated: one replica over the row's {G} chips ({words}, assumed)")
     elif lnote:
         assumptions.append(lnote)
@@ -1156,17 +1156,35 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
     if (ep or mtp or s.get("ep_flag")) and not re.search(r"\bep\s*1\b", par):
         layout = Layout(tp=min(a_tp or 1, G), ep=ep if ep else (G // mtp if mtp else G))
     elif not (tp or dp or dpf):
-        layout = default_layout(m, G)
+        layout = _default_split(m, system, prec, G, al, pp)
     else:
         layout = Layout(tp=a_tp or 1, ep=1)
     return G, n_rep, dataclasses.replace(layout, pp=pp), note
 
 
-def _one_replica(m: Model, G_row: int, layout: Layout) -> tuple[int, Layout, str]:
+def _default_split(m: Model, system: System, prec: str, G: int, al: Aliases, pp: int = 1) -> Layout:
+    """roofline.default_layout, an MoE's attention groups widened (tp doubled) until each chip holds its share of the
+    weights within the engine's fraction of its memory: DeepSeek's layout keeps every non-expert weight on every
+    chip (tp 1), which a 230 MB SRAM chip cannot (Mixtral's 3.3 GB); where even tp = G cannot hold them, the layout
+    stays as it was (the weights do not fit, whatever the split)."""
+    lay = default_layout(m, G)
+    if m.moe is None:
+        return lay
+    room = float(al.engine["replica_weight_fraction"]) * G * system.chip.hbm_capacity_bytes
+    W_all = float(arch.model_weight_bytes(m, prec))
+    fits = lambda tp: float(held_weight_bytes(m, W_all, G, tp, prec, pp=pp)) <= room  # noqa: E731
+    tp = lay.tp
+    while tp < G and not fits(tp):
+        tp *= 2
+    return dataclasses.replace(lay, tp=min(tp, G)) if tp > lay.tp and fits(min(tp, G)) else lay
+
+
+def _one_replica(m: Model, G_row: int, layout: Layout, system: System, prec: str,
+                 al: Aliases) -> tuple[int, Layout, str]:
     """A stated batch on chips of unstated split: one replica over the row's chips serves it (with pipeline stages,
     one stream of them: roofline.Layout.pp) in the default split; (its chips, its layout, the split as words)."""
     G = max(1, G_row // layout.pp)
-    lay = dataclasses.replace(default_layout(m, G), pp=layout.pp)
+    lay = dataclasses.replace(_default_split(m, system, prec, G, al, layout.pp), pp=layout.pp)
     return G, lay, f"TP{G}" if m.moe is None else f"TP{lay.tp} EP{lay.ep}"
 
 
@@ -1262,7 +1280,7 @@ def _best_split(su: _Setup, mode: str, G_row: int, pri: Priors, al: Aliases) -> 
     best, best_v = None, -1.0
     G, pp = 1, su.layout.pp  # stated pipeline stages stay: each replica is one of pp streams (roofline.Layout.pp)
     while G * pp <= G_row:
-        layout = dataclasses.replace(default_layout(su.m, G), pp=pp)
+        layout = dataclasses.replace(_default_split(su.m, su.system, su.prec, G, al, pp), pp=pp)
         cand = _Setup(**{**su.__dict__, "G": G, "n_rep": max(1, G_row // G), "layout": layout,
                          "notes": [], "assumptions": []})
         v = _serving_value(cand, mode, "prior", pri, al, False)[0]
