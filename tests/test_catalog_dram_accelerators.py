@@ -1,6 +1,6 @@
 """Tenstorrent (Wormhole, Blackhole, their Galaxy servers) and Qualcomm Cloud AI 100 Ultra: DRAM accelerators rows
 name. They load with sourced estimates, the names tt-metal and Qualcomm tables use find them with the chips those
-names hold."""
+names hold, and tt-metal's BFP8 reads as block-scaled FP8."""
 from __future__ import annotations
 
 import re
@@ -45,3 +45,8 @@ def test_names_of_other_parts_stay_unmatched(text):
     Blackhole bin; SambaNova's SN40L is not in the catalog (its figures are not recalled well enough to cite)."""
     assert Aliases().system(text)[0] is None
 
+
+def test_tt_metals_bfp8_is_block_scaled_fp8_unless_bfp4_is_named_beside_it():
+    al = Aliases()
+    assert al.precision("BFP8")[:2] == al.precision("bfloat8_b")[:2] == ("fp8_block", "fp8")
+    assert al.precision("BFP8 attention, BFP4 MLP")[0] is None
