@@ -54,3 +54,15 @@ def test_an_moe_on_sram_chips_widens_its_attention_groups_to_fit():
                n_chips="1024", parallelism="", batch="1", input_len="128", output_len="128", context_len="",
                metric="decode speed", value="480", unit="tokens/s/user", confidence="", notes="")
     assert isinstance(predict_row(row, al), Prediction)
+
+
+def test_a_replica_spanning_racks_on_a_stated_count_does_not_say_the_count_is_unstated():
+    """Mixtral on 1,024 stated Groq chips: the note said 'the row states no chip count' (it states 1,024)."""
+    from tokenmath.measure.validate import predict_row
+    row = dict(id="G-2", source="probe", model="Mixtral-8x7B-Instruct-v0.1", precision="FP16", hardware="GroqChip",
+               n_chips="1024", parallelism="", batch="1", input_len="128", output_len="128", context_len="",
+               metric="decode speed", value="480", unit="tokens/s/user", confidence="", notes="")
+    said = " ".join(predict_row(row, Aliases()).assumptions)
+    assert "spans 16 domains" in said and "states no chip count" not in said
+    stated = predict_row({**row, "n_chips": ""}, Aliases())
+    assert "states no chip count" in " ".join(stated.assumptions)

@@ -1142,8 +1142,9 @@ def _layout(row, m: Model, system: System, prec: str, G_row: int | None, phase: 
         G = _replica_chips(m, system, prec, max(1, G_pipe) if G_row else _unstated_chips_max(m, system, prec, pp), al, pp)
         note = (f"replica of {G} chip(s) by the engine rule — " + al.source("engine.replica_weight_fraction"))
         if G > system.domain_chips:
-            note += (f"; the row states no chip count and one {system.name} domain of {system.domain_chips} cannot "
-                     f"hold the weights, so the replica spans {G // system.domain_chips} domains (assumed)")
+            note += (f"; {'' if G_row else 'the row states no chip count and '}one {system.name} domain of "
+                     f"{system.domain_chips} cannot hold the weights, so the replica spans {G // system.domain_chips} "
+                     "domains (assumed)")
     if m.moe is None:  # a dense model's data-parallel groups are replicas
         G = a_tp if (a_tp and not inst) else G
     if pp > 1 and G_row and not inst and G * pp > G_row:
