@@ -1110,18 +1110,19 @@ def _critical_path(m: Model, layout: Layout, G: int, Bq, S_new, T, pc, attn_pt, 
         return t_math, t_weights, t_kv, None, extras
     act = _act_dtype(prec)
     cast = f", cast to {CAST_FORMATS[kf_dense]} for the GEMMs" if kf_dense in CAST_FORMATS else ""
+    eta_elt = g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)")
     extras["t_elt"] = elementwise_time_chip(
         g("L", m.n_layers, "", src_m), T_dp,
         g("a_tok", elementwise_bytes_per_token(m, tp, kf_dense, arch.bytes_per(act)), "B",
           f"{src_m}: norm, residual, RoPE and activation bytes per token and layer on a chip, {act} activations"
           f"{cast} (roofline.elementwise_bytes_per_token)"),
-        W, g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)"))
+        W, eta_elt)
     extras["t_logits"] = logits_time_chip(
         R_head, g("V", m.vocab_size, "", src_m),
         g("b_logit", logits_pass_bytes(tp), "B", "per logit of a sampled row: the tensor-parallel gather's reorder "
           "copy, the cast to fp32, argmax's read (roofline.logits_pass_bytes: SGLang's logits processor and "
           "greedy sampler)"),
-        W, g("eta_elt", pri.eta_bw, "", pri.source_of("eta_bw") + " (an elementwise kernel streams as a GEMV does)"))
+        W, eta_elt)
     extras["R_head"] = value_of(R_head)
     serial = serial_kernel_time_moe_op if moe_sum else serial_kernel_time_chip
     t_serial = serial(t_mm_d, t_w_d, t_mm_e, t_w_e, t_attn, t_kv, t_math, t_weights)
