@@ -205,9 +205,9 @@ def predict_serving(row, al: Aliases, system: System, hw_note: str, measured: fl
         prec, kv, pnote = m.weight_dtype, None, f"precision not stated: the checkpoint's own, {m.weight_dtype} (catalog)"
     if prec is None:
         return Unexpressed(rid, g, pnote)
-    if prec == "int8" and row.get("notes") and al.precision(row["notes"])[0] == "w8a8":
-        # the column's INT8 (read weight-only) and the notes' 'INT8 weights and activations' / 'W8A8': one W8A8 format
-        prec, kv, pnote = "w8a8", kv, f"{ptext!r} with the notes' W8A8 ({row['notes'][:60]!r}): " + al.precision(row["notes"])[2]
+    said = al.precision(row["notes"]) if prec == "int8" and row.get("notes") else (None, None, "")
+    if said[0] == "w8a8":  # the column's INT8 (read weight-only), the notes' 'INT8 weights and activations': W8A8
+        prec, pnote = "w8a8", f"{ptext!r} with the notes' W8A8 ({row['notes'][:60]!r}): {said[2]}"
         ptext = f"{ptext}, w8a8"
     m, snote = checkpoint_formats(m, prec, al.storage(ptext), al.source("precision_notes.storage"))
     lower = parse_measured(row.get("value", ""))
