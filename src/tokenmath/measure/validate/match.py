@@ -58,6 +58,10 @@ _WEAK = {"nvidia", "amd", "google", "intel", "aws", "hgx", "dgx", "sxm", "sxm4",
 # name, they refuse it
 _VARIANT = {"air", "mini", "lite", "flash", "nano", "small", "tiny", "scout", "micro", "medium", "distill", "plus",
             "embed"}  # 'embed': an encoder named after its family's decoder ('snowflake-arctic-embed-m' is no Arctic)
+# a part's tier within its name (Cloud AI 100 Standard / Pro / Ultra, M3 Max / Ultra): a chip name with one refuses a
+# string naming another and not its own ('Cloud AI 100 Standard' is no 'Cloud AI 100 Ultra'); a name without one
+# (an Azure 'Standard_ND96isr_H100_v5' against 'H100 SXM') is not affected
+_TIER = {"standard", "pro", "max", "ultra"}
 _SXM = ("sxm", "sxm4", "sxm5")
 _ACTIVE = re.compile(r"a[0-9]+(?:\.[0-9]+)?b")  # a mixture-of-experts name's active size: the 'A22B' of Qwen3-235B-A22B
 # words naming a token mixer with a recurrent state: a string saying one is no attention-only entry ('Falcon-Mamba-7B')
@@ -134,6 +138,8 @@ def score_name(name: str, text: str, generations: bool = False) -> float:
         return 0.0
     if generations and _other_generation(want, text):
         return 0.0
+    if not generations and set(want) & _TIER and not set(want) & _TIER & have and have & _TIER:
+        return 0.0  # another tier of the part: 'Cloud AI 100 Standard' is not the Ultra
     if ("pcie" in want) != ("pcie" in have) and ("pcie" in want or any(t in want for t in _SXM)):
         return 0.0  # the other form factor: a PCIe card is not its SXM sibling
     total = got = 0.0
