@@ -693,6 +693,7 @@ class EngineSettings(Record):
     reserve_per_token_bytes: float = 0.0  # … per token of the prefill chunk
     reserve_per_graph_seq_bytes: float = 0.0  # … per sequence of the CUDA-graph batch
     graph_max_batch: int = 512  # … CUDA-graph batch
+    graph_max_batch_small_tp: int | None = None  # … at tp < 4 on GPUs under 160 GB (SGLang: 256)
     reserve_min_bytes: float = 0.0  # … floor on > 60 GB GPUs
     # when an arrival can ride a step (serving/sim/replica.py): None = an idealised scheduler that sees it at once;
     # n ≥ 0 = it rides the step after the one in flight, n steps later still when the scheduler plans ahead
@@ -709,7 +710,8 @@ class EngineSettings(Record):
               "chunk_tokens": "[1, 1e7]", "mtp_layers": "[1, 64]", "max_num_tokens_large_gpu": "[1, 1e7]",
               "runtime_bytes": "[0, 1e12]", "nccl_bytes": "[0, 1e12]", "reserve_base_bytes": "[0, 1e12]",
               "reserve_per_token_bytes": "[0, 1e9]", "reserve_per_graph_seq_bytes": "[0, 1e9]",
-              "graph_max_batch": "[1, 1e6]", "reserve_min_bytes": "[0, 1e12]", "schedule_ahead": "[0, 8]"}
+              "graph_max_batch": "[1, 1e6]", "graph_max_batch_small_tp": "[1, 1e6]",
+              "reserve_min_bytes": "[0, 1e12]", "schedule_ahead": "[0, 8]"}
 
 
 class TrainingPrior(Record):

@@ -11,8 +11,11 @@ Every engine holds, besides the weights and the KV pool, an activation workspace
     of_total (vLLM):         kv_pool = G · (f · C − W_all/G − W_act − W_rt)
                              f = gpu_memory_utilization of the whole memory holds everything
     static   (SGLang):       kv_pool = G · (C − R − W_all/G)
-                             R = max(R_0 + r_tok · chunk + r_graph · graph_bs + tp/8 · 1 GiB, R_min)
-                             (mem_fraction_static = (C − R)/C caps weights plus KV)
+                             R = max(R_0 + r_tok · chunk + r_graph · graph_bs + tp · pp/8 · 1 GiB, R_min)
+                             (mem_fraction_static = (C − R)/C caps weights plus KV; tp the stage's chips, attention
+                             DP ranks included (SGLang's tp_size); graph_bs 256 at tp < 4 below 160 GB. SGLang's
+                             further cuda_graph_max_bs · dp_size · 3-4.5 MB under DP attention is not taken: at the
+                             dp of wide-EP deployments it exceeds the GPU, so those set mem_fraction_static themselves)
     simple   (no rule):      kv_pool = f · (G · C − W_all)
 
 Under attention data parallelism (tp < G) each of the dp = G/tp attention groups holds its own copy of every
@@ -90,9 +93,9 @@ def kv_pool_of_total(G, f, C, W_all, W_act, W_rt):
     return G * (f * C - W_all / G - W_act - W_rt)
 
 
-@formula("R = max(R_0 + r_tok · chunk + r_graph · graph_bs + tp/8 · GiB, R_min)", unit="B")
-def reserved_static(R_0, r_tok, chunk, r_graph, graph_bs, tp, GiB, R_min):  # noqa: N803
-    return max(R_0 + r_tok * chunk + r_graph * graph_bs + tp / 8 * GiB, R_min)
+@formula("R = max(R_0 + r_tok · chunk + r_graph · graph_bs + tp · pp/8 · GiB, R_min)", unit="B")
+def reserved_static(R_0, r_tok, chunk, r_graph, graph_bs, tp, pp, GiB, R_min):  # noqa: N803
+    return max(R_0 + r_tok * chunk + r_graph * graph_bs + tp * pp / 8 * GiB, R_min)
 
 
 @formula("kv_pool = G · (C − R − W_all/G)", unit="B")
@@ -133,12 +136,16 @@ def kv_pool_engine(eng: dict, m: Model, system: System, G: int, W_all, tp: float
     if rule == "static":
         big = eng.get("max_num_tokens_large_gpu")
         chunk = float(big if big and C >= 160e9 else eng["max_num_tokens"])
-        gbs = float(eng.get("graph_max_batch", 512))
+        # the engine's tp_size is every chip of the stage (attention DP ranks included), its dp_size G / tp
+        small = eng.get("graph_max_batch_small_tp") and G < 4 and C < 160 * GiB
+        gk = "graph_max_batch_small_tp" if small else "graph_max_batch"
+        gbs = float(eng.get(gk, 512))
         R = reserved_static(g("R_0", float(eng["reserve_base_bytes"]), "B", src("reserve_base_bytes")),
                             g("r_tok", float(eng["reserve_per_token_bytes"]), "B/tok", src("reserve_per_token_bytes")),
                             g("chunk", chunk, "tok", src("max_num_tokens")),
                             g("r_graph", float(eng["reserve_per_graph_seq_bytes"]), "B", src("reserve_per_graph_seq_bytes")),
-                            g("graph_bs", gbs, "seq", src("graph_max_batch")), g("tp", tp, "", "layout"),
+                            g("graph_bs", gbs, "seq", src(gk)), g("tp", G, "", "the stage's chips (the engine's tp_size)"),
+                            g("pp", pp, "", "layout: pipeline stages"),
                             g("GiB", GiB, "B", "2^30 bytes"),
                             g("R_min", float(eng["reserve_min_bytes"]) if C > 60e9 else 0.0, "B", src("reserve_min_bytes")))
         return kv_pool_static(Gq, Cq, R, Wq)
